@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: private definitions shared by the module's files.
+ *
+ * DOC: Object and capability lifetimes
+ *
+ * A *space* (struct fos_space) is one open file of /dev/fractos.  It maps
+ * cids to capabilities in an xarray and keeps a list of the objects it
+ * created (its *owned* list).
+ *
+ * A *capability* (struct fos_cap) is an immutable view of one object:
+ * (object, offset, len, perms).  A capability held in a space, or carried
+ * by an exported capability fd, holds one reference on its object.
+ *
+ * An *object* (struct fos_object) is reference counted with a kref.
+ * References are held by capabilities, by revocation-tree children (a child
+ * pins its parent, so the chain to the root stays walkable) and by
+ * operations in flight.  Parents do not pin children: a child unlinks
+ * itself from its parent's list when it is freed.
+ *
+ * Revocation is a state, not a free: fos_obj_revoke() marks the object and
+ * every descendant revoked, removes them from their owners' lists and takes
+ * the backing resource (the pinned pages of a Memory root) away from the
+ * root.  Revoked objects stay allocated, a few bytes each, until the last
+ * capability to them is dropped; every use checks the revoked flag and fails
+ * with -EKEYREVOKED.
+ *
+ * The pinned pages of a Memory root (struct fos_mem) have their own kref.
+ * The root holds one reference until it is revoked or freed; an operation
+ * in flight (memory_copy) holds another while it touches the pages.  So a
+ * copy racing a revoke either completes on pages that stay pinned until it
+ * finishes, or sees the revoked flag and fails; the pages are unpinned, and
+ * the RLIMIT_MEMLOCK charge returned, by whoever drops the last reference.
+ *
+ * When a space is released, every object on its owned list is revoked, then
+ * its capabilities are dropped.
+ *
+ * Locking:
+ * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
+ *   (written under it, read locklessly as a hint only), the parent's
+ *   children list and the sibling links, the owner pointer and owner_link,
+ *   the owned lists of all spaces, and fos_object.mem.  Nothing under it
+ *   sleeps.  It is global because revocation must see a whole tree at once;
+ *   splitting it per tree is a later optimisation.
+ * - A space's xarray lock protects its cid table.  It nests inside nothing
+ *   and is never held while taking fos_tree_lock.
+ */
+#ifndef FRACTOS_FOS_H
+#define FRACTOS_FOS_H
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <linux/fractos.h>
+
+#define FOS_VERSION "0.1.0"
+
+/* Live-object counters, shown in /sys/class/misc/fractos/live/. */
+enum fos_counter {
+	FOS_LIVE_SPACES,
+	FOS_LIVE_OBJECTS,
+	FOS_LIVE_CAPS,
+	FOS_LIVE_MEMORIES,
+	FOS_LIVE_PINNED_PAGES,
+	FOS_LIVE_CAPFDS,
+	FOS_LIVE_NR,
+};
+
+extern atomic_long_t fos_live[FOS_LIVE_NR];
+
+static inline void fos_live_add(enum fos_counter c, long v)
+{
+	atomic_long_add(v, &fos_live[c]);
+}
+
+/* Module parameters (main.c). */
+extern unsigned int fos_max_caps;
+extern unsigned int fos_node_id;
+extern unsigned long fos_max_pin_bytes;
+extern u32 fos_epoch;
+
+/**
+ * struct fos_mem - the pinned pages behind a Memory root object
+ * @ref: one for the root object until revoked, one per operation in flight
+ * @pages: the pinned pages
+ * @npages: number of entries in @pages
+ * @first_off: offset of the buffer's first byte in pages[0]
+ * @len: length of the buffer in bytes
+ * @mm: the mm charged for the pin (pinned_vm), grabbed with mmgrab()
+ * @writable: pages were pinned with FOLL_WRITE
+ * @dead: link on a local list of memories to release outside the lock
+ */
+struct fos_mem {
+	struct kref ref;
+	struct page **pages;
+	unsigned long npages;
+	unsigned long first_off;
+	u64 len;
+	struct mm_struct *mm;
+	bool writable;
+	struct list_head dead;
+};
+
+struct fos_space;
+
+/**
+ * struct fos_object - a FractOS object (Memory, later Request)
+ * @ref: see "Object and capability lifetimes"
+ * @type: enum fractos_obj_type, immutable
+ * @depth: revocation-tree depth, immutable
+ * @id: object id within (fos_node_id, fos_epoch), immutable
+ * @parent: revocation-tree parent (holds a reference) or NULL, immutable
+ * @revoked: under fos_tree_lock
+ * @children: revocation-tree children, under fos_tree_lock
+ * @sibling: link in @parent's @children, under fos_tree_lock
+ * @owner: the space that created the object, NULL once revoked or once
+ *	that space is gone; under fos_tree_lock
+ * @owner_link: link in @owner's owned list, under fos_tree_lock
+ * @mem: Memory roots: the pinned pages, NULL once revoked; under
+ *	fos_tree_lock
+ * @work: scratch link used by revocation while holding fos_tree_lock
+ */
+struct fos_object {
+	struct kref ref;
+	u32 type;
+	u32 depth;
+	u64 id;
+	struct fos_object *parent;
+	bool revoked;
+	struct list_head children;
+	struct list_head sibling;
+	struct fos_space *owner;
+	struct list_head owner_link;
+	struct fos_mem *mem;
+	struct list_head work;
+};
+
+/**
+ * struct fos_cap - a capability: an immutable view of an object
+ * @obj: the object, one reference held
+ * @off: start of the view (Memory: bytes from the buffer's start)
+ * @len: length of the view
+ * @perms: FRACTOS_PERM_* rights
+ */
+struct fos_cap {
+	struct fos_object *obj;
+	u64 off;
+	u64 len;
+	u32 perms;
+};
+
+/**
+ * struct fos_space - a capability space, one per open file
+ * @caps: cid -> struct fos_cap *, allocating xarray (its own lock)
+ * @ncaps: number of entries in @caps
+ * @owned: objects this space created, under fos_tree_lock
+ */
+struct fos_space {
+	struct xarray caps;
+	atomic_t ncaps;
+	struct list_head owned;
+};
+
+/* object.c */
+int fos_object_init(void);
+void fos_object_exit(void);
+struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
+				  struct fos_mem *mem);
+struct fos_object *fos_obj_create_child(struct fos_object *parent,
+					struct fos_space *owner);
+void fos_obj_get(struct fos_object *obj);
+void fos_obj_put(struct fos_object *obj);
+int fos_obj_revoke(struct fos_object *obj);
+void fos_space_revoke_owned(struct fos_space *s);
+bool fos_obj_revoked(struct fos_object *obj);
+struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
+bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s);
+
+/* memory.c */
+void fos_mem_put(struct fos_mem *mem);
+
+/* space.c */
+int fos_space_init(void);
+void fos_space_exit(void);
+int fos_cap_get(struct fos_space *s, u32 cid, struct fos_cap *out);
+int fos_cap_install(struct fos_space *s, const struct fos_cap *c, u32 *cid);
+int fos_cap_close(struct fos_space *s, u32 cid);
+extern const struct file_operations fos_space_fops;
+
+/* capfd.c */
+extern const struct file_operations fos_capfd_fops;
+
+/*
+ * ops.c: the operation table.  Every front door (ioctl today, uring_cmd
+ * later) decodes its command into a struct fos_call and runs fos_call_run().
+ */
+union fos_args {
+	struct fractos_space_info space_info;
+	struct fractos_memory_create memory_create;
+	struct fractos_memory_diminish memory_diminish;
+	struct fractos_memory_copy memory_copy;
+	struct fractos_cap_arg cap;
+	struct fractos_cap_info cap_info;
+	struct fractos_cap_export cap_export;
+	struct fractos_cap_import cap_import;
+};
+
+/**
+ * struct fos_call - one decoded operation
+ * @args: the operation's struct, zero-extended to the kernel's size
+ * @new_cid: set by operations that installed a cid, so that the front door
+ *	can close it again if the result cannot be written back
+ * @pending_file: CAP_EXPORT: the file to install at @pending_fd on success
+ * @pending_fd: CAP_EXPORT: the reserved descriptor
+ */
+struct fos_call {
+	union fos_args args;
+	u32 new_cid;
+	struct file *pending_file;
+	int pending_fd;
+};
+
+long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* Operation handlers, one family per file. */
+int fos_op_space_info(struct fos_space *s, struct fos_call *c);
+int fos_op_memory_create(struct fos_space *s, struct fos_call *c);
+int fos_op_memory_diminish(struct fos_space *s, struct fos_call *c);
+int fos_op_memory_copy(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_revoke(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_create_revtree(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_close(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_dup(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_info(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_export(struct fos_space *s, struct fos_call *c);
+int fos_op_cap_import(struct fos_space *s, struct fos_call *c);
+
+/* Helpers for argument checks. */
+static inline bool fos_mem_is_zero(const void *p, size_t n)
+{
+	return !memchr_inv(p, 0, n);
+}
+
+#endif /* FRACTOS_FOS_H */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: module setup, parameters, the misc device and live counters.
+ */
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sysfs.h>
+#include "fos.h"
+
+unsigned int fos_max_caps = 1U << 20;
+module_param_named(max_caps, fos_max_caps, uint, 0644);
+MODULE_PARM_DESC(max_caps,
+		 "Capabilities per space; past it, creating a cid fails with EMFILE (default 1048576)");
+
+unsigned int fos_node_id;
+module_param_named(node_id, fos_node_id, uint, 0444);
+MODULE_PARM_DESC(node_id, "This node's id in the cluster (default 0)");
+
+unsigned long fos_max_pin_bytes = 64UL << 30;
+module_param_named(max_pin_bytes, fos_max_pin_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_pin_bytes,
+		 "Largest single Memory object in bytes, 0 for no limit (default 64 GiB); RLIMIT_MEMLOCK still applies");
+
+/* Changes at every load: capabilities from an older epoch are stale. */
+u32 fos_epoch;
+module_param_named(epoch, fos_epoch, uint, 0444);
+MODULE_PARM_DESC(epoch, "This node's epoch, chosen at load (read-only)");
+
+atomic_long_t fos_live[FOS_LIVE_NR];
+
+struct fos_live_attr {
+	struct device_attribute attr;
+	enum fos_counter counter;
+};
+
+static ssize_t fos_live_show(struct device *dev, struct device_attribute *da,
+			     char *buf)
+{
+	struct fos_live_attr *la = container_of(da, struct fos_live_attr, attr);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&fos_live[la->counter]));
+}
+
+#define FOS_LIVE_ATTR(_name, _counter) \
+	{ .attr = __ATTR(_name, 0444, fos_live_show, NULL), \
+	  .counter = (_counter) }
+
+static struct fos_live_attr fos_live_attrs[] = {
+	FOS_LIVE_ATTR(spaces, FOS_LIVE_SPACES),
+	FOS_LIVE_ATTR(objects, FOS_LIVE_OBJECTS),
+	FOS_LIVE_ATTR(caps, FOS_LIVE_CAPS),
+	FOS_LIVE_ATTR(memories, FOS_LIVE_MEMORIES),
+	FOS_LIVE_ATTR(pinned_pages, FOS_LIVE_PINNED_PAGES),
+	FOS_LIVE_ATTR(capfds, FOS_LIVE_CAPFDS),
+};
+
+static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
+
+static const struct attribute_group fos_live_group = {
+	.name	= "live",
+	.attrs	= fos_live_attr_ptrs,
+};
+
+static const struct attribute_group *fos_groups[] = {
+	&fos_live_group,
+	NULL,
+};
+
+static struct miscdevice fos_miscdev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "fractos",
+	.fops	= &fos_space_fops,
+	.groups	= fos_groups,
+	/* Spaces are safe for anyone: pins are charged to RLIMIT_MEMLOCK. */
+	.mode	= 0666,
+};
+
+static int __init fos_init(void)
+{
+	int i, ret;
+
+	BUILD_BUG_ON(ARRAY_SIZE(fos_live_attrs) != FOS_LIVE_NR);
+	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++)
+		fos_live_attr_ptrs[i] = &fos_live_attrs[i].attr.attr;
+
+	do {
+		fos_epoch = get_random_u32();
+	} while (!fos_epoch);
+
+	ret = fos_object_init();
+	if (ret)
+		return ret;
+	ret = fos_space_init();
+	if (ret)
+		goto err_obj;
+	ret = misc_register(&fos_miscdev);
+	if (ret)
+		goto err_space;
+
+	pr_info("fractos " FOS_VERSION ": node %u epoch %#x\n", fos_node_id,
+		fos_epoch);
+	return 0;
+
+err_space:
+	fos_space_exit();
+err_obj:
+	fos_object_exit();
+	return ret;
+}
+
+static void __exit fos_exit(void)
+{
+	int i;
+
+	misc_deregister(&fos_miscdev);
+	/* Every space and capability fd pins the module: all must be gone. */
+	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {
+		struct fos_live_attr *la = &fos_live_attrs[i];
+
+		WARN(atomic_long_read(&fos_live[la->counter]),
+		     "fractos: %ld %s still live at unload\n",
+		     atomic_long_read(&fos_live[la->counter]),
+		     la->attr.attr.name);
+	}
+	fos_space_exit();
+	fos_object_exit();
+}
+
+module_init(fos_init);
+module_exit(fos_exit);
+
+MODULE_DESCRIPTION("FractOS capability spaces over RDMA");
+MODULE_AUTHOR("The fractos developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(FOS_VERSION);

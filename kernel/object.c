@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: objects and revocation trees.
+ *
+ * See "Object and capability lifetimes" in fos.h for the rules this file
+ * implements.
+ */
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/sched.h>
+#include "fos.h"
+
+static DEFINE_SPINLOCK(fos_tree_lock);
+
+static atomic64_t fos_next_oid = ATOMIC64_INIT(0);
+static struct kmem_cache *fos_obj_cache;
+
+int fos_object_init(void)
+{
+	fos_obj_cache = KMEM_CACHE(fos_object, SLAB_ACCOUNT);
+	return fos_obj_cache ? 0 : -ENOMEM;
+}
+
+void fos_object_exit(void)
+{
+	kmem_cache_destroy(fos_obj_cache);
+}
+
+static struct fos_object *fos_obj_alloc(u32 type)
+{
+	struct fos_object *obj;
+
+	obj = kmem_cache_zalloc(fos_obj_cache, GFP_KERNEL_ACCOUNT);
+	if (!obj)
+		return NULL;
+	kref_init(&obj->ref);
+	obj->type = type;
+	obj->id = atomic64_inc_return(&fos_next_oid);
+	INIT_LIST_HEAD(&obj->children);
+	INIT_LIST_HEAD(&obj->sibling);
+	INIT_LIST_HEAD(&obj->owner_link);
+	INIT_LIST_HEAD(&obj->work);
+	fos_live_add(FOS_LIVE_OBJECTS, 1);
+	return obj;
+}
+
+/* Caller holds fos_tree_lock. */
+static void fos_obj_set_owner_locked(struct fos_object *obj,
+				     struct fos_space *owner)
+{
+	obj->owner = owner;
+	list_add_tail(&obj->owner_link, &owner->owned);
+}
+
+/**
+ * fos_obj_create - create a root object owned by @owner
+ * @type: enum fractos_obj_type
+ * @owner: the creating space; the object is revoked when it goes away
+ * @mem: Memory: the pinned pages; the object takes over this reference
+ *
+ * Return: the object with one reference for the caller, or NULL.
+ */
+struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
+				  struct fos_mem *mem)
+{
+	struct fos_object *obj = fos_obj_alloc(type);
+
+	if (!obj)
+		return NULL;
+	obj->mem = mem;
+	spin_lock(&fos_tree_lock);
+	fos_obj_set_owner_locked(obj, owner);
+	spin_unlock(&fos_tree_lock);
+	return obj;
+}
+
+/**
+ * fos_obj_create_child - create a revocation-tree child of @parent
+ * @parent: the parent object; the child takes a reference on it
+ * @owner: the creating space
+ *
+ * Return: the child with one reference for the caller, ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-EKEYREVOKED) when @parent is revoked.
+ */
+struct fos_object *fos_obj_create_child(struct fos_object *parent,
+					struct fos_space *owner)
+{
+	struct fos_object *obj = fos_obj_alloc(parent->type);
+
+	if (!obj)
+		return ERR_PTR(-ENOMEM);
+	obj->depth = parent->depth + 1;
+
+	spin_lock(&fos_tree_lock);
+	if (parent->revoked) {
+		spin_unlock(&fos_tree_lock);
+		/* Never linked anywhere: free it directly. */
+		kmem_cache_free(fos_obj_cache, obj);
+		fos_live_add(FOS_LIVE_OBJECTS, -1);
+		return ERR_PTR(-EKEYREVOKED);
+	}
+	kref_get(&parent->ref);
+	obj->parent = parent;
+	list_add_tail(&obj->sibling, &parent->children);
+	fos_obj_set_owner_locked(obj, owner);
+	spin_unlock(&fos_tree_lock);
+	return obj;
+}
+
+void fos_obj_get(struct fos_object *obj)
+{
+	kref_get(&obj->ref);
+}
+
+/*
+ * Drop a reference.  Freeing a child drops its reference on the parent; this
+ * is done iteratively so that a deep revocation tree cannot overflow the
+ * stack.  May sleep (it may unpin pages).
+ */
+void fos_obj_put(struct fos_object *obj)
+{
+	while (obj && refcount_dec_and_test(&obj->ref.refcount)) {
+		struct fos_object *parent = obj->parent;
+		struct fos_mem *mem;
+
+		spin_lock(&fos_tree_lock);
+		list_del(&obj->sibling);
+		if (obj->owner)
+			list_del(&obj->owner_link);
+		mem = obj->mem;
+		spin_unlock(&fos_tree_lock);
+		WARN_ON_ONCE(!list_empty(&obj->children));
+
+		if (mem)
+			fos_mem_put(mem);
+		kmem_cache_free(fos_obj_cache, obj);
+		fos_live_add(FOS_LIVE_OBJECTS, -1);
+		obj = parent;
+	}
+}
+
+/*
+ * Revoke @obj and its whole subtree.  Caller holds fos_tree_lock and has
+ * checked that @obj is not revoked.  Memory whose last object reference goes
+ * away is queued on @dead, to be released after the lock is dropped.
+ *
+ * Every object reachable through children lists is still allocated: freeing
+ * an object needs fos_tree_lock to unlink it first.
+ */
+static void fos_obj_revoke_locked(struct fos_object *obj,
+				  struct list_head *dead)
+{
+	LIST_HEAD(queue);
+
+	obj->revoked = true;
+	list_add_tail(&obj->work, &queue);
+	while (!list_empty(&queue)) {
+		struct fos_object *cur, *child;
+
+		cur = list_first_entry(&queue, struct fos_object, work);
+		list_del_init(&cur->work);
+
+		if (cur->owner) {
+			list_del_init(&cur->owner_link);
+			cur->owner = NULL;
+		}
+		if (cur->mem) {
+			list_add_tail(&cur->mem->dead, dead);
+			cur->mem = NULL;
+		}
+		list_for_each_entry(child, &cur->children, sibling) {
+			if (child->revoked)
+				continue;
+			child->revoked = true;
+			list_add_tail(&child->work, &queue);
+		}
+	}
+}
+
+static void fos_mem_put_list(struct list_head *dead)
+{
+	struct fos_mem *mem, *tmp;
+
+	list_for_each_entry_safe(mem, tmp, dead, dead) {
+		list_del(&mem->dead);
+		fos_mem_put(mem);
+	}
+}
+
+/**
+ * fos_obj_revoke - revoke an object and its revocation subtree
+ * @obj: the object (the caller holds a reference)
+ *
+ * Return: 0, or -EKEYREVOKED if it was already revoked.
+ */
+int fos_obj_revoke(struct fos_object *obj)
+{
+	LIST_HEAD(dead);
+
+	spin_lock(&fos_tree_lock);
+	if (obj->revoked) {
+		spin_unlock(&fos_tree_lock);
+		return -EKEYREVOKED;
+	}
+	fos_obj_revoke_locked(obj, &dead);
+	spin_unlock(&fos_tree_lock);
+
+	fos_mem_put_list(&dead);
+	return 0;
+}
+
+/**
+ * fos_space_revoke_owned - revoke every object @s created
+ * @s: a space being released
+ *
+ * The lock is dropped between objects when a reschedule is due; the loop
+ * restarts from the list head, which revocation always shortens.
+ */
+void fos_space_revoke_owned(struct fos_space *s)
+{
+	LIST_HEAD(dead);
+
+	spin_lock(&fos_tree_lock);
+	while (!list_empty(&s->owned)) {
+		struct fos_object *obj;
+
+		obj = list_first_entry(&s->owned, struct fos_object,
+				       owner_link);
+		if (WARN_ON_ONCE(obj->revoked)) {
+			/* Revoked objects are never on an owned list. */
+			list_del_init(&obj->owner_link);
+			obj->owner = NULL;
+			continue;
+		}
+		fos_obj_revoke_locked(obj, &dead);
+		if (need_resched()) {
+			spin_unlock(&fos_tree_lock);
+			fos_mem_put_list(&dead);
+			cond_resched();
+			spin_lock(&fos_tree_lock);
+		}
+	}
+	spin_unlock(&fos_tree_lock);
+	fos_mem_put_list(&dead);
+}
+
+bool fos_obj_revoked(struct fos_object *obj)
+{
+	return READ_ONCE(obj->revoked);
+}
+
+bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s)
+{
+	bool ret;
+
+	spin_lock(&fos_tree_lock);
+	ret = obj->owner == s;
+	spin_unlock(&fos_tree_lock);
+	return ret;
+}
+
+/**
+ * fos_obj_get_mem - take an in-flight reference on the pages behind @obj
+ * @obj: a Memory object or revocation-tree descendant of one
+ *
+ * Return: the memory with a reference the caller drops with fos_mem_put(),
+ * or ERR_PTR(-EKEYREVOKED).
+ */
+struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
+{
+	struct fos_mem *mem;
+
+	spin_lock(&fos_tree_lock);
+	if (obj->revoked) {
+		spin_unlock(&fos_tree_lock);
+		return ERR_PTR(-EKEYREVOKED);
+	}
+	/* Not revoked, so no ancestor is: the root still has its pages. */
+	while (obj->parent)
+		obj = obj->parent;
+	mem = obj->mem;
+	kref_get(&mem->ref);
+	spin_unlock(&fos_tree_lock);
+	return mem;
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: the operation table and the ioctl front door.
+ *
+ * One row per operation: the handler and the size of its struct.  A front
+ * door decodes a command into a struct fos_call, runs fos_call_run() and
+ * writes the result back; nothing here knows about any single operation.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include "fos.h"
+
+struct fos_op {
+	int (*fn)(struct fos_space *s, struct fos_call *c);
+	size_t size;
+	const char *name;
+};
+
+#define FOS_OP(nr, func, type) \
+	[_IOC_NR(nr)] = { .fn = func, .size = sizeof(type), .name = #nr }
+
+static const struct fos_op fos_ops[] = {
+	FOS_OP(FRACTOS_IOC_SPACE_INFO, fos_op_space_info,
+	       struct fractos_space_info),
+	FOS_OP(FRACTOS_IOC_MEMORY_CREATE, fos_op_memory_create,
+	       struct fractos_memory_create),
+	FOS_OP(FRACTOS_IOC_MEMORY_DIMINISH, fos_op_memory_diminish,
+	       struct fractos_memory_diminish),
+	FOS_OP(FRACTOS_IOC_MEMORY_COPY, fos_op_memory_copy,
+	       struct fractos_memory_copy),
+	FOS_OP(FRACTOS_IOC_CAP_REVOKE, fos_op_cap_revoke,
+	       struct fractos_cap_arg),
+	FOS_OP(FRACTOS_IOC_CAP_CREATE_REVTREE, fos_op_cap_create_revtree,
+	       struct fractos_cap_arg),
+	FOS_OP(FRACTOS_IOC_CAP_CLOSE, fos_op_cap_close,
+	       struct fractos_cap_arg),
+	FOS_OP(FRACTOS_IOC_CAP_DUP, fos_op_cap_dup,
+	       struct fractos_cap_arg),
+	FOS_OP(FRACTOS_IOC_CAP_INFO, fos_op_cap_info,
+	       struct fractos_cap_info),
+	FOS_OP(FRACTOS_IOC_CAP_EXPORT, fos_op_cap_export,
+	       struct fractos_cap_export),
+	FOS_OP(FRACTOS_IOC_CAP_IMPORT, fos_op_cap_import,
+	       struct fractos_cap_import),
+};
+
+static const struct fos_op *fos_op_lookup(unsigned int cmd)
+{
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != FRACTOS_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    nr >= ARRAY_SIZE(fos_ops) || !fos_ops[nr].fn)
+		return NULL;
+	return &fos_ops[nr];
+}
+
+/*
+ * Finish a call whose handler returned 0: @written tells whether the
+ * result reached the caller.  If it did not, undo what cannot be seen:
+ * close a new cid, drop a reserved fd.  Otherwise publish a new fd.
+ */
+static void fos_call_finish(struct fos_space *s, struct fos_call *c,
+			    bool written)
+{
+	if (c->pending_file) {
+		if (written) {
+			fd_install(c->pending_fd, c->pending_file);
+		} else {
+			put_unused_fd(c->pending_fd);
+			fput(c->pending_file);
+		}
+		return;
+	}
+	if (!written && c->new_cid != FRACTOS_CID_INVALID)
+		fos_cap_close(s, c->new_cid);
+}
+
+long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct fos_space *s = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	size_t usize = _IOC_SIZE(cmd);
+	const struct fos_op *op;
+	struct fos_call c;
+	int ret;
+
+	op = fos_op_lookup(cmd);
+	if (!op)
+		return -ENOTTY;
+
+	memset(&c, 0, sizeof(c));
+	c.new_cid = FRACTOS_CID_INVALID;
+	/*
+	 * Every operation is at its first version, so a shorter struct is
+	 * malformed; a longer one must have a zero tail.
+	 */
+	if (usize < op->size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&c.args, op->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	ret = op->fn(s, &c);
+	if (ret)
+		return ret;
+
+	if (copy_to_user(uarg, &c.args, op->size)) {
+		fos_call_finish(s, &c, false);
+		return -EFAULT;
+	}
+	fos_call_finish(s, &c, true);
+	return 0;
+}

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * fractos: capability spaces, Memory objects and revocation trees.
+ *
+ * This header is the reference for the /dev/fractos user interface.
+ *
+ * DOC: Model
+ *
+ * Every open() of /dev/fractos creates a capability space (a FractOS
+ * Process).  A capability id (cid) is a small non-negative integer naming a
+ * capability in that space, allocated lowest-free-first like a file
+ * descriptor.  A capability references one object and carries a view of it:
+ * for Memory, a byte range [offset, offset + len) and rights (perms).
+ *
+ * Objects are named cluster-wide by (node, epoch, id): the node that owns
+ * the object, the epoch of that node (it changes every time the module is
+ * loaded) and an id unique within the epoch.
+ *
+ * Revocation is per object: cap_revoke() invalidates the object the
+ * capability references and, recursively, every revocation-tree child
+ * created from it with FRACTOS_IOC_CAP_CREATE_REVTREE.  Every capability to
+ * a revoked object, in every space, fails with EKEYREVOKED afterwards.  Any
+ * holder of a capability may revoke its object (the paper's caretaker
+ * pattern): hand out revocation-tree children, not the object itself, to
+ * holders you do not trust with that power.  memory_diminish() returns a
+ * capability to the *same* object with a narrower view, so revoking a
+ * diminished capability revokes the whole object; create a revocation tree
+ * child from it to get an individually revocable view.
+ *
+ * When a space goes away (last close of its fd, exit, kill -9) its
+ * capabilities are dropped and every object it created is revoked.
+ *
+ * DOC: Calling convention
+ *
+ * Every operation is an ioctl whose argument is one struct.  The kernel
+ * reads _IOC_SIZE(cmd) bytes: a struct shorter than the operation's first
+ * version gives EINVAL; a longer one (from a newer header) is accepted only
+ * if the bytes this kernel does not know are zero (else E2BIG).  When a
+ * struct grows, the kernel will zero-extend the older, shorter versions.  Unknown flag bits
+ * and non-zero reserved or padding fields give EINVAL.  Fields documented
+ * as "out" only are ignored on input and written back only on success.
+ *
+ * DOC: Errno table
+ *
+ * Every operation may return:
+ *   EFAULT       the argument (or a buffer it points to) is not accessible.
+ *   EINVAL       unknown flag bit, non-zero reserved/pad field, a struct
+ *                shorter than the operation's, or a malformed value (zero
+ *                length, offset + len overflow, ...).
+ *   E2BIG        the struct is longer than this kernel knows and the
+ *                unknown tail is not zero.
+ *   ENOTTY       unknown ioctl number or wrong direction bits.
+ *   ENOMEM       out of kernel memory.
+ *
+ * Operations taking a cid also return:
+ *   EBADF        the cid names no capability in this space.
+ *   EKEYREVOKED  the capability's object has been revoked (explicitly, by a
+ *                revocation-tree ancestor, or because its owner space went
+ *                away).
+ *   EOPNOTSUPP   the object has the wrong type for the operation.
+ *
+ * Operations creating a cid also return:
+ *   EMFILE       the space holds max_caps capabilities (module parameter,
+ *                default 1048576; see FRACTOS_IOC_SPACE_INFO).
+ *
+ * Per operation:
+ *   MEMORY_CREATE   EINVAL  perms is zero or has unknown bits, len is 0,
+ *                           addr + len overflows, or the range is larger
+ *                           than max_pin_bytes (module parameter).
+ *                   ENOMEM  the pin would exceed RLIMIT_MEMLOCK (unless
+ *                           CAP_IPC_LOCK), as for RDMA memory registration.
+ *                   EFAULT  the range is not mapped, or not writable when
+ *                           FRACTOS_PERM_WRITE is asked.
+ *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
+ *                           in drop_perms.
+ *                   ERANGE  [offset, offset + len) is not inside the view.
+ *                   (Rights are only ever dropped: escalation is
+ *                   impossible by construction.)
+ *   MEMORY_COPY     EACCES  the source view lacks READ or the destination
+ *                           view lacks WRITE.
+ *                   ERANGE  a range lies outside its view.
+ *                   EINVAL  both ranges overlap within the same memory.
+ *                   EINTR   a fatal signal interrupted a long copy; a
+ *                           prefix of the range may have been written.
+ *   CAP_REVOKE      no errors beyond the common ones; revoking an already
+ *                   revoked object gives EKEYREVOKED.
+ *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
+ *   CAP_CLOSE       EBADF only.  Closing a revoked capability succeeds.
+ *   CAP_DUP         EMFILE.  Duplicating a revoked capability succeeds
+ *                   (the duplicate is revoked too).
+ *   CAP_INFO        never EKEYREVOKED: reports FRACTOS_INFO_REVOKED.
+ *   CAP_EXPORT      EMFILE/ENFILE from the fd table.  A revoked capability
+ *                   can be exported (and stays revoked).
+ *   CAP_IMPORT      EBADF   fd is not an open file.
+ *                   EINVAL  fd is not a fractos capability fd.
+ *                   EMFILE  the space is full.
+ */
+#ifndef _UAPI_LINUX_FRACTOS_H
+#define _UAPI_LINUX_FRACTOS_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define FRACTOS_DEVICE		"/dev/fractos"
+#define FRACTOS_ABI_VERSION	1
+
+/* A cid that names no capability; never returned by the kernel. */
+#define FRACTOS_CID_INVALID	0xffffffffU
+
+/* Object types (fractos_cap_info.type). */
+enum fractos_obj_type {
+	FRACTOS_OBJ_NONE	= 0,
+	FRACTOS_OBJ_MEMORY	= 1,
+};
+
+/* Memory rights (perms, drop_perms). */
+#define FRACTOS_PERM_READ	(1U << 0)
+#define FRACTOS_PERM_WRITE	(1U << 1)
+#define FRACTOS_PERM_ALL	(FRACTOS_PERM_READ | FRACTOS_PERM_WRITE)
+
+/* The cluster-wide name of an object. */
+struct fractos_oid {
+	__u32 node;
+	__u32 epoch;
+	__u64 id;
+};
+
+/**
+ * struct fractos_space_info - FRACTOS_IOC_SPACE_INFO: facts about this space
+ * @abi_version: out, FRACTOS_ABI_VERSION of the running module
+ * @node: out, this node's id (module parameter node_id)
+ * @epoch: out, this node's epoch (changes at every module load)
+ * @max_caps: out, the per-space capability limit
+ * @ncaps: out, capabilities currently held by this space
+ * @flags: in, must be 0
+ * @__pad: must be 0
+ * @reserved: must be 0
+ */
+struct fractos_space_info {
+	__u32 abi_version;
+	__u32 node;
+	__u32 epoch;
+	__u32 max_caps;
+	__u32 ncaps;
+	__u32 flags;
+	__u64 __pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_memory_create - FRACTOS_IOC_MEMORY_CREATE
+ * @addr: in, user address of the buffer (any alignment)
+ * @len: in, length in bytes, > 0
+ * @perms: in, FRACTOS_PERM_* rights holders get; at least one
+ * @flags: in, must be 0
+ * @cid: out, the new capability (view: whole buffer, @perms)
+ * @__pad: must be 0
+ * @reserved: must be 0
+ *
+ * Pins the pages long-term (FOLL_LONGTERM), charged to the caller's
+ * pinned_vm against RLIMIT_MEMLOCK.  The pages stay pinned until the object
+ * is revoked (or its last capability dropped) and no copy is using them.
+ */
+struct fractos_memory_create {
+	__u64 addr;
+	__u64 len;
+	__u32 perms;
+	__u32 flags;
+	__u32 cid;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_memory_diminish - FRACTOS_IOC_MEMORY_DIMINISH
+ * @cid: in, a Memory capability
+ * @drop_perms: in, FRACTOS_PERM_* bits to remove
+ * @offset: in, start of the new view, relative to @cid's view
+ * @len: in, length of the new view, > 0
+ * @flags: in, must be 0
+ * @new_cid: out, capability to the same object with the narrower view
+ * @reserved: must be 0
+ */
+struct fractos_memory_diminish {
+	__u32 cid;
+	__u32 drop_perms;
+	__u64 offset;
+	__u64 len;
+	__u32 flags;
+	__u32 new_cid;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_memory_copy - FRACTOS_IOC_MEMORY_COPY
+ * @src: in, Memory capability with FRACTOS_PERM_READ
+ * @dst: in, Memory capability with FRACTOS_PERM_WRITE
+ * @src_offset: in, offset in @src's view
+ * @dst_offset: in, offset in @dst's view
+ * @len: in, bytes to copy; 0 means "the rest of @src's view from
+ *	@src_offset" (the paper's copy-all).  Both [offset, offset + len)
+ *	ranges must lie inside their views (else ERANGE): the destination is
+ *	never written past its view and the copy is never truncated.
+ * @flags: in, must be 0
+ * @__pad: must be 0
+ * @copied: out, bytes copied (the effective @len)
+ * @reserved: must be 0
+ *
+ * The caller needs capabilities to both objects, not ownership: a copy
+ * between two objects created by other spaces (third-party copy) works.
+ */
+struct fractos_memory_copy {
+	__u32 src;
+	__u32 dst;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 len;
+	__u32 flags;
+	__u32 __pad;
+	__u64 copied;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_cap_arg - argument of the single-cid operations
+ * @cid: in, the capability
+ * @flags: in, must be 0
+ * @new_cid: out (CAP_DUP, CAP_CREATE_REVTREE), else ignored
+ * @__pad: must be 0
+ * @reserved: must be 0
+ *
+ * Used by FRACTOS_IOC_CAP_REVOKE, FRACTOS_IOC_CAP_CLOSE, FRACTOS_IOC_CAP_DUP
+ * and FRACTOS_IOC_CAP_CREATE_REVTREE.
+ */
+struct fractos_cap_arg {
+	__u32 cid;
+	__u32 flags;
+	__u32 new_cid;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/* fractos_cap_info.info_flags */
+#define FRACTOS_INFO_REVOKED	(1U << 0)	/* object is revoked */
+#define FRACTOS_INFO_REVTREE	(1U << 1)	/* object is a revtree child */
+#define FRACTOS_INFO_OWNED	(1U << 2)	/* this space created the object */
+
+/**
+ * struct fractos_cap_info - FRACTOS_IOC_CAP_INFO
+ * @cid: in
+ * @flags: in, must be 0
+ * @type: out, enum fractos_obj_type
+ * @perms: out, FRACTOS_PERM_* of this capability
+ * @offset: out, start of the view in the underlying memory
+ * @len: out, length of the view
+ * @oid: out, the object's cluster-wide name
+ * @info_flags: out, FRACTOS_INFO_*
+ * @depth: out, revocation-tree depth (0 for an object made by
+ *	memory_create)
+ * @reserved: must be 0
+ */
+struct fractos_cap_info {
+	__u32 cid;
+	__u32 flags;
+	__u32 type;
+	__u32 perms;
+	__u64 offset;
+	__u64 len;
+	struct fractos_oid oid;
+	__u32 info_flags;
+	__u32 depth;
+	__u64 reserved[2];
+};
+
+/* fractos_cap_export.flags */
+#define FRACTOS_EXPORT_CLOEXEC	(1U << 0)
+
+/**
+ * struct fractos_cap_export - FRACTOS_IOC_CAP_EXPORT
+ * @cid: in, the capability to export (not consumed)
+ * @flags: in, FRACTOS_EXPORT_*
+ * @fd: out, a new file descriptor carrying a copy of the capability
+ * @__pad: must be 0
+ * @reserved: must be 0
+ *
+ * The fd can travel to another process (SCM_RIGHTS, pidfd_getfd, fork) and
+ * be imported there; closing it drops the copy.  It does not keep the
+ * object alive past revocation.
+ */
+struct fractos_cap_export {
+	__u32 cid;
+	__u32 flags;
+	__s32 fd;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_cap_import - FRACTOS_IOC_CAP_IMPORT
+ * @fd: in, a file descriptor made by FRACTOS_IOC_CAP_EXPORT
+ * @flags: in, must be 0
+ * @cid: out, a new capability in this space, same object and view
+ * @__pad: must be 0
+ * @reserved: must be 0
+ */
+struct fractos_cap_import {
+	__s32 fd;
+	__u32 flags;
+	__u32 cid;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+#define FRACTOS_IOC_MAGIC	0xF7
+
+#define FRACTOS_IOC_SPACE_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x00, struct fractos_space_info)
+#define FRACTOS_IOC_MEMORY_CREATE	_IOWR(FRACTOS_IOC_MAGIC, 0x01, struct fractos_memory_create)
+#define FRACTOS_IOC_MEMORY_DIMINISH	_IOWR(FRACTOS_IOC_MAGIC, 0x02, struct fractos_memory_diminish)
+#define FRACTOS_IOC_MEMORY_COPY		_IOWR(FRACTOS_IOC_MAGIC, 0x03, struct fractos_memory_copy)
+#define FRACTOS_IOC_CAP_REVOKE		_IOWR(FRACTOS_IOC_MAGIC, 0x04, struct fractos_cap_arg)
+#define FRACTOS_IOC_CAP_CREATE_REVTREE	_IOWR(FRACTOS_IOC_MAGIC, 0x05, struct fractos_cap_arg)
+#define FRACTOS_IOC_CAP_CLOSE		_IOWR(FRACTOS_IOC_MAGIC, 0x06, struct fractos_cap_arg)
+#define FRACTOS_IOC_CAP_DUP		_IOWR(FRACTOS_IOC_MAGIC, 0x07, struct fractos_cap_arg)
+#define FRACTOS_IOC_CAP_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x08, struct fractos_cap_info)
+#define FRACTOS_IOC_CAP_EXPORT		_IOWR(FRACTOS_IOC_MAGIC, 0x09, struct fractos_cap_export)
+#define FRACTOS_IOC_CAP_IMPORT		_IOWR(FRACTOS_IOC_MAGIC, 0x0a, struct fractos_cap_import)
+
+/*
+ * DOC: Live-object counters
+ *
+ * /sys/class/misc/fractos/live/ holds one read-only decimal file per
+ * counter: spaces, objects, caps, memories, pinned_pages, capfds.  All are
+ * zero when nothing uses the module; rmmod is refused (EBUSY) while any
+ * space or capability fd is open.
+ */
+
+#endif /* _UAPI_LINUX_FRACTOS_H */
