@@ -124,8 +124,8 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 	u64 end;
 	int ret;
 
-	if (a->flags || a->__pad || !fos_mem_is_zero(a->reserved,
-						      sizeof(a->reserved)))
+	if (a->flags || a->__pad ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
 		return -EINVAL;
 	if (!a->perms || (a->perms & ~FRACTOS_PERM_ALL))
 		return -EINVAL;

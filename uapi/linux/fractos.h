@@ -114,8 +114,8 @@ enum fractos_obj_type {
 };
 
 /* Memory rights (perms, drop_perms). */
-#define FRACTOS_PERM_READ	(1U << 0)
-#define FRACTOS_PERM_WRITE	(1U << 1)
+#define FRACTOS_PERM_READ	0x1U
+#define FRACTOS_PERM_WRITE	0x2U
 #define FRACTOS_PERM_ALL	(FRACTOS_PERM_READ | FRACTOS_PERM_WRITE)
 
 /* The cluster-wide name of an object. */
@@ -241,9 +241,9 @@ struct fractos_cap_arg {
 };
 
 /* fractos_cap_info.info_flags */
-#define FRACTOS_INFO_REVOKED	(1U << 0)	/* object is revoked */
-#define FRACTOS_INFO_REVTREE	(1U << 1)	/* object is a revtree child */
-#define FRACTOS_INFO_OWNED	(1U << 2)	/* this space created the object */
+#define FRACTOS_INFO_REVOKED	0x1U	/* object is revoked */
+#define FRACTOS_INFO_REVTREE	0x2U	/* object is a revtree child */
+#define FRACTOS_INFO_OWNED	0x4U	/* this space created the object */
 
 /**
  * struct fractos_cap_info - FRACTOS_IOC_CAP_INFO
@@ -273,7 +273,7 @@ struct fractos_cap_info {
 };
 
 /* fractos_cap_export.flags */
-#define FRACTOS_EXPORT_CLOEXEC	(1U << 0)
+#define FRACTOS_EXPORT_CLOEXEC	0x1U
 
 /**
  * struct fractos_cap_export - FRACTOS_IOC_CAP_EXPORT
@@ -315,7 +315,8 @@ struct fractos_cap_import {
 
 #define FRACTOS_IOC_SPACE_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x00, struct fractos_space_info)
 #define FRACTOS_IOC_MEMORY_CREATE	_IOWR(FRACTOS_IOC_MAGIC, 0x01, struct fractos_memory_create)
-#define FRACTOS_IOC_MEMORY_DIMINISH	_IOWR(FRACTOS_IOC_MAGIC, 0x02, struct fractos_memory_diminish)
+#define FRACTOS_IOC_MEMORY_DIMINISH \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x02, struct fractos_memory_diminish)
 #define FRACTOS_IOC_MEMORY_COPY		_IOWR(FRACTOS_IOC_MAGIC, 0x03, struct fractos_memory_copy)
 #define FRACTOS_IOC_CAP_REVOKE		_IOWR(FRACTOS_IOC_MAGIC, 0x04, struct fractos_cap_arg)
 #define FRACTOS_IOC_CAP_CREATE_REVTREE	_IOWR(FRACTOS_IOC_MAGIC, 0x05, struct fractos_cap_arg)
