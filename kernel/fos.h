@@ -53,7 +53,10 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 #include <linux/fractos.h>
 
@@ -67,6 +70,8 @@ enum fos_counter {
 	FOS_LIVE_MEMORIES,
 	FOS_LIVE_PINNED_PAGES,
 	FOS_LIVE_CAPFDS,
+	FOS_LIVE_REQUESTS,
+	FOS_LIVE_MESSAGES,
 	FOS_LIVE_NR,
 };
 
@@ -81,6 +86,7 @@ static inline void fos_live_add(enum fos_counter c, long v)
 extern unsigned int fos_max_caps;
 extern unsigned int fos_node_id;
 extern unsigned long fos_max_pin_bytes;
+extern unsigned int fos_max_queue;
 extern u32 fos_epoch;
 
 /**
@@ -106,6 +112,59 @@ struct fos_mem {
 };
 
 struct fos_space;
+struct fos_cap;
+
+/**
+ * struct fos_ep - a space's receive queue (the provider end of Requests)
+ * @ref: one for the space, one per Request whose provider it is
+ * @lock: protects @msgs, @len and @closed
+ * @recv_wq: receivers and poll() wait here for a message
+ * @send_wq: invokers wait here for room (FRACTOS_INVOKE_WAIT)
+ * @msgs: queued struct fos_msg, oldest first
+ * @len: number of entries in @msgs, at most fos_max_queue
+ * @closed: the space is gone; nothing is queued any more
+ * @recv_mutex: serialises receivers, so that the head message stays queued
+ *	while its capabilities are installed (which may sleep)
+ */
+struct fos_ep {
+	struct kref ref;
+	spinlock_t lock;		/* see @lock above */
+	wait_queue_head_t recv_wq;
+	wait_queue_head_t send_wq;
+	struct list_head msgs;
+	unsigned int len;
+	bool closed;
+	struct mutex recv_mutex;	/* see @recv_mutex above */
+};
+
+/**
+ * struct fos_req - the immutable contents of a Request
+ * @ref: one for the object until revoked, one per invocation in flight
+ * @ep: the provider's receive queue (holds a reference)
+ * @tag: the provider's opaque tag
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps
+ * @dead: link on a local list of contents to release outside the lock,
+ *	then on the list of contents being freed (refcount zero)
+ * @caps: capability arguments, each holding an object reference
+ * @imm: immediate bytes (stored after @caps)
+ */
+struct fos_req {
+	struct kref ref;
+	struct fos_ep *ep;
+	u64 tag;
+	u32 imm_len;
+	u32 ncaps;
+	struct list_head dead;
+	struct fos_cap *caps;
+	u8 *imm;
+};
+
+/* Resources taken from revoked objects, released after fos_tree_lock. */
+struct fos_dead {
+	struct list_head mems;
+	struct list_head reqs;
+};
 
 /**
  * struct fos_object - a FractOS object (Memory, later Request)
@@ -122,7 +181,11 @@ struct fos_space;
  * @owner_link: link in @owner's owned list, under fos_tree_lock
  * @mem: Memory roots: the pinned pages, NULL once revoked; under
  *	fos_tree_lock
+ * @req: Requests made by request_create: the contents, NULL once revoked
+ *	(revocation-tree children of a Request have none); under
+ *	fos_tree_lock
  * @work: scratch link used by revocation while holding fos_tree_lock
+ * @reap: link on a local list of objects being freed (refcount zero)
  */
 struct fos_object {
 	struct kref ref;
@@ -136,7 +199,9 @@ struct fos_object {
 	struct fos_space *owner;
 	struct list_head owner_link;
 	struct fos_mem *mem;
+	struct fos_req *req;
 	struct list_head work;
+	struct list_head reap;
 };
 
 /**
@@ -158,30 +223,43 @@ struct fos_cap {
  * @caps: cid -> struct fos_cap *, allocating xarray (its own lock)
  * @ncaps: number of entries in @caps
  * @owned: objects this space created, under fos_tree_lock
+ * @ep: this space's receive queue
  */
 struct fos_space {
 	struct xarray caps;
 	atomic_t ncaps;
 	struct list_head owned;
+	struct fos_ep *ep;
 };
 
 /* object.c */
 int fos_object_init(void);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
-				  struct fos_mem *mem);
+				  struct fos_mem *mem, struct fos_req *req);
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
-					struct fos_space *owner);
+					struct fos_space *owner,
+					struct fos_req *req);
 void fos_obj_get(struct fos_object *obj);
 void fos_obj_put(struct fos_object *obj);
 int fos_obj_revoke(struct fos_object *obj);
 void fos_space_revoke_owned(struct fos_space *s);
 bool fos_obj_revoked(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
+struct fos_req *fos_obj_get_req(struct fos_object *obj);
 bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);
+
+void fos_req_put(struct fos_req *req);
+
+/* request.c */
+struct fos_ep *fos_ep_create(void);
+void fos_ep_put(struct fos_ep *ep);
+void fos_ep_close(struct fos_ep *ep);
+__poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
+		     struct poll_table_struct *wait);
 
 /* space.c */
 int fos_space_init(void);
@@ -207,6 +285,9 @@ union fos_args {
 	struct fractos_cap_info cap_info;
 	struct fractos_cap_export cap_export;
 	struct fractos_cap_import cap_import;
+	struct fractos_request_create request_create;
+	struct fractos_request_invoke request_invoke;
+	struct fractos_request_receive request_receive;
 };
 
 /**
@@ -216,12 +297,15 @@ union fos_args {
  *	can close it again if the result cannot be written back
  * @pending_file: CAP_EXPORT: the file to install at @pending_fd on success
  * @pending_fd: CAP_EXPORT: the reserved descriptor
+ * @out_on_error: write @args back even though the handler failed (used by
+ *	REQUEST_RECEIVE's EMSGSIZE to report the sizes it needs)
  */
 struct fos_call {
 	union fos_args args;
 	u32 new_cid;
 	struct file *pending_file;
 	int pending_fd;
+	bool out_on_error;
 };
 
 long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -238,6 +322,9 @@ int fos_op_cap_dup(struct fos_space *s, struct fos_call *c);
 int fos_op_cap_info(struct fos_space *s, struct fos_call *c);
 int fos_op_cap_export(struct fos_space *s, struct fos_call *c);
 int fos_op_cap_import(struct fos_space *s, struct fos_call *c);
+int fos_op_request_create(struct fos_space *s, struct fos_call *c);
+int fos_op_request_invoke(struct fos_space *s, struct fos_call *c);
+int fos_op_request_receive(struct fos_space *s, struct fos_call *c);
 
 /* Helpers for argument checks. */
 static inline bool fos_mem_is_zero(const void *p, size_t n)

@@ -22,6 +22,11 @@ module_param_named(max_pin_bytes, fos_max_pin_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_pin_bytes,
 		 "Largest single Memory object in bytes, 0 for no limit (default 64 GiB); RLIMIT_MEMLOCK still applies");
 
+unsigned int fos_max_queue = 1024;
+module_param_named(max_queue, fos_max_queue, uint, 0644);
+MODULE_PARM_DESC(max_queue,
+		 "Messages a space's receive queue holds; past it, invoke fails with EAGAIN or waits (default 1024)");
+
 /* Changes at every load: capabilities from an older epoch are stale. */
 u32 fos_epoch;
 module_param_named(epoch, fos_epoch, uint, 0444);
@@ -53,6 +58,8 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(memories, FOS_LIVE_MEMORIES),
 	FOS_LIVE_ATTR(pinned_pages, FOS_LIVE_PINNED_PAGES),
 	FOS_LIVE_ATTR(capfds, FOS_LIVE_CAPFDS),
+	FOS_LIVE_ATTR(requests, FOS_LIVE_REQUESTS),
+	FOS_LIVE_ATTR(messages, FOS_LIVE_MESSAGES),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];

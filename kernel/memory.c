@@ -138,7 +138,7 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 
-	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, s, mem);
+	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, s, mem, NULL);
 	if (!obj) {
 		fos_mem_put(mem);
 		return -ENOMEM;

@@ -40,6 +40,7 @@ static struct fos_object *fos_obj_alloc(u32 type)
 	INIT_LIST_HEAD(&obj->sibling);
 	INIT_LIST_HEAD(&obj->owner_link);
 	INIT_LIST_HEAD(&obj->work);
+	INIT_LIST_HEAD(&obj->reap);
 	fos_live_add(FOS_LIVE_OBJECTS, 1);
 	return obj;
 }
@@ -57,17 +58,20 @@ static void fos_obj_set_owner_locked(struct fos_object *obj,
  * @type: enum fractos_obj_type
  * @owner: the creating space; the object is revoked when it goes away
  * @mem: Memory: the pinned pages; the object takes over this reference
+ * @req: Request: the contents; the object takes over this reference
  *
- * Return: the object with one reference for the caller, or NULL.
+ * Return: the object with one reference for the caller, or NULL (the
+ * caller still owns @mem and @req then).
  */
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
-				  struct fos_mem *mem)
+				  struct fos_mem *mem, struct fos_req *req)
 {
 	struct fos_object *obj = fos_obj_alloc(type);
 
 	if (!obj)
 		return NULL;
 	obj->mem = mem;
+	obj->req = req;
 	spin_lock(&fos_tree_lock);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
@@ -78,12 +82,15 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
  * fos_obj_create_child - create a revocation-tree child of @parent
  * @parent: the parent object; the child takes a reference on it
  * @owner: the creating space
+ * @req: a derived Request's contents (taken over on success), or NULL for
+ *	a plain revocation-tree child that shares its parent's resource
  *
  * Return: the child with one reference for the caller, ERR_PTR(-ENOMEM), or
  * ERR_PTR(-EKEYREVOKED) when @parent is revoked.
  */
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
-					struct fos_space *owner)
+					struct fos_space *owner,
+					struct fos_req *req)
 {
 	struct fos_object *obj = fos_obj_alloc(parent->type);
 
@@ -101,6 +108,7 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 	}
 	kref_get(&parent->ref);
 	obj->parent = parent;
+	obj->req = req;
 	list_add_tail(&obj->sibling, &parent->children);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
@@ -113,42 +121,120 @@ void fos_obj_get(struct fos_object *obj)
 }
 
 /*
- * Drop a reference.  Freeing a child drops its reference on the parent; this
- * is done iteratively so that a deep revocation tree cannot overflow the
- * stack.  May sleep (it may unpin pages).
+ * Freeing an object drops references on its parent and on the capability
+ * arguments of its Request contents, which may free more objects.  All of
+ * that runs through a local worklist (struct fos_reaper) instead of
+ * recursion, so no chain of objects can overflow the stack.
  */
+struct fos_reaper {
+	struct list_head objs;
+	struct list_head reqs;
+};
+
+static void fos_reaper_obj_put(struct fos_reaper *r, struct fos_object *obj)
+{
+	/* At zero nobody but fos_tree_lock holders can reach @obj. */
+	if (refcount_dec_and_test(&obj->ref.refcount))
+		list_add_tail(&obj->reap, &r->objs);
+}
+
+static void fos_reaper_req_put(struct fos_reaper *r, struct fos_req *req)
+{
+	if (refcount_dec_and_test(&req->ref.refcount))
+		list_add_tail(&req->dead, &r->reqs);
+}
+
+static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
+{
+	struct fos_mem *mem;
+	struct fos_req *req;
+
+	spin_lock(&fos_tree_lock);
+	list_del(&obj->sibling);
+	if (obj->owner)
+		list_del(&obj->owner_link);
+	mem = obj->mem;
+	req = obj->req;
+	spin_unlock(&fos_tree_lock);
+	WARN_ON_ONCE(!list_empty(&obj->children));
+
+	if (mem)
+		fos_mem_put(mem);
+	if (req)
+		fos_reaper_req_put(r, req);
+	if (obj->parent)
+		fos_reaper_obj_put(r, obj->parent);
+	kmem_cache_free(fos_obj_cache, obj);
+	fos_live_add(FOS_LIVE_OBJECTS, -1);
+}
+
+static void fos_reaper_free_req(struct fos_reaper *r, struct fos_req *req)
+{
+	u32 i;
+
+	for (i = 0; i < req->ncaps; i++)
+		fos_reaper_obj_put(r, req->caps[i].obj);
+	fos_ep_put(req->ep);
+	kfree(req);
+	fos_live_add(FOS_LIVE_REQUESTS, -1);
+}
+
+static void fos_reaper_run(struct fos_reaper *r)
+{
+	for (;;) {
+		struct fos_object *obj;
+		struct fos_req *req;
+
+		req = list_first_entry_or_null(&r->reqs, struct fos_req, dead);
+		if (req) {
+			list_del(&req->dead);
+			fos_reaper_free_req(r, req);
+			continue;
+		}
+		obj = list_first_entry_or_null(&r->objs, struct fos_object,
+					       reap);
+		if (!obj)
+			break;
+		list_del(&obj->reap);
+		fos_reaper_free_obj(r, obj);
+		cond_resched();
+	}
+}
+
+/* Drop a reference on an object; may sleep (it may unpin pages). */
 void fos_obj_put(struct fos_object *obj)
 {
-	while (obj && refcount_dec_and_test(&obj->ref.refcount)) {
-		struct fos_object *parent = obj->parent;
-		struct fos_mem *mem;
+	struct fos_reaper r = {
+		.objs = LIST_HEAD_INIT(r.objs),
+		.reqs = LIST_HEAD_INIT(r.reqs),
+	};
 
-		spin_lock(&fos_tree_lock);
-		list_del(&obj->sibling);
-		if (obj->owner)
-			list_del(&obj->owner_link);
-		mem = obj->mem;
-		spin_unlock(&fos_tree_lock);
-		WARN_ON_ONCE(!list_empty(&obj->children));
+	fos_reaper_obj_put(&r, obj);
+	fos_reaper_run(&r);
+}
 
-		if (mem)
-			fos_mem_put(mem);
-		kmem_cache_free(fos_obj_cache, obj);
-		fos_live_add(FOS_LIVE_OBJECTS, -1);
-		obj = parent;
-	}
+/* Drop a reference on a Request's contents; may sleep. */
+void fos_req_put(struct fos_req *req)
+{
+	struct fos_reaper r = {
+		.objs = LIST_HEAD_INIT(r.objs),
+		.reqs = LIST_HEAD_INIT(r.reqs),
+	};
+
+	fos_reaper_req_put(&r, req);
+	fos_reaper_run(&r);
 }
 
 /*
  * Revoke @obj and its whole subtree.  Caller holds fos_tree_lock and has
- * checked that @obj is not revoked.  Memory whose last object reference goes
- * away is queued on @dead, to be released after the lock is dropped.
+ * checked that @obj is not revoked.  The resources taken from the objects
+ * are queued on @dead, to be released after the lock is dropped.
  *
  * Every object reachable through children lists is still allocated: freeing
  * an object needs fos_tree_lock to unlink it first.
  */
 static void fos_obj_revoke_locked(struct fos_object *obj,
-				  struct list_head *dead)
+				  struct fos_dead *dead)
 {
 	LIST_HEAD(queue);
 
@@ -165,8 +251,12 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			cur->owner = NULL;
 		}
 		if (cur->mem) {
-			list_add_tail(&cur->mem->dead, dead);
+			list_add_tail(&cur->mem->dead, &dead->mems);
 			cur->mem = NULL;
+		}
+		if (cur->req) {
+			list_add_tail(&cur->req->dead, &dead->reqs);
+			cur->req = NULL;
 		}
 		list_for_each_entry(child, &cur->children, sibling) {
 			if (child->revoked)
@@ -177,13 +267,25 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 	}
 }
 
-static void fos_mem_put_list(struct list_head *dead)
+static void fos_dead_init(struct fos_dead *dead)
 {
-	struct fos_mem *mem, *tmp;
+	INIT_LIST_HEAD(&dead->mems);
+	INIT_LIST_HEAD(&dead->reqs);
+}
 
-	list_for_each_entry_safe(mem, tmp, dead, dead) {
+/* Release what revocation took away; may sleep. */
+static void fos_dead_release(struct fos_dead *dead)
+{
+	struct fos_mem *mem, *mtmp;
+	struct fos_req *req, *rtmp;
+
+	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
 		list_del(&mem->dead);
 		fos_mem_put(mem);
+	}
+	list_for_each_entry_safe(req, rtmp, &dead->reqs, dead) {
+		list_del(&req->dead);
+		fos_req_put(req);
 	}
 }
 
@@ -195,8 +297,9 @@ static void fos_mem_put_list(struct list_head *dead)
  */
 int fos_obj_revoke(struct fos_object *obj)
 {
-	LIST_HEAD(dead);
+	struct fos_dead dead;
 
+	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	if (obj->revoked) {
 		spin_unlock(&fos_tree_lock);
@@ -205,7 +308,7 @@ int fos_obj_revoke(struct fos_object *obj)
 	fos_obj_revoke_locked(obj, &dead);
 	spin_unlock(&fos_tree_lock);
 
-	fos_mem_put_list(&dead);
+	fos_dead_release(&dead);
 	return 0;
 }
 
@@ -218,8 +321,9 @@ int fos_obj_revoke(struct fos_object *obj)
  */
 void fos_space_revoke_owned(struct fos_space *s)
 {
-	LIST_HEAD(dead);
+	struct fos_dead dead;
 
+	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	while (!list_empty(&s->owned)) {
 		struct fos_object *obj;
@@ -235,13 +339,13 @@ void fos_space_revoke_owned(struct fos_space *s)
 		fos_obj_revoke_locked(obj, &dead);
 		if (need_resched()) {
 			spin_unlock(&fos_tree_lock);
-			fos_mem_put_list(&dead);
+			fos_dead_release(&dead);
 			cond_resched();
 			spin_lock(&fos_tree_lock);
 		}
 	}
 	spin_unlock(&fos_tree_lock);
-	fos_mem_put_list(&dead);
+	fos_dead_release(&dead);
 }
 
 bool fos_obj_revoked(struct fos_object *obj)
@@ -282,4 +386,29 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 	kref_get(&mem->ref);
 	spin_unlock(&fos_tree_lock);
 	return mem;
+}
+
+/**
+ * fos_obj_get_req - take an in-flight reference on a Request's contents
+ * @obj: a Request object or revocation-tree descendant of one
+ *
+ * Return: the nearest contents up the tree (a derived Request has its own,
+ * a plain revocation-tree child uses its parent's) with a reference the
+ * caller drops with fos_req_put(), or ERR_PTR(-EKEYREVOKED).
+ */
+struct fos_req *fos_obj_get_req(struct fos_object *obj)
+{
+	struct fos_req *req;
+
+	spin_lock(&fos_tree_lock);
+	if (obj->revoked) {
+		spin_unlock(&fos_tree_lock);
+		return ERR_PTR(-EKEYREVOKED);
+	}
+	while (!obj->req)
+		obj = obj->parent;
+	req = obj->req;
+	kref_get(&req->ref);
+	spin_unlock(&fos_tree_lock);
+	return req;
 }

@@ -43,6 +43,12 @@ static const struct fos_op fos_ops[] = {
 	       struct fractos_cap_export),
 	FOS_OP(FRACTOS_IOC_CAP_IMPORT, fos_op_cap_import,
 	       struct fractos_cap_import),
+	FOS_OP(FRACTOS_IOC_REQUEST_CREATE, fos_op_request_create,
+	       struct fractos_request_create),
+	FOS_OP(FRACTOS_IOC_REQUEST_INVOKE, fos_op_request_invoke,
+	       struct fractos_request_invoke),
+	FOS_OP(FRACTOS_IOC_REQUEST_RECEIVE, fos_op_request_receive,
+	       struct fractos_request_receive),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)
@@ -103,8 +109,12 @@ long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	ret = op->fn(s, &c);
-	if (ret)
+	if (ret) {
+		if (c.out_on_error &&
+		    copy_to_user(uarg, &c.args, op->size))
+			return -EFAULT;
 		return ret;
+	}
 
 	if (copy_to_user(uarg, &c.args, op->size)) {
 		fos_call_finish(s, &c, false);

@@ -112,6 +112,11 @@ static int fos_space_open(struct inode *inode, struct file *file)
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
+	s->ep = fos_ep_create();
+	if (!s->ep) {
+		kfree(s);
+		return -ENOMEM;
+	}
 	xa_init_flags(&s->caps, XA_FLAGS_ALLOC);
 	INIT_LIST_HEAD(&s->owned);
 	file->private_data = s;
@@ -125,8 +130,12 @@ static int fos_space_release(struct inode *inode, struct file *file)
 	struct fos_cap *c;
 	unsigned long cid;
 
-	/* First take every resource away from the objects we created... */
+	/*
+	 * First take every resource away from the objects we created (our
+	 * Requests included, so nobody can queue more), drop what is queued...
+	 */
 	fos_space_revoke_owned(s);
+	fos_ep_close(s->ep);
 
 	/* ...then drop our capabilities. Nobody else can reach @s now. */
 	xa_for_each(&s->caps, cid, c) {
@@ -137,6 +146,14 @@ static int fos_space_release(struct inode *inode, struct file *file)
 	kfree(s);
 	fos_live_add(FOS_LIVE_SPACES, -1);
 	return 0;
+}
+
+static __poll_t fos_space_poll(struct file *file,
+			       struct poll_table_struct *wait)
+{
+	struct fos_space *s = file->private_data;
+
+	return fos_ep_poll(s->ep, file, wait);
 }
 
 static void fos_space_show_fdinfo(struct seq_file *m, struct file *file)
@@ -152,6 +169,7 @@ const struct file_operations fos_space_fops = {
 	.owner		= THIS_MODULE,
 	.open		= fos_space_open,
 	.release	= fos_space_release,
+	.poll		= fos_space_poll,
 	.unlocked_ioctl	= fos_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= fos_space_show_fdinfo,
@@ -208,7 +226,7 @@ int fos_op_cap_create_revtree(struct fos_space *s, struct fos_call *c)
 	ret = fos_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	child = fos_obj_create_child(cap.obj, s);
+	child = fos_obj_create_child(cap.obj, s, NULL);
 	fos_obj_put(cap.obj);
 	if (IS_ERR(child))
 		return PTR_ERR(child);

@@ -94,6 +94,30 @@
  *   CAP_IMPORT      EBADF   fd is not an open file.
  *                   EINVAL  fd is not a fractos capability fd.
  *                   EMFILE  the space is full.
+ *   REQUEST_CREATE  E2BIG   the arguments would pass FRACTOS_REQ_MAX_IMM
+ *                           or FRACTOS_REQ_MAX_CAPS.
+ *                   EBADF   a cid in the caps array (or @base) is unknown.
+ *                   EOPNOTSUPP  @base is not a Request.
+ *                   EINVAL  @tag is non-zero while deriving.
+ *   REQUEST_INVOKE  EOPNOTSUPP  the cid is not a Request (e.g. Memory).
+ *                   EKEYREVOKED the Request is revoked or its provider is
+ *                           gone (a dead provider's Requests are revoked).
+ *                   E2BIG   as for REQUEST_CREATE, counting the Request's
+ *                           own arguments.
+ *                   EBADF   a cid in the caps array is unknown.
+ *                   EAGAIN  the provider's queue holds max_queue messages
+ *                           (module parameter) and FRACTOS_INVOKE_WAIT is
+ *                           not set.
+ *                   EINTR   a signal arrived while waiting.
+ *   REQUEST_RECEIVE EAGAIN  nothing queued and FRACTOS_RECV_NONBLOCK.
+ *                   ETIMEDOUT  nothing arrived within timeout_ns.
+ *                   EINTR   a signal arrived while waiting.
+ *                   EMSGSIZE  a buffer is too small (message kept).
+ *                   EMFILE  the capabilities do not fit (message kept).
+ *                   EFAULT  a buffer is not writable (message kept, its
+ *                           capabilities not installed).
+ *
+ * poll()/epoll on the space's fd reports EPOLLIN while a message is queued.
  */
 #ifndef _UAPI_LINUX_FRACTOS_H
 #define _UAPI_LINUX_FRACTOS_H
@@ -111,6 +135,7 @@
 enum fractos_obj_type {
 	FRACTOS_OBJ_NONE	= 0,
 	FRACTOS_OBJ_MEMORY	= 1,
+	FRACTOS_OBJ_REQUEST	= 2,
 };
 
 /* Memory rights (perms, drop_perms). */
@@ -311,6 +336,111 @@ struct fractos_cap_import {
 	__u64 reserved[2];
 };
 
+/* Limits of one Request (all its arguments, inherited ones included). */
+#define FRACTOS_REQ_MAX_IMM	4096	/* immediate bytes */
+#define FRACTOS_REQ_MAX_CAPS	32	/* capability arguments */
+
+/**
+ * struct fractos_request_create - FRACTOS_IOC_REQUEST_CREATE
+ * @base: in, FRACTOS_CID_INVALID for a new Request whose provider is this
+ *	space, else a Request capability to derive from: the new Request has
+ *	the same provider and tag, inherits every argument of @base and
+ *	appends the ones given here.  A derived Request is a revocation-tree
+ *	child of @base: revoking @base revokes it.
+ * @flags: in, must be 0
+ * @tag: in, opaque provider tag delivered with every invocation (new
+ *	Requests only; must be 0 when deriving)
+ * @imms: in, user pointer to @imm_len immediate bytes to append
+ * @imm_len: in, bytes at @imms
+ * @ncaps: in, number of cids at @caps
+ * @caps: in, user pointer to @ncaps __u32 cids to append as capability
+ *	arguments (views and rights are captured as they are now)
+ * @cid: out, the new Request capability
+ * @__pad: must be 0
+ * @reserved: must be 0
+ *
+ * Arguments are never changed once set; the total after appending must
+ * stay within FRACTOS_REQ_MAX_IMM and FRACTOS_REQ_MAX_CAPS (else E2BIG).
+ */
+struct fractos_request_create {
+	__u32 base;
+	__u32 flags;
+	__u64 tag;
+	__u64 imms;
+	__u32 imm_len;
+	__u32 ncaps;
+	__u64 caps;
+	__u32 cid;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/* fractos_request_invoke.flags */
+#define FRACTOS_INVOKE_WAIT	0x1U	/* wait while the receive queue is full */
+
+/**
+ * struct fractos_request_invoke - FRACTOS_IOC_REQUEST_INVOKE
+ * @cid: in, a Request capability
+ * @flags: in, FRACTOS_INVOKE_*
+ * @imms: in, extra immediate bytes appended for this invocation only
+ * @imm_len: in, bytes at @imms
+ * @ncaps: in, number of cids at @caps
+ * @caps: in, extra capability arguments for this invocation only
+ * @reserved: must be 0
+ *
+ * Queues one message on the provider's receive queue: the Request's tag,
+ * its immediates followed by @imms, its capabilities followed by @caps.
+ * The caller learns nothing about the provider.
+ */
+struct fractos_request_invoke {
+	__u32 cid;
+	__u32 flags;
+	__u64 imms;
+	__u32 imm_len;
+	__u32 ncaps;
+	__u64 caps;
+	__u64 reserved[2];
+};
+
+/* fractos_request_receive.type */
+enum fractos_msg_type {
+	FRACTOS_MSG_REQUEST	= 1,
+};
+
+/* fractos_request_receive.flags */
+#define FRACTOS_RECV_NONBLOCK	0x1U	/* EAGAIN instead of waiting */
+#define FRACTOS_RECV_TIMEOUT	0x2U	/* wait at most timeout_ns */
+
+/**
+ * struct fractos_request_receive - FRACTOS_IOC_REQUEST_RECEIVE
+ * @flags: in, FRACTOS_RECV_*
+ * @type: out, enum fractos_msg_type
+ * @timeout_ns: in, with FRACTOS_RECV_TIMEOUT: longest wait (ETIMEDOUT)
+ * @tag: out, the Request's tag
+ * @imms: in, user buffer for the immediates
+ * @imm_len: in, size of @imms; out, immediate bytes of the message
+ * @ncaps: in, entries at @caps; out, capability arguments of the message
+ * @caps: in, user buffer of __u32 receiving the new cids, in argument
+ *	order; each keeps the view and rights it was sent with
+ * @reserved: must be 0
+ *
+ * Takes the oldest message.  If @imms or @caps is too small (EMSGSIZE) or
+ * the space cannot hold the capabilities (EMFILE), the message stays
+ * queued and @imm_len / @ncaps tell what it needs: a receiver gets every
+ * capability of a message or none.
+ */
+struct fractos_request_receive {
+	__u32 flags;
+	__u32 type;
+	__u64 timeout_ns;
+	__u64 tag;
+	__u64 imms;
+	__u32 imm_len;
+	__u32 ncaps;
+	__u64 caps;
+	__u64 reserved[2];
+};
+
 #define FRACTOS_IOC_MAGIC	0xF7
 
 #define FRACTOS_IOC_SPACE_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x00, struct fractos_space_info)
@@ -325,12 +455,19 @@ struct fractos_cap_import {
 #define FRACTOS_IOC_CAP_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x08, struct fractos_cap_info)
 #define FRACTOS_IOC_CAP_EXPORT		_IOWR(FRACTOS_IOC_MAGIC, 0x09, struct fractos_cap_export)
 #define FRACTOS_IOC_CAP_IMPORT		_IOWR(FRACTOS_IOC_MAGIC, 0x0a, struct fractos_cap_import)
+#define FRACTOS_IOC_REQUEST_CREATE \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x0b, struct fractos_request_create)
+#define FRACTOS_IOC_REQUEST_INVOKE \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x0c, struct fractos_request_invoke)
+#define FRACTOS_IOC_REQUEST_RECEIVE \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x0d, struct fractos_request_receive)
 
 /*
  * DOC: Live-object counters
  *
  * /sys/class/misc/fractos/live/ holds one read-only decimal file per
- * counter: spaces, objects, caps, memories, pinned_pages, capfds.  All are
+ * counter: spaces, objects, caps, memories, pinned_pages, capfds, requests,
+ * messages.  All are
  * zero when nothing uses the module; rmmod is refused (EBUSY) while any
  * space or capability fd is open.
  */

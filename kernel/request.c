@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: Requests, invocation and the receive queue.
+ *
+ * A Request names a provider's receive queue (struct fos_ep) and carries
+ * immutable arguments (struct fos_req).  Invoking it copies the arguments,
+ * plus any given for this invocation only, into a message on that queue;
+ * the provider receives the message with the capability arguments installed
+ * as new cids in its space.
+ */
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include "fos.h"
+
+/**
+ * struct fos_msg - one queued invocation
+ * @link: in the receiver's fos_ep.msgs
+ * @type: enum fractos_msg_type
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps, each holding an object reference
+ * @tag: the Request's tag
+ * @caps: capability arguments
+ * @imm: immediate bytes
+ */
+struct fos_msg {
+	struct list_head link;
+	u32 type;
+	u32 imm_len;
+	u32 ncaps;
+	u64 tag;
+	struct fos_cap *caps;
+	u8 *imm;
+};
+
+/* Arguments being assembled: the common part of fos_req and fos_msg. */
+struct fos_args_buf {
+	struct fos_cap *caps;
+	u32 *ncaps;
+	u8 *imm;
+	u32 imm_len;
+};
+
+struct fos_ep *fos_ep_create(void)
+{
+	struct fos_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+
+	if (!ep)
+		return NULL;
+	kref_init(&ep->ref);
+	spin_lock_init(&ep->lock);
+	init_waitqueue_head(&ep->recv_wq);
+	init_waitqueue_head(&ep->send_wq);
+	INIT_LIST_HEAD(&ep->msgs);
+	mutex_init(&ep->recv_mutex);
+	return ep;
+}
+
+static void fos_ep_release(struct kref *ref)
+{
+	struct fos_ep *ep = container_of(ref, struct fos_ep, ref);
+
+	WARN_ON_ONCE(!list_empty(&ep->msgs));
+	mutex_destroy(&ep->recv_mutex);
+	kfree(ep);
+}
+
+void fos_ep_put(struct fos_ep *ep)
+{
+	kref_put(&ep->ref, fos_ep_release);
+}
+
+static void fos_msg_free(struct fos_msg *msg)
+{
+	u32 i;
+
+	for (i = 0; i < msg->ncaps; i++)
+		fos_obj_put(msg->caps[i].obj);
+	kfree(msg);
+	fos_live_add(FOS_LIVE_MESSAGES, -1);
+}
+
+/**
+ * fos_ep_close - the space owning @ep is gone
+ * @ep: the receive queue; the space's reference is dropped
+ *
+ * Queued messages are dropped, invokers waiting for room are woken and
+ * fail with -EKEYREVOKED, later invocations fail the same way.
+ */
+void fos_ep_close(struct fos_ep *ep)
+{
+	struct fos_msg *msg, *tmp;
+	LIST_HEAD(msgs);
+
+	spin_lock(&ep->lock);
+	ep->closed = true;
+	list_splice_init(&ep->msgs, &msgs);
+	ep->len = 0;
+	spin_unlock(&ep->lock);
+	wake_up_all(&ep->send_wq);
+	wake_up_all(&ep->recv_wq);
+
+	list_for_each_entry_safe(msg, tmp, &msgs, link)
+		fos_msg_free(msg);
+	fos_ep_put(ep);
+}
+
+__poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
+		     struct poll_table_struct *wait)
+{
+	poll_wait(file, &ep->recv_wq, wait);
+	return READ_ONCE(ep->len) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/*
+ * Append @n capabilities named by the user array @ucids of space @s to @b.
+ * Each appended capability holds an object reference; *b->ncaps counts
+ * them, so the caller's cleanup drops exactly what was taken.
+ */
+static int fos_args_add_cids(struct fos_space *s, struct fos_args_buf *b,
+			     u64 ucids, u32 n)
+{
+	u32 cids[FRACTOS_REQ_MAX_CAPS];
+	u32 i;
+	int ret;
+
+	if (!n)
+		return 0;
+	if (copy_from_user(cids, u64_to_user_ptr(ucids), n * sizeof(u32)))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		ret = fos_cap_get(s, cids[i], &b->caps[*b->ncaps]);
+		if (ret)
+			return ret;
+		(*b->ncaps)++;
+	}
+	return 0;
+}
+
+/* Append the arguments of @req (taking object references) to @b. */
+static void fos_args_add_req(struct fos_args_buf *b, const struct fos_req *req)
+{
+	u32 i;
+
+	memcpy(b->imm + b->imm_len, req->imm, req->imm_len);
+	b->imm_len += req->imm_len;
+	for (i = 0; i < req->ncaps; i++) {
+		b->caps[*b->ncaps] = req->caps[i];
+		fos_obj_get(req->caps[i].obj);
+		(*b->ncaps)++;
+	}
+}
+
+static int fos_args_add_imm(struct fos_args_buf *b, u64 uimm, u32 len)
+{
+	if (len && copy_from_user(b->imm + b->imm_len, u64_to_user_ptr(uimm),
+				  len))
+		return -EFAULT;
+	b->imm_len += len;
+	return 0;
+}
+
+/* Look up a Request capability; on success the caller puts cap->obj. */
+static int fos_req_cap_get(struct fos_space *s, u32 cid, struct fos_cap *cap)
+{
+	int ret = fos_cap_get(s, cid, cap);
+
+	if (ret)
+		return ret;
+	if (cap->obj->type != FRACTOS_OBJ_REQUEST) {
+		fos_obj_put(cap->obj);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
+				     u32 imm_len)
+{
+	struct fos_req *req;
+
+	req = kzalloc(sizeof(*req) + ncaps * sizeof(struct fos_cap) + imm_len,
+		      GFP_KERNEL_ACCOUNT);
+	if (!req)
+		return NULL;
+	kref_init(&req->ref);
+	INIT_LIST_HEAD(&req->dead);
+	req->caps = (struct fos_cap *)(req + 1);
+	req->imm = (u8 *)(req->caps + ncaps);
+	req->ep = ep;
+	kref_get(&ep->ref);
+	req->tag = tag;
+	fos_live_add(FOS_LIVE_REQUESTS, 1);
+	return req;
+}
+
+int fos_op_request_create(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_request_create *a = &c->args.request_create;
+	struct fos_object *base_obj = NULL, *obj;
+	struct fos_req *base = NULL, *req;
+	struct fos_args_buf b;
+	struct fos_cap cap = {};
+	u32 imm_len = a->imm_len, ncaps = a->ncaps;
+	int ret;
+
+	if (a->flags || a->__pad ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+
+	if (a->base != FRACTOS_CID_INVALID) {
+		if (a->tag)
+			return -EINVAL;
+		ret = fos_req_cap_get(s, a->base, &cap);
+		if (ret)
+			return ret;
+		base_obj = cap.obj;
+		base = fos_obj_get_req(base_obj);
+		if (IS_ERR(base)) {
+			ret = PTR_ERR(base);
+			base = NULL;
+			goto out;
+		}
+		imm_len += base->imm_len;
+		ncaps += base->ncaps;
+		if (imm_len > FRACTOS_REQ_MAX_IMM ||
+		    ncaps > FRACTOS_REQ_MAX_CAPS) {
+			ret = -E2BIG;
+			goto out;
+		}
+	}
+
+	req = fos_req_alloc(base ? base->ep : s->ep, base ? base->tag : a->tag,
+			    ncaps, imm_len);
+	if (!req) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	b.caps = req->caps;
+	b.ncaps = &req->ncaps;
+	b.imm = req->imm;
+	b.imm_len = 0;
+	if (base)
+		fos_args_add_req(&b, base);
+	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
+	if (!ret)
+		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
+	req->imm_len = b.imm_len;
+	if (ret) {
+		fos_req_put(req);
+		goto out;
+	}
+
+	if (base_obj)
+		obj = fos_obj_create_child(base_obj, s, req);
+	else
+		obj = fos_obj_create(FRACTOS_OBJ_REQUEST, s, NULL, req) ?:
+		      ERR_PTR(-ENOMEM);
+	if (IS_ERR(obj)) {
+		fos_req_put(req);
+		ret = PTR_ERR(obj);
+		goto out;
+	}
+
+	cap.obj = obj;
+	ret = fos_cap_install(s, &cap, &a->cid);
+	if (ret)
+		fos_obj_revoke(obj);
+	else
+		c->new_cid = a->cid;
+	fos_obj_put(obj);
+out:
+	if (base)
+		fos_req_put(base);
+	if (base_obj)
+		fos_obj_put(base_obj);
+	return ret;
+}
+
+static struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len)
+{
+	struct fos_msg *msg;
+
+	msg = kzalloc(sizeof(*msg) + ncaps * sizeof(struct fos_cap) + imm_len,
+		      GFP_KERNEL_ACCOUNT);
+	if (!msg)
+		return NULL;
+	msg->caps = (struct fos_cap *)(msg + 1);
+	msg->imm = (u8 *)(msg->caps + ncaps);
+	fos_live_add(FOS_LIVE_MESSAGES, 1);
+	return msg;
+}
+
+/* Queue @msg on @ep; on failure the caller still owns @msg. */
+static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait)
+{
+	unsigned int max = max(READ_ONCE(fos_max_queue), 1U);
+	int ret;
+
+	for (;;) {
+		spin_lock(&ep->lock);
+		if (ep->closed) {
+			ret = -EKEYREVOKED;
+			break;
+		}
+		if (ep->len < max) {
+			list_add_tail(&msg->link, &ep->msgs);
+			WRITE_ONCE(ep->len, ep->len + 1);
+			spin_unlock(&ep->lock);
+			wake_up(&ep->recv_wq);
+			return 0;
+		}
+		ret = -EAGAIN;
+		if (!wait)
+			break;
+		spin_unlock(&ep->lock);
+		ret = wait_event_interruptible(ep->send_wq,
+					       READ_ONCE(ep->len) < max ||
+					       READ_ONCE(ep->closed));
+		if (ret)
+			return ret;
+	}
+	spin_unlock(&ep->lock);
+	return ret;
+}
+
+int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_request_invoke *a = &c->args.request_invoke;
+	struct fos_args_buf b;
+	struct fos_msg *msg;
+	struct fos_req *req;
+	struct fos_cap cap;
+	int ret;
+
+	if ((a->flags & ~FRACTOS_INVOKE_WAIT) ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+
+	ret = fos_req_cap_get(s, a->cid, &cap);
+	if (ret)
+		return ret;
+	req = fos_obj_get_req(cap.obj);
+	if (IS_ERR(req)) {
+		ret = PTR_ERR(req);
+		goto out_cap;
+	}
+	if (req->imm_len + a->imm_len > FRACTOS_REQ_MAX_IMM ||
+	    req->ncaps + a->ncaps > FRACTOS_REQ_MAX_CAPS) {
+		ret = -E2BIG;
+		goto out_req;
+	}
+
+	msg = fos_msg_alloc(req->ncaps + a->ncaps, req->imm_len + a->imm_len);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_req;
+	}
+	msg->type = FRACTOS_MSG_REQUEST;
+	msg->tag = req->tag;
+	b.caps = msg->caps;
+	b.ncaps = &msg->ncaps;
+	b.imm = msg->imm;
+	b.imm_len = 0;
+	fos_args_add_req(&b, req);
+	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
+	if (!ret)
+		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
+	msg->imm_len = b.imm_len;
+	if (!ret)
+		ret = fos_ep_send(req->ep, msg, a->flags & FRACTOS_INVOKE_WAIT);
+	if (ret)
+		fos_msg_free(msg);
+out_req:
+	fos_req_put(req);
+out_cap:
+	fos_obj_put(cap.obj);
+	return ret;
+}
+
+/*
+ * Wait for a message and return the oldest one, still queued, with
+ * ep->recv_mutex held.
+ */
+static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
+				   u64 timeout_ns)
+{
+	long left = MAX_SCHEDULE_TIMEOUT;
+	struct fos_msg *msg;
+
+	if (flags & FRACTOS_RECV_TIMEOUT)
+		left = min_t(u64, nsecs_to_jiffies64(timeout_ns),
+			     MAX_SCHEDULE_TIMEOUT - 1);
+	for (;;) {
+		if (mutex_lock_interruptible(&ep->recv_mutex))
+			return ERR_PTR(-ERESTARTSYS);
+		spin_lock(&ep->lock);
+		msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
+		spin_unlock(&ep->lock);
+		if (msg)
+			return msg;
+		mutex_unlock(&ep->recv_mutex);
+
+		if (flags & FRACTOS_RECV_NONBLOCK)
+			return ERR_PTR(-EAGAIN);
+		if (!left)
+			return ERR_PTR(-ETIMEDOUT);
+		left = wait_event_interruptible_timeout(ep->recv_wq,
+							READ_ONCE(ep->len),
+							left);
+		if (left < 0)
+			return ERR_PTR(left);
+		if (!left && !READ_ONCE(ep->len))
+			return ERR_PTR(-ETIMEDOUT);
+	}
+}
+
+int fos_op_request_receive(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_request_receive *a = &c->args.request_receive;
+	u32 cids[FRACTOS_REQ_MAX_CAPS];
+	struct fos_ep *ep = s->ep;
+	struct fos_msg *msg;
+	u32 i, n = 0;
+	int ret;
+
+	if ((a->flags & ~(FRACTOS_RECV_NONBLOCK | FRACTOS_RECV_TIMEOUT)) ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+
+	msg = fos_ep_peek(ep, a->flags, a->timeout_ns);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+
+	if (msg->imm_len > a->imm_len || msg->ncaps > a->ncaps) {
+		a->imm_len = msg->imm_len;
+		a->ncaps = msg->ncaps;
+		c->out_on_error = true;
+		ret = -EMSGSIZE;
+		goto out_unlock;
+	}
+	if (msg->imm_len &&
+	    copy_to_user(u64_to_user_ptr(a->imms), msg->imm, msg->imm_len)) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	for (n = 0; n < msg->ncaps; n++) {
+		ret = fos_cap_install(s, &msg->caps[n], &cids[n]);
+		if (ret)
+			goto out_close;
+	}
+	if (n && copy_to_user(u64_to_user_ptr(a->caps), cids,
+			      n * sizeof(u32))) {
+		ret = -EFAULT;
+		goto out_close;
+	}
+
+	/* Delivered: take it off the queue. */
+	spin_lock(&ep->lock);
+	list_del(&msg->link);
+	WRITE_ONCE(ep->len, ep->len - 1);
+	spin_unlock(&ep->lock);
+	mutex_unlock(&ep->recv_mutex);
+	wake_up(&ep->send_wq);
+
+	a->type = msg->type;
+	a->tag = msg->tag;
+	a->imm_len = msg->imm_len;
+	a->ncaps = msg->ncaps;
+	fos_msg_free(msg);
+	return 0;
+
+out_close:
+	for (i = 0; i < n; i++)
+		fos_cap_close(s, cids[i]);
+	if (ret == -EMFILE) {
+		a->imm_len = msg->imm_len;
+		a->ncaps = msg->ncaps;
+		c->out_on_error = true;
+	}
+out_unlock:
+	mutex_unlock(&ep->recv_mutex);
+	return ret;
+}
