@@ -297,6 +297,8 @@ union fos_args {
  *	can close it again if the result cannot be written back
  * @pending_file: CAP_EXPORT: the file to install at @pending_fd on success
  * @pending_fd: CAP_EXPORT: the reserved descriptor
+ * @nowait: do not wait; return -EAGAIN where the operation would sleep
+ *	for an event (see fos_call_user())
  * @out_on_error: write @args back even though the handler failed (used by
  *	REQUEST_RECEIVE's EMSGSIZE to report the sizes it needs)
  */
@@ -305,10 +307,17 @@ struct fos_call {
 	u32 new_cid;
 	struct file *pending_file;
 	int pending_fd;
+	bool nowait;
 	bool out_on_error;
 };
 
+int fos_call_user(struct fos_space *s, unsigned int cmd, void __user *uarg,
+		  bool nowait);
 long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* uring.c */
+struct io_uring_cmd;
+int fos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 
 /* Operation handlers, one family per file. */
 int fos_op_space_info(struct fos_space *s, struct fos_call *c);

@@ -83,10 +83,20 @@ static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 		fos_cap_close(s, c->new_cid);
 }
 
-long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/**
+ * fos_call_user - run one operation on a user struct
+ * @s: the space
+ * @cmd: the FRACTOS_IOC_* command (its size field gives the struct size)
+ * @uarg: the user struct, read in and written back
+ * @nowait: the caller cannot sleep for long (io_uring's inline issue):
+ *	operations that would wait return -EAGAIN instead, and the front
+ *	door retries from a context that may block
+ *
+ * Return: 0 or a negative errno (see the uAPI header's table).
+ */
+int fos_call_user(struct fos_space *s, unsigned int cmd, void __user *uarg,
+		  bool nowait)
 {
-	struct fos_space *s = file->private_data;
-	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
 	const struct fos_op *op;
 	struct fos_call c;
@@ -98,6 +108,7 @@ long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	memset(&c, 0, sizeof(c));
 	c.new_cid = FRACTOS_CID_INVALID;
+	c.nowait = nowait;
 	/*
 	 * Every operation is at its first version, so a shorter struct is
 	 * malformed; a longer one must have a zero tail.
@@ -122,4 +133,10 @@ long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 	fos_call_finish(s, &c, true);
 	return 0;
+}
+
+long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return fos_call_user(file->private_data, cmd, (void __user *)arg,
+			     false);
 }

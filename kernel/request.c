@@ -295,7 +295,8 @@ static struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len)
 }
 
 /* Queue @msg on @ep; on failure the caller still owns @msg. */
-static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait)
+static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
+		       bool nowait)
 {
 	unsigned int max = max(READ_ONCE(fos_max_queue), 1U);
 	int ret;
@@ -314,7 +315,7 @@ static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait)
 			return 0;
 		}
 		ret = -EAGAIN;
-		if (!wait)
+		if (!wait || nowait)
 			break;
 		spin_unlock(&ep->lock);
 		ret = wait_event_interruptible(ep->send_wq,
@@ -373,7 +374,8 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
 	msg->imm_len = b.imm_len;
 	if (!ret)
-		ret = fos_ep_send(req->ep, msg, a->flags & FRACTOS_INVOKE_WAIT);
+		ret = fos_ep_send(req->ep, msg,
+				  a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
 	if (ret)
 		fos_msg_free(msg);
 out_req:
@@ -388,7 +390,7 @@ out_cap:
  * ep->recv_mutex held.
  */
 static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
-				   u64 timeout_ns)
+				   u64 timeout_ns, bool nowait)
 {
 	long left = MAX_SCHEDULE_TIMEOUT;
 	struct fos_msg *msg;
@@ -397,8 +399,12 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 		left = min_t(u64, nsecs_to_jiffies64(timeout_ns),
 			     MAX_SCHEDULE_TIMEOUT - 1);
 	for (;;) {
-		if (mutex_lock_interruptible(&ep->recv_mutex))
+		if (nowait) {
+			if (!mutex_trylock(&ep->recv_mutex))
+				return ERR_PTR(-EAGAIN);
+		} else if (mutex_lock_interruptible(&ep->recv_mutex)) {
 			return ERR_PTR(-ERESTARTSYS);
+		}
 		spin_lock(&ep->lock);
 		msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
 		spin_unlock(&ep->lock);
@@ -406,7 +412,7 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 			return msg;
 		mutex_unlock(&ep->recv_mutex);
 
-		if (flags & FRACTOS_RECV_NONBLOCK)
+		if ((flags & FRACTOS_RECV_NONBLOCK) || nowait)
 			return ERR_PTR(-EAGAIN);
 		if (!left)
 			return ERR_PTR(-ETIMEDOUT);
@@ -433,7 +439,7 @@ int fos_op_request_receive(struct fos_space *s, struct fos_call *c)
 	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
 		return -EINVAL;
 
-	msg = fos_ep_peek(ep, a->flags, a->timeout_ns);
+	msg = fos_ep_peek(ep, a->flags, a->timeout_ns, c->nowait);
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 

@@ -172,6 +172,7 @@ const struct file_operations fos_space_fops = {
 	.poll		= fos_space_poll,
 	.unlocked_ioctl	= fos_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= fos_uring_cmd,
 	.show_fdinfo	= fos_space_show_fdinfo,
 };
 

@@ -441,6 +441,27 @@ struct fractos_request_receive {
 	__u64 reserved[2];
 };
 
+/**
+ * struct fractos_uring_cmd - the command area of an IORING_OP_URING_CMD SQE
+ * @arg: user pointer to the operation's struct, exactly as for ioctl()
+ * @reserved: must be 0
+ *
+ * DOC: io_uring
+ *
+ * Every operation can also be submitted with io_uring: sqe->opcode =
+ * IORING_OP_URING_CMD, sqe->fd = the space's fd, sqe->cmd_op = the
+ * FRACTOS_IOC_* number, and the SQE's command area holds this struct (it
+ * fits a plain 64-byte SQE).  The CQE's res is 0 or -errno, with the same
+ * meaning as the ioctl's; output fields are written to the struct at @arg,
+ * which must stay valid until the CQE arrives.  Operations that wait
+ * (REQUEST_RECEIVE without FRACTOS_RECV_NONBLOCK, REQUEST_INVOKE with
+ * FRACTOS_INVOKE_WAIT) complete asynchronously; the others complete inline.
+ */
+struct fractos_uring_cmd {
+	__u64 arg;
+	__u64 reserved;
+};
+
 #define FRACTOS_IOC_MAGIC	0xF7
 
 #define FRACTOS_IOC_SPACE_INFO		_IOWR(FRACTOS_IOC_MAGIC, 0x00, struct fractos_space_info)
