@@ -60,6 +60,9 @@ int fos_op_cap_export(struct fos_space *s, struct fos_call *c)
 	ret = fos_cap_get(s, a->cid, cap);
 	if (ret)
 		goto err_free;
+	ret = fos_obj_delegate(cap);
+	if (ret)
+		goto err_put;
 
 	fd = get_unused_fd_flags(O_RDONLY |
 				 (a->flags & FRACTOS_EXPORT_CLOEXEC ?

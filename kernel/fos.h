@@ -123,6 +123,7 @@ struct fos_cap;
  * @msgs: queued struct fos_msg, oldest first
  * @len: number of entries in @msgs, at most fos_max_queue
  * @closed: the space is gone; nothing is queued any more
+ * @nmonitors: monitors registered to deliver here (bounded by max_caps)
  * @recv_mutex: serialises receivers, so that the head message stays queued
  *	while its capabilities are installed (which may sleep)
  */
@@ -134,6 +135,7 @@ struct fos_ep {
 	struct list_head msgs;
 	unsigned int len;
 	bool closed;
+	atomic_t nmonitors;
 	struct mutex recv_mutex;	/* see @recv_mutex above */
 };
 
@@ -160,10 +162,29 @@ struct fos_req {
 	u8 *imm;
 };
 
-/* Resources taken from revoked objects, released after fos_tree_lock. */
+/**
+ * struct fos_monitor - a monitor_receive or monitor_delegate registration
+ * @link: on the object's monitors list, then on a struct fos_dead list
+ * @ep: the receive queue the event goes to (holds a reference)
+ * @cookie: delivered as the event's tag
+ * @type: FRACTOS_MSG_MONITOR_RECEIVE or FRACTOS_MSG_MONITOR_DELEGATE
+ */
+struct fos_monitor {
+	struct list_head link;
+	struct fos_ep *ep;
+	u64 cookie;
+	u32 type;
+};
+
+/*
+ * Things taken from objects under fos_tree_lock, dealt with after it is
+ * dropped: resources of revoked objects, monitors to fire or to drop.
+ */
 struct fos_dead {
 	struct list_head mems;
 	struct list_head reqs;
+	struct list_head fire;
+	struct list_head drop;
 };
 
 /**
@@ -184,6 +205,12 @@ struct fos_dead {
  * @req: Requests made by request_create: the contents, NULL once revoked
  *	(revocation-tree children of a Request have none); under
  *	fos_tree_lock
+ * @monitors: monitor_receive registrations, under fos_tree_lock
+ * @deleg: the monitor_delegate registration or NULL, under fos_tree_lock
+ * @ndelegated: live delegatee children, under fos_tree_lock
+ * @delegatee: this object stands for one delegation of its parent and
+ *	counts in the parent's @ndelegated until revoked or freed; under
+ *	fos_tree_lock
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -200,6 +227,10 @@ struct fos_object {
 	struct list_head owner_link;
 	struct fos_mem *mem;
 	struct fos_req *req;
+	struct list_head monitors;
+	struct fos_monitor *deleg;
+	u32 ndelegated;
+	bool delegatee;
 	struct list_head work;
 	struct list_head reap;
 };
@@ -233,6 +264,7 @@ struct fos_space {
 };
 
 /* object.c */
+extern spinlock_t fos_tree_lock;
 int fos_object_init(void);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
@@ -248,6 +280,13 @@ bool fos_obj_revoked(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
 struct fos_req *fos_obj_get_req(struct fos_object *obj);
 bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s);
+int fos_obj_delegate(struct fos_cap *cap);
+void fos_dead_init(struct fos_dead *dead);
+void fos_dead_release(struct fos_dead *dead);
+
+/* monitor.c */
+void fos_monitor_fire(struct fos_monitor *m);
+void fos_monitor_drop(struct fos_monitor *m);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);
@@ -258,6 +297,7 @@ void fos_req_put(struct fos_req *req);
 struct fos_ep *fos_ep_create(void);
 void fos_ep_put(struct fos_ep *ep);
 void fos_ep_close(struct fos_ep *ep);
+void fos_ep_post_event(struct fos_ep *ep, u32 type, u64 cookie);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 
@@ -288,6 +328,7 @@ union fos_args {
 	struct fractos_request_create request_create;
 	struct fractos_request_invoke request_invoke;
 	struct fractos_request_receive request_receive;
+	struct fractos_monitor monitor;
 };
 
 /**
@@ -334,6 +375,8 @@ int fos_op_cap_import(struct fos_space *s, struct fos_call *c);
 int fos_op_request_create(struct fos_space *s, struct fos_call *c);
 int fos_op_request_invoke(struct fos_space *s, struct fos_call *c);
 int fos_op_request_receive(struct fos_space *s, struct fos_call *c);
+int fos_op_monitor_receive(struct fos_space *s, struct fos_call *c);
+int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c);
 
 /* Helpers for argument checks. */
 static inline bool fos_mem_is_zero(const void *p, size_t n)

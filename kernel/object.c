@@ -10,7 +10,7 @@
 #include <linux/sched.h>
 #include "fos.h"
 
-static DEFINE_SPINLOCK(fos_tree_lock);
+DEFINE_SPINLOCK(fos_tree_lock);
 
 static atomic64_t fos_next_oid = ATOMIC64_INIT(0);
 static struct kmem_cache *fos_obj_cache;
@@ -39,6 +39,7 @@ static struct fos_object *fos_obj_alloc(u32 type)
 	INIT_LIST_HEAD(&obj->children);
 	INIT_LIST_HEAD(&obj->sibling);
 	INIT_LIST_HEAD(&obj->owner_link);
+	INIT_LIST_HEAD(&obj->monitors);
 	INIT_LIST_HEAD(&obj->work);
 	INIT_LIST_HEAD(&obj->reap);
 	fos_live_add(FOS_LIVE_OBJECTS, 1);
@@ -49,8 +50,29 @@ static struct fos_object *fos_obj_alloc(u32 type)
 static void fos_obj_set_owner_locked(struct fos_object *obj,
 				     struct fos_space *owner)
 {
+	if (!owner)
+		return;
 	obj->owner = owner;
 	list_add_tail(&obj->owner_link, &owner->owned);
+}
+
+/*
+ * @obj stops counting as a delegation of its parent (it is revoked or
+ * freed); the parent's monitor_delegate fires when none is left.  Caller
+ * holds fos_tree_lock.
+ */
+static void fos_obj_undelegate_locked(struct fos_object *obj,
+				      struct fos_dead *dead)
+{
+	struct fos_object *p = obj->parent;
+
+	if (!obj->delegatee)
+		return;
+	obj->delegatee = false;
+	if (!--p->ndelegated && p->deleg) {
+		list_add_tail(&p->deleg->link, &dead->fire);
+		p->deleg = NULL;
+	}
 }
 
 /**
@@ -146,17 +168,25 @@ static void fos_reaper_req_put(struct fos_reaper *r, struct fos_req *req)
 
 static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 {
+	struct fos_dead dead;
 	struct fos_mem *mem;
 	struct fos_req *req;
 
+	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	list_del(&obj->sibling);
 	if (obj->owner)
 		list_del(&obj->owner_link);
 	mem = obj->mem;
 	req = obj->req;
+	fos_obj_undelegate_locked(obj, &dead);
+	/* Nobody holds it any more: its monitors have nobody to tell. */
+	list_splice_init(&obj->monitors, &dead.drop);
+	if (obj->deleg)
+		list_add_tail(&obj->deleg->link, &dead.drop);
 	spin_unlock(&fos_tree_lock);
 	WARN_ON_ONCE(!list_empty(&obj->children));
+	fos_dead_release(&dead);
 
 	if (mem)
 		fos_mem_put(mem);
@@ -258,6 +288,13 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			list_add_tail(&cur->req->dead, &dead->reqs);
 			cur->req = NULL;
 		}
+		list_splice_tail_init(&cur->monitors, &dead->fire);
+		fos_obj_undelegate_locked(cur, dead);
+		/* With delegations left, the last one to go fires it. */
+		if (cur->deleg && !cur->ndelegated) {
+			list_add_tail(&cur->deleg->link, &dead->fire);
+			cur->deleg = NULL;
+		}
 		list_for_each_entry(child, &cur->children, sibling) {
 			if (child->revoked)
 				continue;
@@ -267,17 +304,25 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 	}
 }
 
-static void fos_dead_init(struct fos_dead *dead)
+void fos_dead_init(struct fos_dead *dead)
 {
 	INIT_LIST_HEAD(&dead->mems);
 	INIT_LIST_HEAD(&dead->reqs);
+	INIT_LIST_HEAD(&dead->fire);
+	INIT_LIST_HEAD(&dead->drop);
 }
 
-/* Release what revocation took away; may sleep. */
-static void fos_dead_release(struct fos_dead *dead)
+/* Release what was taken under fos_tree_lock; may sleep. */
+void fos_dead_release(struct fos_dead *dead)
 {
+	struct fos_monitor *m, *mt;
 	struct fos_mem *mem, *mtmp;
 	struct fos_req *req, *rtmp;
+
+	list_for_each_entry_safe(m, mt, &dead->fire, link)
+		fos_monitor_fire(m);
+	list_for_each_entry_safe(m, mt, &dead->drop, link)
+		fos_monitor_drop(m);
 
 	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
 		list_del(&mem->dead);
@@ -411,4 +456,45 @@ struct fos_req *fos_obj_get_req(struct fos_object *obj)
 	kref_get(&req->ref);
 	spin_unlock(&fos_tree_lock);
 	return req;
+}
+
+/**
+ * fos_obj_delegate - account for a capability leaving its space
+ * @cap: the capability being delegated (a message or Request argument, or
+ *	an exported fd); on return it may reference a new object
+ *
+ * When @cap's object is watched by monitor_delegate, the delegated copy
+ * references a new revocation-tree child that counts as one delegation
+ * until it is revoked or freed (every copy of it dropped).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int fos_obj_delegate(struct fos_cap *cap)
+{
+	struct fos_object *obj = cap->obj, *child;
+
+	if (!READ_ONCE(obj->deleg))
+		return 0;
+	child = fos_obj_alloc(obj->type);
+	if (!child)
+		return -ENOMEM;
+	child->depth = obj->depth + 1;
+
+	spin_lock(&fos_tree_lock);
+	if (!obj->deleg || obj->revoked) {
+		spin_unlock(&fos_tree_lock);
+		kmem_cache_free(fos_obj_cache, child);
+		fos_live_add(FOS_LIVE_OBJECTS, -1);
+		return 0;
+	}
+	kref_get(&obj->ref);
+	child->parent = obj;
+	list_add_tail(&child->sibling, &obj->children);
+	child->delegatee = true;
+	obj->ndelegated++;
+	spin_unlock(&fos_tree_lock);
+
+	cap->obj = child;	/* takes over the caller's reference... */
+	fos_obj_put(obj);	/* ...which the child now holds itself */
+	return 0;
 }

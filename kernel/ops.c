@@ -49,6 +49,10 @@ static const struct fos_op fos_ops[] = {
 	       struct fractos_request_invoke),
 	FOS_OP(FRACTOS_IOC_REQUEST_RECEIVE, fos_op_request_receive,
 	       struct fractos_request_receive),
+	FOS_OP(FRACTOS_IOC_MONITOR_RECEIVE, fos_op_monitor_receive,
+	       struct fractos_monitor),
+	FOS_OP(FRACTOS_IOC_MONITOR_DELEGATE, fos_op_monitor_delegate,
+	       struct fractos_monitor),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)

@@ -106,6 +106,37 @@ void fos_ep_close(struct fos_ep *ep)
 	fos_ep_put(ep);
 }
 
+/**
+ * fos_ep_post_event - queue a monitor event, ignoring the queue bound
+ * @ep: the receive queue
+ * @type: FRACTOS_MSG_MONITOR_*
+ * @cookie: the registration's cookie
+ *
+ * Events are bounded by the registrations (at most max_caps per space), so
+ * they may pass max_queue; they are lost only if the space is gone or the
+ * allocation fails.
+ */
+void fos_ep_post_event(struct fos_ep *ep, u32 type, u64 cookie)
+{
+	struct fos_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+
+	if (!msg)
+		return;
+	fos_live_add(FOS_LIVE_MESSAGES, 1);
+	msg->type = type;
+	msg->tag = cookie;
+	spin_lock(&ep->lock);
+	if (ep->closed) {
+		spin_unlock(&ep->lock);
+		fos_msg_free(msg);
+		return;
+	}
+	list_add_tail(&msg->link, &ep->msgs);
+	WRITE_ONCE(ep->len, ep->len + 1);
+	spin_unlock(&ep->lock);
+	wake_up(&ep->recv_wq);
+}
+
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait)
 {
@@ -130,10 +161,15 @@ static int fos_args_add_cids(struct fos_space *s, struct fos_args_buf *b,
 	if (copy_from_user(cids, u64_to_user_ptr(ucids), n * sizeof(u32)))
 		return -EFAULT;
 	for (i = 0; i < n; i++) {
-		ret = fos_cap_get(s, cids[i], &b->caps[*b->ncaps]);
+		struct fos_cap *cap = &b->caps[*b->ncaps];
+
+		ret = fos_cap_get(s, cids[i], cap);
 		if (ret)
 			return ret;
 		(*b->ncaps)++;
+		ret = fos_obj_delegate(cap);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

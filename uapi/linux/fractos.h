@@ -116,6 +116,10 @@
  *                   EMFILE  the capabilities do not fit (message kept).
  *                   EFAULT  a buffer is not writable (message kept, its
  *                           capabilities not installed).
+ *   MONITOR_*       ENOSPC  the space has max_caps monitors registered.
+ *   MONITOR_DELEGATE  EPERM  this space did not create the object.
+ *                   EBUSY   the object already has a delegate monitor.
+ *                   EKEYREVOKED  the object is revoked.
  *
  * poll()/epoll on the space's fd reports EPOLLIN while a message is queued.
  */
@@ -404,7 +408,9 @@ struct fractos_request_invoke {
 
 /* fractos_request_receive.type */
 enum fractos_msg_type {
-	FRACTOS_MSG_REQUEST	= 1,
+	FRACTOS_MSG_REQUEST		= 1,	/* an invocation */
+	FRACTOS_MSG_MONITOR_RECEIVE	= 2,	/* tag: the cookie */
+	FRACTOS_MSG_MONITOR_DELEGATE	= 3,	/* tag: the cookie */
 };
 
 /* fractos_request_receive.flags */
@@ -438,6 +444,38 @@ struct fractos_request_receive {
 	__u32 imm_len;
 	__u32 ncaps;
 	__u64 caps;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fractos_monitor - FRACTOS_IOC_MONITOR_RECEIVE and _DELEGATE
+ * @cid: in, the capability to watch
+ * @flags: in, must be 0
+ * @cookie: in, returned as the event's tag
+ * @reserved: must be 0
+ *
+ * Events are messages on this space's receive queue, received with
+ * REQUEST_RECEIVE (type FRACTOS_MSG_MONITOR_*, tag = @cookie, no
+ * arguments).  Each registration fires at most once.  Events are queued
+ * even when the queue is full; registrations per space are limited to
+ * max_caps (ENOSPC).
+ *
+ * MONITOR_RECEIVE: fires when @cid's object is revoked - explicitly, by a
+ * revocation-tree ancestor, or because its owner (a Request's provider)
+ * went away.  If it is already revoked, fires at once.  Dropped silently
+ * if the object is freed because nobody holds it any more.
+ *
+ * MONITOR_DELEGATE: only the space that created the object may call it
+ * (EPERM), once per object (EBUSY).  From then on every delegation of the
+ * object (as a Request or invocation argument, or an exported fd) hands
+ * out a new revocation-tree child of it; the event fires when every such
+ * child is gone - revoked, or every copy of it closed, including by its
+ * holder's death.  Revoking the object itself revokes them all.
+ */
+struct fractos_monitor {
+	__u32 cid;
+	__u32 flags;
+	__u64 cookie;
 	__u64 reserved[2];
 };
 
@@ -482,6 +520,10 @@ struct fractos_uring_cmd {
 	_IOWR(FRACTOS_IOC_MAGIC, 0x0c, struct fractos_request_invoke)
 #define FRACTOS_IOC_REQUEST_RECEIVE \
 	_IOWR(FRACTOS_IOC_MAGIC, 0x0d, struct fractos_request_receive)
+#define FRACTOS_IOC_MONITOR_RECEIVE \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x0e, struct fractos_monitor)
+#define FRACTOS_IOC_MONITOR_DELEGATE \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x0f, struct fractos_monitor)
 
 /*
  * DOC: Live-object counters
