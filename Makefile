@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# fractos top-level build.
+#
+#   make                 kernel/fractos.ko (for KDIR) and the userspace parts
+#   make module          only the module, in place (kernel/fractos.ko)
+#   make kmod KVER=6.12  the module for one Debian kernel, in build/<release>/
+#   make userspace       libcaladan, fractctl, the demo, benchmarks, selftests
+#   make unit            host unit tests (no module, no VM)
+#   make check           unit tests, then the guest selftests on 6.1 and 6.12
+#   make demo            boot a guest and run the demos
+#   make sparse|w1|checkpatch   static checks of the module
+#   make clean
+#
+# KDIR= picks a kernel build tree; KVER=6.1|6.12 is a shorthand for the
+# newest installed Debian linux-headers-<KVER>.*-amd64.  The default is the
+# running kernel's build tree when it exists, else the newest installed
+# Debian linux-headers-*-amd64.
+
+KVERS ?= 6.1 6.12
+
+headers_for = $(lastword $(shell ls -d /usr/src/linux-headers-$(1)*-amd64 2>/dev/null | sort -V))
+
+ifneq ($(KVER),)
+KDIR ?= $(call headers_for,$(KVER).)
+else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build),)
+KDIR ?= /lib/modules/$(shell uname -r)/build
+else
+KDIR ?= $(call headers_for,)
+endif
+
+# kernel release of a headers tree: /usr/src/linux-headers-6.1.0-27-amd64 -> 6.1.0-27-amd64
+krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
+
+CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
+KSRC := Kbuild $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild uapi/linux/fractos.h
+
+.PHONY: all module kmod kmods userspace unit check selftests demo sparse w1 \
+	checkpatch static clean deps FORCE
+
+all: module userspace
+
+deps:
+	@vm/install-deps --check
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel headers found: run vm/install-deps" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# An out-of-place build per kernel, so that 6.1 and 6.12 modules coexist:
+# the sources are mirrored into build/<release>/ and built there.
+kmod:
+	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
+	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel $$d/uapi/linux; \
+	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules
+
+kmods:
+	@for v in $(KVERS); do $(MAKE) --no-print-directory kmod KVER=$$v KDIR= || exit 1; done
+
+userspace:
+	$(MAKE) -C lib
+	$(MAKE) -C tools
+	$(MAKE) -C tests/selftests
+
+unit:
+	$(MAKE) -C lib check
+	$(MAKE) -C tools check
+
+# Guest selftests on every kernel of KVERS; the module for each is built first.
+selftests: userspace kmods
+	@rc=0; for v in $(KVERS); do \
+		echo "=== selftests on $$v ==="; \
+		vm/run --kernel $$v --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
+			-- tests/selftests/run_all.sh || rc=1; \
+	done; exit $$rc
+
+check: deps
+	@$(MAKE) --no-print-directory w1
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory selftests
+
+demo: deps userspace kmods
+	vm/run --kernel $(firstword $(KVERS)) --timeout 600 -- tools/demo.sh
+
+w1:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules
+
+# checkpatch.pl ships in linux-source-6.1's tarball, not in the headers.
+$(CHECKPATCH):
+	@test -r /usr/src/linux-source-6.1.tar.xz || { echo "linux-source-6.1 missing: run vm/install-deps" >&2; exit 1; }
+	mkdir -p build/checkpatch
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C build/checkpatch --strip-components=1 \
+		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
+	touch $@
+
+checkpatch: $(CHECKPATCH)
+	$(CHECKPATCH) --strict --no-tree --terse --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f $(filter-out %Kbuild,$(KSRC))
+
+static: w1 sparse checkpatch
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	$(MAKE) -C lib clean
+	$(MAKE) -C tools clean
+	-$(MAKE) -C tests/selftests clean
+	rm -rf build

@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every fractos selftest in the guest (vm/run loads the module first).
+# Programs: every executable built from a *.c/*.cpp here, then every
+# test_*.sh script.  Prints each program's TAP output, one summary line per
+# program and, last, "# fractos: N passed, N failed" (programs).
+# Usage: run_all.sh [NAME...]    (default: all)
+cd "$(dirname "$0")" || exit 1
+
+live=/sys/class/misc/fractos/live
+pass=0
+fail=0
+failed=""
+
+if [ $# -gt 0 ]; then
+	tests="$*"
+else
+	tests=""
+	for c in *.c *.cpp; do
+		[ -e "$c" ] || continue
+		tests="$tests ${c%.*}"
+	done
+	for s in test_*.sh; do
+		[ -e "$s" ] && tests="$tests $s"
+	done
+fi
+
+for t in $tests; do
+	echo "# ---- $t"
+	if [ ! -x "./$t" ]; then
+		echo "# $t: not built"
+		fail=$((fail + 1)); failed="$failed $t"
+		continue
+	fi
+	timeout "${TEST_TIMEOUT:-300}" "./$t"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "# PASS $t"
+	else
+		fail=$((fail + 1)); failed="$failed $t"
+		echo "# FAIL $t (exit $rc)"
+	fi
+done
+
+# Nothing may outlive the tests: every live-object counter must be zero.
+if [ -d "$live" ]; then
+	bad=""
+	for f in "$live"/*; do
+		v=$(cat "$f")
+		[ "$v" = 0 ] || bad="$bad $(basename "$f")=$v"
+	done
+	if [ -z "$bad" ]; then
+		pass=$((pass + 1)); echo "# PASS live-objects-zero"
+	else
+		fail=$((fail + 1)); failed="$failed live-objects-zero"
+		echo "# FAIL live-objects-zero:$bad"
+	fi
+fi
+
+[ -n "$failed" ] && echo "# failed:$failed"
+echo "# fractos: $pass passed, $fail failed"
+[ $fail -eq 0 ]
