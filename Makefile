@@ -22,7 +22,7 @@ KVERS ?= 6.1 6.12
 headers_for = $(lastword $(shell ls -d /usr/src/linux-headers-$(1)*-amd64 2>/dev/null | sort -V))
 
 ifneq ($(KVER),)
-KDIR ?= $(call headers_for,$(KVER).)
+override KDIR := $(call headers_for,$(KVER).)
 else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build),)
 KDIR ?= /lib/modules/$(shell uname -r)/build
 else
@@ -52,11 +52,13 @@ module:
 kmod:
 	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
 	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel $$d/uapi/linux; \
+	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel $$d/uapi/linux; \
+		echo "$(KDIR)" > $$d/.kdir; }; \
 	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules
 
 kmods:
-	@for v in $(KVERS); do $(MAKE) --no-print-directory kmod KVER=$$v KDIR= || exit 1; done
+	@for v in $(KVERS); do $(MAKE) --no-print-directory kmod KVER=$$v || exit 1; done
 
 userspace:
 	$(MAKE) -C lib

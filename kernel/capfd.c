@@ -61,8 +61,10 @@ int fos_op_cap_export(struct fos_space *s, struct fos_call *c)
 	if (ret)
 		goto err_free;
 	ret = fos_obj_delegate(cap);
-	if (ret)
+	if (ret < 0)
 		goto err_put;
+	c->pending_delegated = ret;
+	ret = 0;
 
 	fd = get_unused_fd_flags(O_RDONLY |
 				 (a->flags & FRACTOS_EXPORT_CLOEXEC ?
@@ -87,6 +89,8 @@ int fos_op_cap_export(struct fos_space *s, struct fos_call *c)
 	return 0;
 
 err_put:
+	if (c->pending_delegated)
+		fos_obj_undelegate(cap);
 	fos_obj_put(cap->obj);
 err_free:
 	kfree(cap);

@@ -72,6 +72,9 @@ enum fos_counter {
 	FOS_LIVE_CAPFDS,
 	FOS_LIVE_REQUESTS,
 	FOS_LIVE_MESSAGES,
+	FOS_LIVE_NAMES,
+	FOS_LIVE_PEERS,
+	FOS_LIVE_CONNS,
 	FOS_LIVE_NR,
 };
 
@@ -87,6 +90,7 @@ extern unsigned int fos_max_caps;
 extern unsigned int fos_node_id;
 extern unsigned long fos_max_pin_bytes;
 extern unsigned int fos_max_queue;
+extern unsigned int fos_max_names;
 extern u32 fos_epoch;
 
 /**
@@ -185,6 +189,7 @@ struct fos_dead {
 	struct list_head reqs;
 	struct list_head fire;
 	struct list_head drop;
+	struct list_head names;
 };
 
 /**
@@ -211,6 +216,7 @@ struct fos_dead {
  * @delegatee: this object stands for one delegation of its parent and
  *	counts in the parent's @ndelegated until revoked or freed; under
  *	fos_tree_lock
+ * @names: published names of this object (name.c), under fos_tree_lock
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -231,6 +237,7 @@ struct fos_object {
 	struct fos_monitor *deleg;
 	u32 ndelegated;
 	bool delegatee;
+	struct list_head names;
 	struct list_head work;
 	struct list_head reap;
 };
@@ -281,8 +288,13 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
 struct fos_req *fos_obj_get_req(struct fos_object *obj);
 bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s);
 int fos_obj_delegate(struct fos_cap *cap);
+void fos_obj_undelegate(struct fos_cap *cap);
 void fos_dead_init(struct fos_dead *dead);
 void fos_dead_release(struct fos_dead *dead);
+
+/* name.c */
+void fos_name_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
+void fos_name_release(struct list_head *list);
 
 /* monitor.c */
 void fos_monitor_fire(struct fos_monitor *m);
@@ -329,6 +341,7 @@ union fos_args {
 	struct fractos_request_invoke request_invoke;
 	struct fractos_request_receive request_receive;
 	struct fractos_monitor monitor;
+	struct fractos_name name;
 };
 
 /**
@@ -338,6 +351,8 @@ union fos_args {
  *	can close it again if the result cannot be written back
  * @pending_file: CAP_EXPORT: the file to install at @pending_fd on success
  * @pending_fd: CAP_EXPORT: the reserved descriptor
+ * @pending_delegated: CAP_EXPORT: the file's capability is a new
+ *	delegation (fos_obj_delegate() returned 1)
  * @nowait: do not wait; return -EAGAIN where the operation would sleep
  *	for an event (see fos_call_user())
  * @out_on_error: write @args back even though the handler failed (used by
@@ -348,6 +363,7 @@ struct fos_call {
 	u32 new_cid;
 	struct file *pending_file;
 	int pending_fd;
+	bool pending_delegated;
 	bool nowait;
 	bool out_on_error;
 };
@@ -377,6 +393,9 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c);
 int fos_op_request_receive(struct fos_space *s, struct fos_call *c);
 int fos_op_monitor_receive(struct fos_space *s, struct fos_call *c);
 int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c);
+int fos_op_name_publish(struct fos_space *s, struct fos_call *c);
+int fos_op_name_lookup(struct fos_space *s, struct fos_call *c);
+int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c);
 
 /* Helpers for argument checks. */
 static inline bool fos_mem_is_zero(const void *p, size_t n)

@@ -7,6 +7,7 @@
 #include <linux/random.h>
 #include <linux/sysfs.h>
 #include "fos.h"
+#include "fabric.h"
 
 unsigned int fos_max_caps = 1U << 20;
 module_param_named(max_caps, fos_max_caps, uint, 0644);
@@ -26,6 +27,11 @@ unsigned int fos_max_queue = 1024;
 module_param_named(max_queue, fos_max_queue, uint, 0644);
 MODULE_PARM_DESC(max_queue,
 		 "Messages a space's receive queue holds; past it, invoke fails with EAGAIN or waits (default 1024)");
+
+unsigned int fos_max_names = 65536;
+module_param_named(max_names, fos_max_names, uint, 0644);
+MODULE_PARM_DESC(max_names,
+		 "Names published on this node; past it, publish fails with ENOSPC (default 65536)");
 
 /* Changes at every load: capabilities from an older epoch are stale. */
 u32 fos_epoch;
@@ -60,6 +66,9 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(capfds, FOS_LIVE_CAPFDS),
 	FOS_LIVE_ATTR(requests, FOS_LIVE_REQUESTS),
 	FOS_LIVE_ATTR(messages, FOS_LIVE_MESSAGES),
+	FOS_LIVE_ATTR(names, FOS_LIVE_NAMES),
+	FOS_LIVE_ATTR(peers, FOS_LIVE_PEERS),
+	FOS_LIVE_ATTR(conns, FOS_LIVE_CONNS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
@@ -101,14 +110,24 @@ static int __init fos_init(void)
 	ret = fos_space_init();
 	if (ret)
 		goto err_obj;
-	ret = misc_register(&fos_miscdev);
+	ret = fos_fabric_init();
 	if (ret)
 		goto err_space;
+	ret = fos_genl_init();
+	if (ret)
+		goto err_fabric;
+	ret = misc_register(&fos_miscdev);
+	if (ret)
+		goto err_genl;
 
 	pr_info("fractos " FOS_VERSION ": node %u epoch %#x\n", fos_node_id,
 		fos_epoch);
 	return 0;
 
+err_genl:
+	fos_genl_exit();
+err_fabric:
+	fos_fabric_exit();
 err_space:
 	fos_space_exit();
 err_obj:
@@ -121,6 +140,8 @@ static void __exit fos_exit(void)
 	int i;
 
 	misc_deregister(&fos_miscdev);
+	fos_genl_exit();
+	fos_fabric_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {
 		struct fos_live_attr *la = &fos_live_attrs[i];

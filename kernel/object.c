@@ -40,6 +40,7 @@ static struct fos_object *fos_obj_alloc(u32 type)
 	INIT_LIST_HEAD(&obj->sibling);
 	INIT_LIST_HEAD(&obj->owner_link);
 	INIT_LIST_HEAD(&obj->monitors);
+	INIT_LIST_HEAD(&obj->names);
 	INIT_LIST_HEAD(&obj->work);
 	INIT_LIST_HEAD(&obj->reap);
 	fos_live_add(FOS_LIVE_OBJECTS, 1);
@@ -186,6 +187,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 		list_add_tail(&obj->deleg->link, &dead.drop);
 	spin_unlock(&fos_tree_lock);
 	WARN_ON_ONCE(!list_empty(&obj->children));
+	/* Names hold a reference: none can be left. */
+	WARN_ON_ONCE(!list_empty(&obj->names));
 	fos_dead_release(&dead);
 
 	if (mem)
@@ -289,6 +292,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			cur->req = NULL;
 		}
 		list_splice_tail_init(&cur->monitors, &dead->fire);
+		fos_name_revoke_locked(cur, dead);
 		fos_obj_undelegate_locked(cur, dead);
 		/* With delegations left, the last one to go fires it. */
 		if (cur->deleg && !cur->ndelegated) {
@@ -310,6 +314,7 @@ void fos_dead_init(struct fos_dead *dead)
 	INIT_LIST_HEAD(&dead->reqs);
 	INIT_LIST_HEAD(&dead->fire);
 	INIT_LIST_HEAD(&dead->drop);
+	INIT_LIST_HEAD(&dead->names);
 }
 
 /* Release what was taken under fos_tree_lock; may sleep. */
@@ -323,6 +328,7 @@ void fos_dead_release(struct fos_dead *dead)
 		fos_monitor_fire(m);
 	list_for_each_entry_safe(m, mt, &dead->drop, link)
 		fos_monitor_drop(m);
+	fos_name_release(&dead->names);
 
 	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
 		list_del(&mem->dead);
@@ -465,9 +471,12 @@ struct fos_req *fos_obj_get_req(struct fos_object *obj)
  *
  * When @cap's object is watched by monitor_delegate, the delegated copy
  * references a new revocation-tree child that counts as one delegation
- * until it is revoked or freed (every copy of it dropped).
+ * until it is revoked or freed (every copy of it dropped).  If the
+ * operation then fails, it hands the delegation back with
+ * fos_obj_undelegate().
  *
- * Return: 0 or -ENOMEM.
+ * Return: 1 if @cap now references a new delegation child, 0 if it is
+ * unchanged, or -ENOMEM.
  */
 int fos_obj_delegate(struct fos_cap *cap)
 {
@@ -496,5 +505,28 @@ int fos_obj_delegate(struct fos_cap *cap)
 
 	cap->obj = child;	/* takes over the caller's reference... */
 	fos_obj_put(obj);	/* ...which the child now holds itself */
-	return 0;
+	return 1;
+}
+
+/**
+ * fos_obj_undelegate - take back a delegation that reached nobody
+ * @cap: a capability fos_obj_delegate() returned 1 for, not yet visible
+ *	to anyone else
+ *
+ * The operation that delegated @cap failed.  Its child stops counting as
+ * a delegation without firing the parent's monitor_delegate, which stays
+ * armed: nothing was handed out, so nothing came back.  (If the parent
+ * was revoked meanwhile, the child was revoked with it and already
+ * stopped counting.)  The caller still drops its reference on the child.
+ */
+void fos_obj_undelegate(struct fos_cap *cap)
+{
+	struct fos_object *obj = cap->obj;
+
+	spin_lock(&fos_tree_lock);
+	if (obj->delegatee) {
+		obj->delegatee = false;
+		obj->parent->ndelegated--;
+	}
+	spin_unlock(&fos_tree_lock);
 }

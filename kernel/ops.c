@@ -53,6 +53,12 @@ static const struct fos_op fos_ops[] = {
 	       struct fractos_monitor),
 	FOS_OP(FRACTOS_IOC_MONITOR_DELEGATE, fos_op_monitor_delegate,
 	       struct fractos_monitor),
+	FOS_OP(FRACTOS_IOC_NAME_PUBLISH, fos_op_name_publish,
+	       struct fractos_name),
+	FOS_OP(FRACTOS_IOC_NAME_LOOKUP, fos_op_name_lookup,
+	       struct fractos_name),
+	FOS_OP(FRACTOS_IOC_NAME_UNPUBLISH, fos_op_name_unpublish,
+	       struct fractos_name),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)
@@ -78,6 +84,8 @@ static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 		if (written) {
 			fd_install(c->pending_fd, c->pending_file);
 		} else {
+			if (c->pending_delegated)
+				fos_obj_undelegate(c->pending_file->private_data);
 			put_unused_fd(c->pending_fd);
 			fput(c->pending_file);
 		}
@@ -122,6 +130,14 @@ int fos_call_user(struct fos_space *s, unsigned int cmd, void __user *uarg,
 	ret = copy_struct_from_user(&c.args, op->size, uarg, usize);
 	if (ret)
 		return ret;
+	/*
+	 * The struct is written back after the handler ran, when its effect
+	 * (a revocation, a queued or dequeued message) cannot be undone.
+	 * Check that it is writable first, by writing back what was read,
+	 * so that EFAULT means the operation did nothing.
+	 */
+	if (copy_to_user(uarg, &c.args, op->size))
+		return -EFAULT;
 
 	ret = op->fn(s, &c);
 	if (ret) {

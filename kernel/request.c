@@ -8,6 +8,7 @@
  * the provider receives the message with the capability arguments installed
  * as new cids in its space.
  */
+#include <linux/bitops.h>
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -34,12 +35,17 @@ struct fos_msg {
 	u8 *imm;
 };
 
-/* Arguments being assembled: the common part of fos_req and fos_msg. */
+/*
+ * Arguments being assembled: the common part of fos_req and fos_msg.
+ * @delegated has bit i set when caps[i] is a new delegation, to be taken
+ * back if the operation fails.
+ */
 struct fos_args_buf {
 	struct fos_cap *caps;
 	u32 *ncaps;
 	u8 *imm;
 	u32 imm_len;
+	u32 delegated;
 };
 
 struct fos_ep *fos_ep_create(void)
@@ -168,10 +174,23 @@ static int fos_args_add_cids(struct fos_space *s, struct fos_args_buf *b,
 			return ret;
 		(*b->ncaps)++;
 		ret = fos_obj_delegate(cap);
-		if (ret)
+		if (ret < 0)
 			return ret;
+		if (ret)
+			b->delegated |= BIT(*b->ncaps - 1);
 	}
 	return 0;
+}
+
+/* The operation failed: the delegations it made reached nobody. */
+static void fos_args_undelegate(struct fos_args_buf *b)
+{
+	unsigned long bits = b->delegated;
+	unsigned int i;
+
+	for_each_set_bit(i, &bits, FRACTOS_REQ_MAX_CAPS)
+		fos_obj_undelegate(&b->caps[i]);
+	b->delegated = 0;
 }
 
 /* Append the arguments of @req (taking object references) to @b. */
@@ -279,6 +298,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 	b.ncaps = &req->ncaps;
 	b.imm = req->imm;
 	b.imm_len = 0;
+	b.delegated = 0;
 	if (base)
 		fos_args_add_req(&b, base);
 	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
@@ -286,6 +306,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
 	req->imm_len = b.imm_len;
 	if (ret) {
+		fos_args_undelegate(&b);
 		fos_req_put(req);
 		goto out;
 	}
@@ -296,6 +317,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		obj = fos_obj_create(FRACTOS_OBJ_REQUEST, s, NULL, req) ?:
 		      ERR_PTR(-ENOMEM);
 	if (IS_ERR(obj)) {
+		fos_args_undelegate(&b);
 		fos_req_put(req);
 		ret = PTR_ERR(obj);
 		goto out;
@@ -303,10 +325,12 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 
 	cap.obj = obj;
 	ret = fos_cap_install(s, &cap, &a->cid);
-	if (ret)
+	if (ret) {
+		fos_args_undelegate(&b);
 		fos_obj_revoke(obj);
-	else
+	} else {
 		c->new_cid = a->cid;
+	}
 	fos_obj_put(obj);
 out:
 	if (base)
@@ -404,6 +428,7 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	b.ncaps = &msg->ncaps;
 	b.imm = msg->imm;
 	b.imm_len = 0;
+	b.delegated = 0;
 	fos_args_add_req(&b, req);
 	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
 	if (!ret)
@@ -412,8 +437,10 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	if (!ret)
 		ret = fos_ep_send(req->ep, msg,
 				  a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
-	if (ret)
+	if (ret) {
+		fos_args_undelegate(&b);
 		fos_msg_free(msg);
+	}
 out_req:
 	fos_req_put(req);
 out_cap:

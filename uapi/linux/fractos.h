@@ -116,6 +116,20 @@
  *                   EMFILE  the capabilities do not fit (message kept).
  *                   EFAULT  a buffer is not writable (message kept, its
  *                           capabilities not installed).
+ *   NAME_PUBLISH    EINVAL  the name is empty, longer than
+ *                           FRACTOS_NAME_MAX, or has a byte outside
+ *                           0x21..0x7e.
+ *                   EPERM   this space did not create the object.
+ *                   EEXIST  the name is already published on this node.
+ *                   ENOSPC  max_names (module parameter) are published.
+ *   NAME_LOOKUP     ENOENT  no such name, or it is not visible to the
+ *                           caller (same-uid names for other uids), or
+ *                           its object was revoked.
+ *                   EHOSTUNREACH  FRACTOS_NAME_NODE names another node
+ *                           (until the RDMA fabric carries lookups).
+ *                   EMFILE  the space is full.
+ *   NAME_UNPUBLISH  ENOENT  no such name.
+ *                   EPERM   this space did not create the object.
  *   MONITOR_*       ENOSPC  the space has max_caps monitors registered.
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
@@ -479,6 +493,43 @@ struct fractos_monitor {
 	__u64 reserved[2];
 };
 
+/* DOC: Names
+ *
+ * A per-node name service for bootstrapping without SCM_RIGHTS.  The space
+ * that created an object may publish one of its capabilities to it under a
+ * name; any space may then look the name up and receives a new cid with
+ * the same view and rights (a delegation: monitor_delegate counts it).
+ * A name is visible to spaces whose opener has the publisher's effective
+ * uid, or to everybody with FRACTOS_NAME_WORLD.  Names vanish when their
+ * object is revoked, including when the publishing space goes away.
+ * Names are 1..FRACTOS_NAME_MAX bytes in 0x21..0x7e (no NUL terminator).
+ */
+#define FRACTOS_NAME_MAX	255
+
+/* fractos_name.flags */
+#define FRACTOS_NAME_WORLD	0x1U	/* publish: any uid may look it up */
+#define FRACTOS_NAME_NODE	0x2U	/* lookup: ask node @node */
+
+/**
+ * struct fractos_name - FRACTOS_IOC_NAME_PUBLISH, _LOOKUP and _UNPUBLISH
+ * @cid: PUBLISH: in, the capability to publish; LOOKUP: out, the new cid;
+ *	UNPUBLISH: ignored
+ * @flags: in, FRACTOS_NAME_WORLD (PUBLISH only), FRACTOS_NAME_NODE
+ *	(LOOKUP only)
+ * @name: in, user pointer to the name's bytes
+ * @name_len: in, length of the name
+ * @node: in, LOOKUP with FRACTOS_NAME_NODE: the node id to ask; else 0
+ * @reserved: must be 0
+ */
+struct fractos_name {
+	__u32 cid;
+	__u32 flags;
+	__u64 name;
+	__u32 name_len;
+	__u32 node;
+	__u64 reserved[2];
+};
+
 /**
  * struct fractos_uring_cmd - the command area of an IORING_OP_URING_CMD SQE
  * @arg: user pointer to the operation's struct, exactly as for ioctl()
@@ -524,13 +575,16 @@ struct fractos_uring_cmd {
 	_IOWR(FRACTOS_IOC_MAGIC, 0x0e, struct fractos_monitor)
 #define FRACTOS_IOC_MONITOR_DELEGATE \
 	_IOWR(FRACTOS_IOC_MAGIC, 0x0f, struct fractos_monitor)
+#define FRACTOS_IOC_NAME_PUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x10, struct fractos_name)
+#define FRACTOS_IOC_NAME_LOOKUP		_IOWR(FRACTOS_IOC_MAGIC, 0x11, struct fractos_name)
+#define FRACTOS_IOC_NAME_UNPUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x12, struct fractos_name)
 
 /*
  * DOC: Live-object counters
  *
  * /sys/class/misc/fractos/live/ holds one read-only decimal file per
  * counter: spaces, objects, caps, memories, pinned_pages, capfds, requests,
- * messages.  All are
+ * messages, names.  All are
  * zero when nothing uses the module; rmmod is refused (EBUSY) while any
  * space or capability fd is open.
  */

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: the per-node name service.
+ *
+ * A name maps to one capability (a view of an object with rights).  The
+ * space that created the object publishes it; any space may look it up if
+ * the name is visible to it (same effective uid as the publisher, or
+ * FRACTOS_NAME_WORLD); the lookup installs a copy of the capability.
+ *
+ * Lifetime: a published name holds a reference on its capability's object
+ * and sits on two lists: the global hash table (fos_names, under
+ * fos_names_lock) and the object's names list (under fos_tree_lock).
+ * Revocation moves the object's names onto a struct fos_dead list under
+ * fos_tree_lock; fos_name_release() then unhashes and frees them.  An
+ * unpublish that finds its name still on the object's list unlinks and
+ * frees it itself; one that finds it already taken by a revocation only
+ * unhashes it and leaves the freeing to fos_name_release().  So exactly
+ * one path frees each name: whoever took it off the object's list.
+ *
+ * Lock order: fos_names_lock (a mutex) before fos_tree_lock.
+ */
+#include <linux/cred.h>
+#include <linux/hashtable.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/stringhash.h>
+#include <linux/uaccess.h>
+#include "fos.h"
+
+/**
+ * struct fos_name - one published name
+ * @hnode: link in fos_names, under fos_names_lock
+ * @obj_link: link in @cap.obj's names list (under fos_tree_lock), or on a
+ *	struct fos_dead list once revocation took it
+ * @hashed: on fos_names, under fos_names_lock
+ * @on_obj: on @cap.obj's names list, under fos_tree_lock
+ * @cap: the published capability (holds a reference on its object)
+ * @owner: the publishing space; compared, never dereferenced (the space
+ *	cannot go away without revoking @cap.obj, which removes the name)
+ * @uid: the publisher's effective uid
+ * @flags: FRACTOS_NAME_WORLD or 0
+ * @hash: full_name_hash() of @name
+ * @len: bytes in @name
+ * @name: the name, not NUL-terminated
+ */
+struct fos_name {
+	struct hlist_node hnode;
+	struct list_head obj_link;
+	bool hashed;
+	bool on_obj;
+	struct fos_cap cap;
+	const struct fos_space *owner;
+	kuid_t uid;
+	u32 flags;
+	u32 hash;
+	u32 len;
+	char name[];
+};
+
+static DEFINE_MUTEX(fos_names_lock);
+/* Published names by hash, under fos_names_lock. */
+static DEFINE_HASHTABLE(fos_names, 10);
+/* Entries in fos_names, under fos_names_lock. */
+static unsigned int fos_nnames;
+
+/* Copy in and check a name: 1..FRACTOS_NAME_MAX bytes in 0x21..0x7e. */
+static char *fos_name_copy(const struct fractos_name *a)
+{
+	char *buf;
+	u32 i;
+
+	if (!a->name_len || a->name_len > FRACTOS_NAME_MAX)
+		return ERR_PTR(-EINVAL);
+	buf = memdup_user(u64_to_user_ptr(a->name), a->name_len);
+	if (IS_ERR(buf))
+		return buf;
+	for (i = 0; i < a->name_len; i++) {
+		if (buf[i] < 0x21 || buf[i] > 0x7e) {
+			kfree(buf);
+			return ERR_PTR(-EINVAL);
+		}
+	}
+	return buf;
+}
+
+static u32 fos_name_hash(const char *name, u32 len)
+{
+	return full_name_hash(NULL, name, len);
+}
+
+/* Caller holds fos_names_lock. */
+static struct fos_name *fos_name_find(const char *name, u32 len, u32 hash)
+{
+	struct fos_name *n;
+
+	hash_for_each_possible(fos_names, n, hnode, hash)
+		if (n->hash == hash && n->len == len &&
+		    !memcmp(n->name, name, len))
+			return n;
+	return NULL;
+}
+
+/* Caller holds fos_names_lock. */
+static void fos_name_unhash(struct fos_name *n)
+{
+	if (!n->hashed)
+		return;
+	hash_del(&n->hnode);
+	n->hashed = false;
+	fos_nnames--;
+	fos_live_add(FOS_LIVE_NAMES, -1);
+}
+
+static void fos_name_free(struct fos_name *n)
+{
+	fos_obj_put(n->cap.obj);
+	kfree(n);
+}
+
+/**
+ * fos_name_release - free names that revocation took from their objects
+ * @list: struct fos_name entries linked by obj_link
+ *
+ * May sleep.
+ */
+void fos_name_release(struct list_head *list)
+{
+	struct fos_name *n, *tmp;
+
+	if (list_empty(list))
+		return;
+	mutex_lock(&fos_names_lock);
+	list_for_each_entry(n, list, obj_link)
+		fos_name_unhash(n);
+	mutex_unlock(&fos_names_lock);
+	list_for_each_entry_safe(n, tmp, list, obj_link) {
+		list_del(&n->obj_link);
+		fos_name_free(n);
+	}
+}
+
+static int fos_name_args_bad(const struct fractos_name *a, u32 flags_ok)
+{
+	if (a->flags & ~flags_ok)
+		return -EINVAL;
+	if (!(a->flags & FRACTOS_NAME_NODE) && a->node)
+		return -EINVAL;
+	if (!fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	return 0;
+}
+
+int fos_op_name_publish(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_name *a = &c->args.name;
+	struct fos_name *n;
+	char *name;
+	int ret, delegated;
+
+	ret = fos_name_args_bad(a, FRACTOS_NAME_WORLD);
+	if (ret)
+		return ret;
+	name = fos_name_copy(a);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+	n = kzalloc(struct_size(n, name, a->name_len), GFP_KERNEL_ACCOUNT);
+	if (!n) {
+		ret = -ENOMEM;
+		goto out_name;
+	}
+	memcpy(n->name, name, a->name_len);
+	n->len = a->name_len;
+	n->hash = fos_name_hash(name, n->len);
+	n->flags = a->flags;
+	n->uid = current_euid();
+	n->owner = s;
+	INIT_LIST_HEAD(&n->obj_link);
+
+	ret = fos_cap_get(s, a->cid, &n->cap);
+	if (ret)
+		goto out_free;
+	if (fos_obj_revoked(n->cap.obj)) {
+		ret = -EKEYREVOKED;
+		goto out_put;
+	}
+	if (!fos_obj_owned_by(n->cap.obj, s)) {
+		ret = -EPERM;
+		goto out_put;
+	}
+	/* The name service holds a copy: that is a delegation. */
+	delegated = fos_obj_delegate(&n->cap);
+	if (delegated < 0) {
+		ret = delegated;
+		goto out_put;
+	}
+
+	mutex_lock(&fos_names_lock);
+	if (fos_name_find(n->name, n->len, n->hash)) {
+		ret = -EEXIST;
+	} else if (fos_nnames >= READ_ONCE(fos_max_names)) {
+		ret = -ENOSPC;
+	} else {
+		spin_lock(&fos_tree_lock);
+		if (n->cap.obj->revoked) {
+			ret = -EKEYREVOKED;
+		} else {
+			list_add_tail(&n->obj_link, &n->cap.obj->names);
+			n->on_obj = true;
+		}
+		spin_unlock(&fos_tree_lock);
+	}
+	if (!ret) {
+		hash_add(fos_names, &n->hnode, n->hash);
+		n->hashed = true;
+		fos_nnames++;
+		fos_live_add(FOS_LIVE_NAMES, 1);
+	}
+	mutex_unlock(&fos_names_lock);
+	if (!ret)
+		goto out_name;
+
+	if (delegated)
+		fos_obj_undelegate(&n->cap);
+out_put:
+	fos_obj_put(n->cap.obj);
+out_free:
+	kfree(n);
+out_name:
+	kfree(name);
+	return ret;
+}
+
+int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_name *a = &c->args.name;
+	struct fos_cap cap = {};
+	struct fos_name *n;
+	char *name;
+	int ret;
+
+	ret = fos_name_args_bad(a, FRACTOS_NAME_NODE);
+	if (ret)
+		return ret;
+	if ((a->flags & FRACTOS_NAME_NODE) && a->node != fos_node_id)
+		return -EHOSTUNREACH;
+	name = fos_name_copy(a);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	ret = -ENOENT;
+	mutex_lock(&fos_names_lock);
+	n = fos_name_find(name, a->name_len, fos_name_hash(name, a->name_len));
+	if (n && ((n->flags & FRACTOS_NAME_WORLD) ||
+		  uid_eq(n->uid, current_euid())) &&
+	    !fos_obj_revoked(n->cap.obj)) {
+		cap = n->cap;
+		fos_obj_get(cap.obj);
+		ret = 0;
+	}
+	mutex_unlock(&fos_names_lock);
+	kfree(name);
+	if (ret)
+		return ret;
+
+	ret = fos_cap_install(s, &cap, &a->cid);
+	if (!ret)
+		c->new_cid = a->cid;
+	fos_obj_put(cap.obj);
+	return ret;
+}
+
+int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_name *a = &c->args.name;
+	struct fos_name *n;
+	bool free_it = false;
+	char *name;
+	int ret;
+
+	ret = fos_name_args_bad(a, 0);
+	if (ret)
+		return ret;
+	name = fos_name_copy(a);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+
+	mutex_lock(&fos_names_lock);
+	n = fos_name_find(name, a->name_len, fos_name_hash(name, a->name_len));
+	if (!n) {
+		ret = -ENOENT;
+	} else if (n->owner != s) {
+		ret = -EPERM;
+	} else {
+		fos_name_unhash(n);
+		spin_lock(&fos_tree_lock);
+		if (n->on_obj) {
+			list_del_init(&n->obj_link);
+			n->on_obj = false;
+			free_it = true;
+		}
+		spin_unlock(&fos_tree_lock);
+	}
+	mutex_unlock(&fos_names_lock);
+	kfree(name);
+	if (free_it)
+		fos_name_free(n);
+	return ret;
+}
+
+/*
+ * Revocation of @obj: move its names to @dead.  Caller holds fos_tree_lock.
+ */
+void fos_name_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
+{
+	struct fos_name *n;
+
+	list_for_each_entry(n, &obj->names, obj_link)
+		n->on_obj = false;
+	list_splice_tail_init(&obj->names, &dead->names);
+}
