@@ -1,0 +1,1596 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: the kernel-to-kernel RDMA fabric.
+ *
+ * DOC: Fabric
+ *
+ * Nodes are configured over generic netlink (genl.c): a *peer* is a node id
+ * and an address.  There is one RC QP per peer, shared by every space of
+ * the node.  Between two nodes the one with the smaller node id connects
+ * (rdma_cm, port fabric_port) and the other one waits; a node configured
+ * as its own peer connects to itself and so has two connections: the one
+ * it initiated carries its messages, the passive end only answers them.
+ * Requests from nodes that are not configured, or that should be waiting
+ * for us, are refused (ratelimited log, FRACTOS_STAT_REFUSED).
+ *
+ * Both ends say who they are in the rdma_cm private data (struct
+ * fos_wire_hello, wire.h): node id, epoch, receive buffers posted.  The
+ * epoch changes at every module load, so a peer whose epoch changed has
+ * restarted: everything it had exported is dead (FRACTOS_STAT_EPOCH_CHANGES,
+ * and later the revocation of every capability that names the old epoch).
+ *
+ * Flow control is credit based: each connection pre-posts fabric_ring
+ * receive buffers of FOS_WIRE_MSG_MAX bytes and announces them as the
+ * peer's send credits.  Every message spends one; receivers re-post the
+ * buffer and return the credit in the header of their next message, or in
+ * a CREDIT message once a quarter of the ring is owed.  The last credit is
+ * kept for CREDIT and HEARTBEAT, so that the two ends cannot both run dry.
+ * A sender without a credit gets -EAGAIN or waits (FOS_SEND_WAIT).
+ *
+ * Liveness: each connection sends a HEARTBEAT when it has sent nothing for
+ * half of fabric_heartbeat_ms; a connection from which nothing has arrived
+ * for FOS_HB_MISSES (4) intervals is declared dead.  The check runs once
+ * per interval, so a silent peer is detected between 4 and 5 intervals
+ * after its last message (4-5 s by default).
+ *
+ * Any error (a failed completion, a cm error or disconnect, the heartbeat,
+ * a protocol error, the device going away) tears the connection down in
+ * process context (fos_conn_close_work()); the initiating side then
+ * reconnects after a backoff that starts at FOS_BACKOFF_MIN_MS and doubles
+ * to FOS_BACKOFF_MAX_MS, reset when a connection comes up.  A new RDMA
+ * device kicks every peer that is backing off.
+ *
+ * RDMA devices come from an ib_client: each one gets a PD; removing the
+ * device tears down its connections first.  The module works without any.
+ *
+ * DOC: Routing of remote objects (the next step, not implemented here)
+ *
+ * An object is named globally by (node id, epoch, object id), the id being
+ * fos_object.id.  A capability to a remote object will be a local proxy
+ * object that records that triple; operations on it (invoke, memory_copy,
+ * revoke, monitor) become messages to fos_peer_find(node id), sent with
+ * fos_fabric_send() and matched to their replies by the header cookie.  The
+ * receiving node checks the epoch against its own fos_epoch (a stale epoch
+ * is -EKEYREVOKED) and looks the id up in a per-node export table that the
+ * sender filled when it passed the capability.  When a peer's epoch
+ * changes, or a peer is deleted, every proxy for that (node, old epoch) is
+ * revoked, which fires the ordinary monitors: failure becomes revocation.
+ * New message types are rows in fos_msg_types[] and structs in wire.h.
+ *
+ * Locking, outermost first:
+ * - fos_fabric_mutex serialises configuration (add, delete, exit).
+ * - fos_conns_lock (spinlock) protects the list of connections, the list
+ *   of devices, fos_ibdev.dying and .nconns, and fos_conn.dev.
+ * - fos_peer.lock protects the peer's conn/in/out pointers, state, epoch,
+ *   backoff and deleted flag.
+ * - fos_conn.lock protects the connection's state, credits and free send
+ *   buffers.
+ * None of them is held across anything that sleeps.  rdma_cm handlers take
+ * only the spinlocks; everything that destroys a cm_id runs on
+ * fos_fabric_wq.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "fos.h"
+#include "fabric.h"
+#include "wire.h"
+
+static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
+module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
+MODULE_PARM_DESC(fabric_port,
+		 "rdma_cm port the fabric listens on, 0 for none (default 18525)");
+
+static unsigned int fos_fabric_ring = 64;
+module_param_named(fabric_ring, fos_fabric_ring, uint, 0444);
+MODULE_PARM_DESC(fabric_ring,
+		 "Receive buffers (peer credits) per connection, 4-1024 (default 64)");
+
+static unsigned int fos_fabric_hb_ms = 1000;
+module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
+MODULE_PARM_DESC(fabric_heartbeat_ms,
+		 "Heartbeat interval; a peer silent for 4 intervals is dead (default 1000)");
+
+#define FOS_HB_MISSES		4
+#define FOS_BACKOFF_MIN_MS	100
+#define FOS_BACKOFF_MAX_MS	5000
+#define FOS_CM_TIMEOUT_MS	2000
+#define FOS_CONNECT_TIMEOUT	(30 * HZ)
+#define FOS_SEND_TIMEOUT	(5 * HZ)
+#define FOS_RDMA_DEPTH		16
+
+/**
+ * struct fos_ibdev - an RDMA device, from the ib_client
+ * @ibdev: the device
+ * @pd: protection domain for every connection on it
+ * @link: on fos_devs, under fos_conns_lock
+ * @nconns: connections using it, under fos_conns_lock
+ * @dying: being removed; no new connection may use it (fos_conns_lock)
+ */
+struct fos_ibdev {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct list_head link;
+	unsigned int nconns;
+	bool dying;
+};
+
+/**
+ * struct fos_buf - one receive or send buffer
+ * @cqe: completion hook
+ * @conn: owner
+ * @data: FOS_WIRE_MSG_MAX bytes
+ * @dma: its DMA address
+ * @done: send buffers: the sender's completion, or NULL
+ * @free: send buffers: on fos_conn.tx_free while unused
+ */
+struct fos_buf {
+	struct ib_cqe cqe;
+	struct fos_conn *conn;
+	void *data;
+	u64 dma;
+	struct fos_fabric_done *done;
+	struct list_head free;
+};
+
+enum fos_conn_state {
+	FOS_CONN_CONNECTING,
+	FOS_CONN_UP,
+	FOS_CONN_CLOSING,
+};
+
+/**
+ * struct fos_conn - one RC connection to a peer
+ * @link: on fos_conns, under fos_conns_lock
+ * @peer: the peer (holds a reference)
+ * @id: the rdma_cm id, destroyed by fos_conn_close_work() only
+ * @dev: the device, NULL until address resolution (fos_conns_lock)
+ * @cq: send and receive completions (IB_POLL_WORKQUEUE)
+ * @qp_created: rdma_create_qp() succeeded
+ * @active: we initiated it
+ * @primary: messages to the peer go out on it once it is up (false only
+ *	for the passive end of a connection to ourselves)
+ * @lock: protects @state, @tx_credits, @owed and @tx_free
+ * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
+ * @was_up: reached FOS_CONN_UP once
+ * @tx_credits: messages we may send
+ * @tx_credits_max: what the peer announced
+ * @tx_max: largest message the peer takes, header included
+ * @owed: buffers re-posted but not yet reported to the peer
+ * @nbufs: entries in @rx and in @tx
+ * @rx: receive buffers
+ * @tx: send buffers
+ * @tx_free: unused send buffers
+ * @last_rx: jiffies of the last message received
+ * @last_tx: jiffies of the last message sent
+ * @born: jiffies at creation
+ * @peer_epoch: the peer's epoch on this connection
+ * @close_work: the teardown
+ */
+struct fos_conn {
+	struct list_head link;
+	struct fos_peer *peer;
+	struct rdma_cm_id *id;
+	struct fos_ibdev *dev;
+	struct ib_cq *cq;
+	bool qp_created;
+	bool active;
+	bool primary;
+	spinlock_t lock;	/* see @lock above */
+	enum fos_conn_state state;
+	bool was_up;
+	u32 tx_credits;
+	u32 tx_credits_max;
+	u32 tx_max;
+	u32 owed;
+	u32 nbufs;
+	struct fos_buf *rx;
+	struct fos_buf *tx;
+	struct list_head tx_free;
+	unsigned long last_rx;
+	unsigned long last_tx;
+	unsigned long born;
+	u32 peer_epoch;
+	struct work_struct close_work;
+};
+
+/**
+ * struct fos_peer - a configured node
+ * @ref: one for fos_peers, one per connection, one per user
+ * @node_id: its node id, immutable
+ * @addr: its address and port, immutable
+ * @lock: protects the fields below it
+ * @conn: the connection messages go out on, when up
+ * @out: the connection we initiated (any state)
+ * @in: the latest connection it initiated (any state)
+ * @state: enum fractos_node_state
+ * @epoch: last epoch seen, 0 for none
+ * @backoff_ms: delay before the next connection attempt
+ * @deleted: removed from fos_peers; no new connection, no reconnect
+ * @connect_work: the next connection attempt (initiators only)
+ * @wq: senders waiting for a credit
+ * @stats: FRACTOS_STAT_* counters
+ */
+struct fos_peer {
+	struct kref ref;
+	u32 node_id;
+	struct sockaddr_storage addr;
+	spinlock_t lock;	/* see @lock above */
+	struct fos_conn *conn;
+	struct fos_conn *out;
+	struct fos_conn *in;
+	u8 state;
+	u32 epoch;
+	unsigned int backoff_ms;
+	bool deleted;
+	struct delayed_work connect_work;
+	wait_queue_head_t wq;
+	atomic64_t stats[__FRACTOS_STAT_MAX];
+};
+
+typedef void (*fos_recv_fn)(struct fos_peer *peer,
+			    const struct fos_wire_hdr *hdr,
+			    const void *payload, u32 len);
+
+/**
+ * struct fos_msg_type - what the fabric knows about one message type
+ * @name: for logs
+ * @check: validates the payload (wire.h)
+ * @recv: the handler, NULL for messages the transport consumes itself
+ */
+struct fos_msg_type {
+	const char *name;
+	int (*check)(const void *payload, u32 len);
+	fos_recv_fn recv;
+};
+
+/* The dispatch table: one row per message type. */
+static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
+	[FOS_WIRE_CREDIT] = { "credit", fos_wire_check_empty, NULL },
+	[FOS_WIRE_HEARTBEAT] = { "heartbeat", fos_wire_check_empty, NULL },
+	[FOS_WIRE_PING] = { "ping", fos_wire_check_ping, fos_ping_recv },
+	[FOS_WIRE_PONG] = { "pong", fos_wire_check_ping, fos_pong_recv },
+};
+
+static DEFINE_MUTEX(fos_fabric_mutex);
+static DEFINE_SPINLOCK(fos_conns_lock);
+static LIST_HEAD(fos_conns);
+static LIST_HEAD(fos_devs);
+static DECLARE_WAIT_QUEUE_HEAD(fos_dev_wq);
+static DEFINE_XARRAY(fos_peers);
+static struct workqueue_struct *fos_fabric_wq;
+static struct rdma_cm_id *fos_listener;
+static u16 fos_listen_port;
+static atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
+static struct delayed_work fos_hb_dwork;
+
+static void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)
+{
+	atomic64_add(v, &fos_fabric_stats[stat]);
+	if (peer)
+		atomic64_add(v, &peer->stats[stat]);
+}
+
+void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat)
+{
+	fos_stat_add(peer, stat, 1);
+}
+
+static bool fos_peer_initiator(u32 node_id)
+{
+	return fos_node_id <= node_id;
+}
+
+/* ---- peers ---- */
+
+static void fos_peer_release(struct kref *ref)
+{
+	struct fos_peer *peer = container_of(ref, struct fos_peer, ref);
+
+	kfree(peer);
+	fos_live_add(FOS_LIVE_PEERS, -1);
+}
+
+void fos_peer_put(struct fos_peer *peer)
+{
+	kref_put(&peer->ref, fos_peer_release);
+}
+
+u32 fos_peer_node_id(const struct fos_peer *peer)
+{
+	return peer->node_id;
+}
+
+/**
+ * fos_peer_find - look a configured node up
+ * @node_id: its id
+ *
+ * Return: the peer with a reference (fos_peer_put() it), or NULL.
+ */
+struct fos_peer *fos_peer_find(u32 node_id)
+{
+	struct fos_peer *peer;
+
+	xa_lock(&fos_peers);
+	peer = xa_load(&fos_peers, node_id);
+	if (peer)
+		kref_get(&peer->ref);
+	xa_unlock(&fos_peers);
+	return peer;
+}
+
+/* Schedule the next attempt.  Caller holds peer->lock. */
+static void fos_peer_backoff_locked(struct fos_peer *peer)
+{
+	if (peer->deleted || peer->out)
+		return;
+	peer->state = FRACTOS_NODE_DOWN;
+	queue_delayed_work(fos_fabric_wq, &peer->connect_work,
+			   msecs_to_jiffies(peer->backoff_ms));
+	peer->backoff_ms = min(peer->backoff_ms * 2, FOS_BACKOFF_MAX_MS);
+}
+
+/* ---- connections: buffers and QP ---- */
+
+static void fos_conn_fail(struct fos_conn *conn)
+{
+	bool queue = false;
+
+	spin_lock(&conn->lock);
+	if (conn->state != FOS_CONN_CLOSING) {
+		conn->state = FOS_CONN_CLOSING;
+		queue = true;
+	}
+	spin_unlock(&conn->lock);
+	if (queue)
+		queue_work(fos_fabric_wq, &conn->close_work);
+}
+
+static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static int fos_post_recv(struct fos_conn *conn, struct fos_buf *b)
+{
+	struct ib_sge sge = {
+		.addr = b->dma,
+		.length = FOS_WIRE_MSG_MAX,
+		.lkey = conn->dev->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &b->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(conn->id->qp, &wr, NULL);
+}
+
+static void fos_bufs_free(struct fos_conn *conn, struct fos_buf *bufs,
+			  enum dma_data_direction dir)
+{
+	u32 i;
+
+	if (!bufs)
+		return;
+	for (i = 0; i < conn->nbufs; i++) {
+		if (!bufs[i].data)
+			continue;
+		if (bufs[i].dma)
+			ib_dma_unmap_single(conn->dev->ibdev, bufs[i].dma,
+					    FOS_WIRE_MSG_MAX, dir);
+		kfree(bufs[i].data);
+	}
+	kfree(bufs);
+}
+
+static struct fos_buf *fos_bufs_alloc(struct fos_conn *conn,
+				      enum dma_data_direction dir,
+				      void (*done)(struct ib_cq *, struct ib_wc *))
+{
+	struct ib_device *ibdev = conn->dev->ibdev;
+	struct fos_buf *bufs;
+	u32 i;
+
+	bufs = kcalloc(conn->nbufs, sizeof(*bufs), GFP_KERNEL);
+	if (!bufs)
+		return NULL;
+	for (i = 0; i < conn->nbufs; i++) {
+		struct fos_buf *b = &bufs[i];
+		u64 dma;
+
+		b->conn = conn;
+		b->cqe.done = done;
+		INIT_LIST_HEAD(&b->free);
+		b->data = kzalloc(FOS_WIRE_MSG_MAX, GFP_KERNEL);
+		if (!b->data)
+			goto err;
+		dma = ib_dma_map_single(ibdev, b->data, FOS_WIRE_MSG_MAX, dir);
+		if (ib_dma_mapping_error(ibdev, dma))
+			goto err;
+		b->dma = dma;
+	}
+	return bufs;
+
+err:
+	fos_bufs_free(conn, bufs, dir);
+	return NULL;
+}
+
+static void fos_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct fos_conn *conn = ctx;
+
+	if (ev->event == IB_EVENT_COMM_EST) {
+		rdma_notify(conn->id, IB_EVENT_COMM_EST);
+		return;
+	}
+	pr_warn_ratelimited("fractos: node %u: QP event %s\n",
+			    conn->peer->node_id, ib_event_msg(ev->event));
+	fos_conn_fail(conn);
+}
+
+/* Take a device for @conn.  Fails if it is unknown or going away. */
+static int fos_conn_attach_dev(struct fos_conn *conn, struct ib_device *ibdev)
+{
+	struct fos_ibdev *d;
+	int ret = -ENODEV;
+
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(d, &fos_devs, link) {
+		if (d->ibdev != ibdev || d->dying)
+			continue;
+		conn->dev = d;
+		d->nconns++;
+		ret = 0;
+		break;
+	}
+	spin_unlock(&fos_conns_lock);
+	return ret;
+}
+
+/*
+ * Create the CQ, the QP and the buffers and post every receive buffer.
+ * On failure, what was made is released by fos_conn_close_work().
+ */
+static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
+{
+	struct ib_qp_init_attr qa = {};
+	u32 i;
+	int ret;
+
+	ret = fos_conn_attach_dev(conn, ibdev);
+	if (ret)
+		return ret;
+	conn->rx = fos_bufs_alloc(conn, DMA_FROM_DEVICE, fos_rx_done);
+	conn->tx = fos_bufs_alloc(conn, DMA_TO_DEVICE, fos_tx_done);
+	if (!conn->rx || !conn->tx)
+		return -ENOMEM;
+	for (i = 0; i < conn->nbufs; i++)
+		list_add_tail(&conn->tx[i].free, &conn->tx_free);
+
+	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2, 0,
+			       IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return ret;
+	}
+	qa.event_handler = fos_qp_event;
+	qa.qp_context = conn;
+	qa.send_cq = conn->cq;
+	qa.recv_cq = conn->cq;
+	/* One more of each for ib_drain_qp(). */
+	qa.cap.max_send_wr = conn->nbufs + 1;
+	qa.cap.max_recv_wr = conn->nbufs + 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(conn->id, conn->dev->pd, &qa);
+	if (ret)
+		return ret;
+	conn->qp_created = true;
+
+	for (i = 0; i < conn->nbufs; i++) {
+		ret = fos_post_recv(conn, &conn->rx[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void fos_hello_fill(struct fos_wire_hello *h, u32 dst)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(FOS_WIRE_MAGIC);
+	h->version = FOS_WIRE_VERSION;
+	h->credits = cpu_to_le16(fos_fabric_ring);
+	h->node_id = cpu_to_le32(fos_node_id);
+	h->epoch = cpu_to_le32(fos_epoch);
+	h->dst_node_id = cpu_to_le32(dst);
+	h->msg_size = cpu_to_le32(FOS_WIRE_MSG_MAX);
+}
+
+/* Record what the peer said in its (validated) hello. */
+static void fos_conn_take_hello(struct fos_conn *conn,
+				const struct fos_wire_hello *h)
+{
+	conn->tx_credits = le16_to_cpu(h->credits);
+	conn->tx_credits_max = conn->tx_credits;
+	conn->tx_max = min_t(u32, le32_to_cpu(h->msg_size), FOS_WIRE_MSG_MAX);
+	conn->peer_epoch = le32_to_cpu(h->epoch);
+}
+
+/*
+ * The peer spoke with @epoch.  If it had another one, it restarted: the
+ * old incarnation is dead, and so is any connection to it.
+ */
+static void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
+{
+	struct fos_conn *stale = NULL;
+	u32 old;
+
+	spin_lock(&peer->lock);
+	old = peer->epoch;
+	peer->epoch = epoch;
+	if (old && old != epoch && peer->conn &&
+	    peer->conn->peer_epoch != epoch)
+		stale = peer->conn;
+	spin_unlock(&peer->lock);
+	if (!old || old == epoch)
+		return;
+	fos_stat_add(peer, FRACTOS_STAT_EPOCH_CHANGES, 1);
+	pr_info("fractos: node %u restarted (epoch %#x -> %#x)\n",
+		peer->node_id, old, epoch);
+	/* Remote objects: revoke every proxy for (node, old) here. */
+	if (stale)
+		fos_conn_fail(stale);
+}
+
+static struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
+{
+	struct fos_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	kref_get(&peer->ref);
+	conn->peer = peer;
+	conn->active = active;
+	conn->primary = active || peer->node_id != fos_node_id;
+	spin_lock_init(&conn->lock);
+	conn->state = FOS_CONN_CONNECTING;
+	conn->nbufs = fos_fabric_ring;
+	INIT_LIST_HEAD(&conn->tx_free);
+	INIT_LIST_HEAD(&conn->link);
+	conn->born = jiffies;
+	fos_live_add(FOS_LIVE_CONNS, 1);
+	return conn;
+}
+
+static void fos_conn_close_work(struct work_struct *work);
+
+/*
+ * Make @conn known (fos_conns, and the peer's in/out slot), unless the
+ * peer is gone.  From here on it is destroyed by fos_conn_close_work() only.
+ */
+static int fos_conn_publish(struct fos_conn *conn)
+{
+	struct fos_peer *peer = conn->peer;
+	struct fos_conn *old = NULL;
+	int ret = 0;
+
+	INIT_WORK(&conn->close_work, fos_conn_close_work);
+	spin_lock(&fos_conns_lock);
+	spin_lock(&peer->lock);
+	if (peer->deleted) {
+		ret = -ENOENT;
+	} else if (conn->active) {
+		if (peer->out)
+			ret = -EBUSY;
+		else
+			peer->out = conn;
+	} else {
+		old = peer->in;
+		peer->in = conn;
+	}
+	spin_unlock(&peer->lock);
+	if (!ret)
+		list_add_tail(&conn->link, &fos_conns);
+	spin_unlock(&fos_conns_lock);
+	if (old)
+		fos_conn_fail(old);
+	return ret;
+}
+
+/* Free an unpublished connection that has no cm_id of its own. */
+static void fos_conn_free_unpublished(struct fos_conn *conn)
+{
+	fos_peer_put(conn->peer);
+	kfree(conn);
+	fos_live_add(FOS_LIVE_CONNS, -1);
+}
+
+static void fos_conn_close_work(struct work_struct *work)
+{
+	struct fos_conn *conn = container_of(work, struct fos_conn, close_work);
+	struct fos_peer *peer = conn->peer;
+	struct fos_ibdev *dev;
+	bool was_conn;
+
+	spin_lock(&peer->lock);
+	was_conn = peer->conn == conn;
+	if (was_conn)
+		peer->conn = NULL;
+	if (peer->in == conn)
+		peer->in = NULL;
+	if (peer->out == conn)
+		peer->out = NULL;
+	spin_unlock(&peer->lock);
+	wake_up_all(&peer->wq);
+
+	if (conn->qp_created) {
+		rdma_disconnect(conn->id);
+		/* Every outstanding completion runs before this returns. */
+		ib_drain_qp(conn->id->qp);
+		rdma_destroy_qp(conn->id);
+	}
+	if (conn->cq)
+		ib_free_cq(conn->cq);
+	rdma_destroy_id(conn->id);
+	if (conn->dev) {
+		fos_bufs_free(conn, conn->rx, DMA_FROM_DEVICE);
+		fos_bufs_free(conn, conn->tx, DMA_TO_DEVICE);
+	}
+
+	spin_lock(&fos_conns_lock);
+	list_del(&conn->link);
+	dev = conn->dev;
+	if (dev && !--dev->nconns)
+		wake_up_all(&fos_dev_wq);
+	spin_unlock(&fos_conns_lock);
+
+	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
+		     FRACTOS_STAT_CONNECT_ERRORS, 1);
+	if (conn->was_up && conn->primary)
+		pr_info("fractos: node %u down\n", peer->node_id);
+
+	spin_lock(&peer->lock);
+	if (conn->primary && !peer->conn) {
+		if (fos_peer_initiator(peer->node_id))
+			fos_peer_backoff_locked(peer);
+		else
+			peer->state = FRACTOS_NODE_WAITING;
+	}
+	spin_unlock(&peer->lock);
+
+	fos_peer_put(peer);
+	kfree(conn);
+	fos_live_add(FOS_LIVE_CONNS, -1);
+}
+
+static void fos_conn_established(struct fos_conn *conn)
+{
+	struct fos_peer *peer = conn->peer;
+	struct fos_conn *old = NULL;
+	bool up = false;
+
+	spin_lock(&peer->lock);
+	spin_lock(&conn->lock);
+	if (!peer->deleted && conn->state == FOS_CONN_CONNECTING) {
+		conn->state = FOS_CONN_UP;
+		conn->was_up = true;
+		conn->last_rx = jiffies;
+		conn->last_tx = jiffies;
+		up = true;
+	}
+	spin_unlock(&conn->lock);
+	if (up && conn->primary) {
+		old = peer->conn;
+		peer->conn = conn;
+		peer->state = FRACTOS_NODE_UP;
+		peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	}
+	spin_unlock(&peer->lock);
+
+	if (!up) {
+		fos_conn_fail(conn);
+		return;
+	}
+	if (old && old != conn)
+		fos_conn_fail(old);
+	fos_stat_add(peer, FRACTOS_STAT_CONNECTS, 1);
+	if (conn->primary)
+		pr_info("fractos: node %u up (epoch %#x, qp %u, %s)\n",
+			peer->node_id, conn->peer_epoch, conn->id->qp->qp_num,
+			dev_name(&conn->dev->ibdev->dev));
+	wake_up_all(&peer->wq);
+}
+
+/* ---- sending ---- */
+
+/*
+ * Post one message on @conn.  Caller holds conn->lock.  @ctrl messages
+ * (CREDIT, HEARTBEAT) may spend the last credit.
+ */
+static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
+			 const void *payload, u32 len,
+			 struct fos_fabric_done *done, bool ctrl)
+{
+	struct fos_wire_hdr *hdr;
+	struct fos_buf *b;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {};
+	u32 total = sizeof(*hdr) + len;
+	u32 owed = conn->owed;
+	int ret;
+
+	if (conn->state != FOS_CONN_UP)
+		return -ENOTCONN;
+	if (total > conn->tx_max)
+		return -EMSGSIZE;
+	if (conn->tx_credits < (ctrl ? 1 : 2) || list_empty(&conn->tx_free))
+		return -EAGAIN;
+	b = list_first_entry(&conn->tx_free, struct fos_buf, free);
+
+	hdr = b->data;
+	hdr->version = FOS_WIRE_VERSION;
+	hdr->type = type;
+	hdr->credits = cpu_to_le16(owed);
+	hdr->len = cpu_to_le32(len);
+	hdr->cookie = cpu_to_le64(cookie);
+	if (len)
+		memcpy(hdr + 1, payload, len);
+	ib_dma_sync_single_for_device(conn->dev->ibdev, b->dma, total,
+				      DMA_TO_DEVICE);
+
+	sge.addr = b->dma;
+	sge.length = total;
+	sge.lkey = conn->dev->pd->local_dma_lkey;
+	wr.wr_cqe = &b->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	b->done = done;
+	ret = ib_post_send(conn->id->qp, &wr, NULL);
+	if (ret) {
+		b->done = NULL;
+		return ret;
+	}
+	list_del_init(&b->free);
+	conn->tx_credits--;
+	conn->owed -= owed;
+	conn->last_tx = jiffies;
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_MSGS, 1);
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_BYTES, total);
+	return 0;
+}
+
+/* A CREDIT or HEARTBEAT on @conn; dropped if it cannot go now. */
+static void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
+{
+	int ret;
+
+	spin_lock(&conn->lock);
+	if (type == FOS_WIRE_CREDIT && !conn->owed)
+		ret = 0;
+	else
+		ret = fos_conn_post(conn, type, 0, NULL, 0, NULL, true);
+	spin_unlock(&conn->lock);
+	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+		fos_conn_fail(conn);
+}
+
+static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
+			     const void *payload, u32 len,
+			     struct fos_fabric_done *done)
+{
+	struct fos_conn *conn;
+	int ret;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (!conn) {
+		ret = -ENOTCONN;
+	} else {
+		spin_lock(&conn->lock);
+		ret = fos_conn_post(conn, type, cookie, payload, len, done,
+				    false);
+		spin_unlock(&conn->lock);
+		if (ret && ret != -EAGAIN && ret != -ENOTCONN &&
+		    ret != -EMSGSIZE)
+			fos_conn_fail(conn);
+	}
+	spin_unlock(&peer->lock);
+	if (ret == -EAGAIN)
+		fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
+	return ret;
+}
+
+/* Could a message go out now, or has the attempt become pointless? */
+static bool fos_peer_sendable(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+	bool ok = true;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn) {
+		spin_lock(&conn->lock);
+		ok = conn->state != FOS_CONN_UP ||
+		     (conn->tx_credits >= 2 && !list_empty(&conn->tx_free));
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&peer->lock);
+	return ok;
+}
+
+/**
+ * fos_fabric_send - send one message to a peer
+ * @peer: the peer
+ * @type: enum fos_wire_type
+ * @cookie: goes into the header as is
+ * @payload: @len bytes, copied before the function returns
+ * @len: payload length; header included, at most the peer's buffer size
+ * @done: called when the send completes, or NULL
+ * @flags: FOS_SEND_WAIT to sleep for a credit (process context only)
+ *
+ * Messages to one peer arrive in the order they were sent, or not at all
+ * (the connection fails; the peer's handlers see no gap in between).
+ *
+ * Return: 0 (@done will be called), -ENOTCONN (the peer is not up),
+ * -EAGAIN (no credit and no FOS_SEND_WAIT), -ETIMEDOUT, -ERESTARTSYS,
+ * -EMSGSIZE, or another error from the QP.
+ */
+int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
+		    const void *payload, u32 len, struct fos_fabric_done *done,
+		    unsigned int flags)
+{
+	long left = FOS_SEND_TIMEOUT;
+	int ret;
+
+	if (WARN_ON_ONCE(!type || type >= FOS_WIRE_NR))
+		return -EINVAL;
+	if (len > FOS_WIRE_MSG_MAX)
+		return -EMSGSIZE;
+	for (;;) {
+		ret = fos_peer_try_send(peer, type, cookie, payload, len, done);
+		if (ret != -EAGAIN || !(flags & FOS_SEND_WAIT))
+			return ret;
+		left = wait_event_interruptible_timeout(peer->wq,
+							fos_peer_sendable(peer),
+							left);
+		if (left < 0)
+			return left;
+		if (!left)
+			return -ETIMEDOUT;
+	}
+}
+
+/* ---- completions ---- */
+
+static void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc,
+			 const char *what)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("fractos: node %u: %s failed: %s\n",
+				    conn->peer->node_id, what,
+				    ib_wc_status_msg(wc->status));
+	fos_conn_fail(conn);
+}
+
+static void fos_proto_error(struct fos_conn *conn, const char *why)
+{
+	fos_stat_add(conn->peer, FRACTOS_STAT_PROTO_ERRORS, 1);
+	pr_warn_ratelimited("fractos: node %u: protocol error: %s\n",
+			    conn->peer->node_id, why);
+	fos_conn_fail(conn);
+}
+
+static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
+	struct fos_conn *conn = b->conn;
+	struct fos_peer *peer = conn->peer;
+	const struct fos_msg_type *t;
+	struct fos_wire_hdr *hdr = b->data;
+	u32 credits, len, owed;
+	bool bad_credits, closing;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		fos_wc_error(conn, wc, "receive");
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn->dev->ibdev, b->dma, FOS_WIRE_MSG_MAX,
+				   DMA_FROM_DEVICE);
+	if (fos_wire_check(hdr, wc->byte_len)) {
+		fos_proto_error(conn, "bad header");
+		return;
+	}
+	t = &fos_msg_types[hdr->type];
+	len = le32_to_cpu(hdr->len);
+	if (t->check(hdr + 1, len)) {
+		fos_proto_error(conn, t->name);
+		return;
+	}
+
+	credits = le16_to_cpu(hdr->credits);
+	spin_lock(&conn->lock);
+	bad_credits = conn->tx_credits + credits > conn->tx_credits_max;
+	if (!bad_credits)
+		conn->tx_credits += credits;
+	spin_unlock(&conn->lock);
+	if (bad_credits) {
+		fos_proto_error(conn, "too many credits");
+		return;
+	}
+	if (credits)
+		wake_up_all(&peer->wq);
+	WRITE_ONCE(conn->last_rx, jiffies);
+	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
+	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
+
+	if (t->recv)
+		t->recv(peer, hdr, hdr + 1, len);
+
+	spin_lock(&conn->lock);
+	closing = conn->state == FOS_CONN_CLOSING;
+	owed = ++conn->owed;
+	spin_unlock(&conn->lock);
+	if (closing)
+		return;
+	if (fos_post_recv(conn, b)) {
+		fos_conn_fail(conn);
+		return;
+	}
+	if (owed >= conn->nbufs / 4)
+		fos_conn_send_ctrl(conn, FOS_WIRE_CREDIT);
+}
+
+static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
+	struct fos_conn *conn = b->conn;
+	struct fos_fabric_done *done = b->done;
+
+	b->done = NULL;
+	spin_lock(&conn->lock);
+	list_add_tail(&b->free, &conn->tx_free);
+	spin_unlock(&conn->lock);
+	if (done)
+		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
+	if (wc->status != IB_WC_SUCCESS)
+		fos_wc_error(conn, wc, "send");
+	wake_up_all(&conn->peer->wq);
+}
+
+/* ---- rdma_cm ---- */
+
+static void fos_conn_param(struct rdma_conn_param *p, struct fos_conn *conn,
+			   const struct fos_wire_hello *h)
+{
+	const struct ib_device_attr *a = &conn->dev->ibdev->attrs;
+
+	memset(p, 0, sizeof(*p));
+	p->private_data = h;
+	p->private_data_len = sizeof(*h);
+	/* Room for RDMA READs, which remote memory_copy will use. */
+	p->responder_resources = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_rd_atom);
+	p->initiator_depth = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_init_rd_atom);
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
+{
+	struct fos_wire_reject rej = {
+		.magic = cpu_to_le32(FOS_WIRE_MAGIC),
+		.version = FOS_WIRE_VERSION,
+		.reason = reason,
+		.node_id = cpu_to_le32(fos_node_id),
+	};
+
+	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
+	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc (reason %d)\n",
+			    node, &id->route.addr.dst_addr, reason);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/*
+ * A peer connects.  Returning non-zero makes rdma_cm destroy @id, which we
+ * do only while no fos_conn owns it.
+ */
+static int fos_cm_connect_request(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	const struct fos_wire_hello *h = ev->param.conn.private_data;
+	struct rdma_conn_param param;
+	struct fos_wire_hello mine;
+	struct fos_conn *conn;
+	struct fos_peer *peer;
+	u32 node = 0;
+	int reason;
+
+	reason = fos_wire_check_hello(h, ev->param.conn.private_data_len);
+	if (reason)
+		goto refuse;
+	node = le32_to_cpu(h->node_id);
+	peer = fos_peer_find(node);
+	if (!peer) {
+		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
+		goto refuse;
+	}
+	if (le32_to_cpu(h->dst_node_id) != fos_node_id)
+		reason = FOS_WIRE_REJ_WRONG_NODE;
+	else if (!fos_peer_initiator(node) && node != fos_node_id)
+		reason = FOS_WIRE_REJ_NOT_INITIATOR;
+	if (reason) {
+		fos_peer_put(peer);
+		goto refuse;
+	}
+	conn = fos_conn_alloc(peer, false);
+	fos_peer_put(peer);
+	if (!conn) {
+		reason = FOS_WIRE_REJ_RESOURCES;
+		goto refuse;
+	}
+	conn->id = id;
+	fos_conn_take_hello(conn, h);
+	if (fos_conn_publish(conn)) {
+		fos_conn_free_unpublished(conn);
+		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
+		goto refuse;
+	}
+	/* From here on, fos_conn_close_work() destroys @id. */
+	id->context = conn;
+	fos_peer_set_epoch(conn->peer, conn->peer_epoch);
+	if (fos_conn_setup(conn, id->device)) {
+		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES);
+		fos_conn_fail(conn);
+		return 0;
+	}
+	fos_hello_fill(&mine, node);
+	fos_conn_param(&param, conn, &mine);
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	if (rdma_accept(id, &param))
+		fos_conn_fail(conn);
+	return 0;
+
+refuse:
+	fos_refused(id, node, reason);
+	return -ECONNREFUSED;
+}
+
+static void fos_cm_route_resolved(struct fos_conn *conn)
+{
+	struct rdma_conn_param param;
+	struct fos_wire_hello mine;
+
+	if (fos_conn_setup(conn, conn->id->device)) {
+		fos_conn_fail(conn);
+		return;
+	}
+	fos_hello_fill(&mine, conn->peer->node_id);
+	fos_conn_param(&param, conn, &mine);
+	if (rdma_connect_locked(conn->id, &param))
+		fos_conn_fail(conn);
+}
+
+/* The active side learns who answered from the accept's private data. */
+static void fos_cm_active_established(struct fos_conn *conn,
+				      struct rdma_cm_event *ev)
+{
+	const struct fos_wire_hello *h = ev->param.conn.private_data;
+	struct fos_peer *peer = conn->peer;
+
+	if (fos_wire_check_hello(h, ev->param.conn.private_data_len) ||
+	    le32_to_cpu(h->node_id) != peer->node_id ||
+	    le32_to_cpu(h->dst_node_id) != fos_node_id) {
+		fos_proto_error(conn, "bad accept");
+		return;
+	}
+	fos_conn_take_hello(conn, h);
+	fos_peer_set_epoch(peer, conn->peer_epoch);
+	fos_conn_established(conn);
+}
+
+static int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct fos_conn *conn = id->context;
+	int reason;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return fos_cm_connect_request(id, ev);
+	if (!conn)
+		return 0;	/* the listener */
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, FOS_CM_TIMEOUT_MS))
+			fos_conn_fail(conn);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		fos_cm_route_resolved(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (conn->active)
+			fos_cm_active_established(conn, ev);
+		else
+			fos_conn_established(conn);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		reason = fos_wire_check_reject(ev->param.conn.private_data,
+					       ev->param.conn.private_data_len);
+		pr_warn_ratelimited("fractos: node %u refused the connection (%s, reason %d)\n",
+				    conn->peer->node_id,
+				    rdma_reject_msg(id, ev->status), reason);
+		fos_conn_fail(conn);
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
+		break;
+	default:
+		/*
+		 * Errors, DISCONNECTED, ADDR_CHANGE, TIMEWAIT_EXIT and
+		 * DEVICE_REMOVAL (which the ib_client handles first).
+		 */
+		fos_conn_fail(conn);
+		break;
+	}
+	return 0;
+}
+
+/* An initiator's connection attempt. */
+static void fos_peer_connect_work(struct work_struct *work)
+{
+	struct fos_peer *peer = container_of(to_delayed_work(work),
+					     struct fos_peer, connect_work);
+	struct rdma_cm_id *id;
+	struct fos_conn *conn;
+
+	spin_lock(&peer->lock);
+	if (peer->deleted || peer->out) {
+		spin_unlock(&peer->lock);
+		return;
+	}
+	peer->state = FRACTOS_NODE_CONNECTING;
+	spin_unlock(&peer->lock);
+
+	conn = fos_conn_alloc(peer, true);
+	if (!conn)
+		goto retry;
+	id = rdma_create_id(&init_net, fos_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		fos_conn_free_unpublished(conn);
+		goto retry;
+	}
+	conn->id = id;
+	if (fos_conn_publish(conn)) {
+		rdma_destroy_id(id);
+		fos_conn_free_unpublished(conn);
+		return;
+	}
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+			      FOS_CM_TIMEOUT_MS))
+		fos_conn_fail(conn);
+	return;
+
+retry:
+	fos_stat_add(peer, FRACTOS_STAT_CONNECT_ERRORS, 1);
+	spin_lock(&peer->lock);
+	fos_peer_backoff_locked(peer);
+	spin_unlock(&peer->lock);
+}
+
+/* Try every peer that is backing off now (a device appeared). */
+static void fos_fabric_kick(void)
+{
+	struct fos_peer *peer;
+	unsigned long idx;
+
+	xa_lock(&fos_peers);
+	xa_for_each(&fos_peers, idx, peer) {
+		spin_lock(&peer->lock);
+		if (!peer->deleted && !peer->out &&
+		    fos_peer_initiator(peer->node_id)) {
+			peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+			mod_delayed_work(fos_fabric_wq, &peer->connect_work, 0);
+		}
+		spin_unlock(&peer->lock);
+	}
+	xa_unlock(&fos_peers);
+}
+
+/* ---- heartbeat ---- */
+
+static unsigned long fos_hb_interval(void)
+{
+	return msecs_to_jiffies(clamp(READ_ONCE(fos_fabric_hb_ms), 100U,
+				      60000U));
+}
+
+static void fos_hb_work(struct work_struct *work)
+{
+	unsigned long iv = fos_hb_interval(), now = jiffies;
+	struct fos_conn *conn;
+
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(conn, &fos_conns, link) {
+		enum fos_conn_state state = READ_ONCE(conn->state);
+
+		if (state == FOS_CONN_CONNECTING &&
+		    time_after(now, conn->born + FOS_CONNECT_TIMEOUT)) {
+			fos_conn_fail(conn);
+			continue;
+		}
+		if (state != FOS_CONN_UP)
+			continue;
+		if (time_after(now, READ_ONCE(conn->last_rx) +
+			       FOS_HB_MISSES * iv)) {
+			fos_stat_add(conn->peer, FRACTOS_STAT_HB_TIMEOUTS, 1);
+			pr_warn("fractos: node %u: no heartbeat for %u ms\n",
+				conn->peer->node_id,
+				jiffies_to_msecs(now - conn->last_rx));
+			fos_conn_fail(conn);
+			continue;
+		}
+		if (time_after(now, READ_ONCE(conn->last_tx) + iv / 2))
+			fos_conn_send_ctrl(conn, FOS_WIRE_HEARTBEAT);
+	}
+	spin_unlock(&fos_conns_lock);
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, iv);
+}
+
+/* ---- configuration ---- */
+
+/**
+ * fos_fabric_node_add - configure a peer
+ * @node_id: its id
+ * @addr: AF_INET or AF_INET6 address with the port set
+ *
+ * Return: 0, -EEXIST or -ENOMEM.
+ */
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr)
+{
+	struct fos_peer *peer;
+	int ret;
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return -ENOMEM;
+	kref_init(&peer->ref);
+	peer->node_id = node_id;
+	peer->addr = *addr;
+	spin_lock_init(&peer->lock);
+	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	INIT_DELAYED_WORK(&peer->connect_work, fos_peer_connect_work);
+	init_waitqueue_head(&peer->wq);
+	peer->state = fos_peer_initiator(node_id) ? FRACTOS_NODE_CONNECTING :
+		      FRACTOS_NODE_WAITING;
+	fos_live_add(FOS_LIVE_PEERS, 1);
+
+	mutex_lock(&fos_fabric_mutex);
+	ret = xa_insert(&fos_peers, node_id, peer, GFP_KERNEL);
+	if (!ret && fos_peer_initiator(node_id))
+		queue_delayed_work(fos_fabric_wq, &peer->connect_work, 0);
+	mutex_unlock(&fos_fabric_mutex);
+	if (ret) {
+		fos_peer_put(peer);
+		return ret == -EBUSY ? -EEXIST : ret;
+	}
+	pr_info("fractos: node %u at %pISpc added\n", node_id, &peer->addr);
+	return 0;
+}
+
+/* Caller holds fos_fabric_mutex and has taken @peer out of fos_peers. */
+static void fos_peer_delete(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+
+	spin_lock(&fos_conns_lock);
+	spin_lock(&peer->lock);
+	peer->deleted = true;
+	spin_unlock(&peer->lock);
+	list_for_each_entry(conn, &fos_conns, link)
+		if (conn->peer == peer)
+			fos_conn_fail(conn);
+	spin_unlock(&fos_conns_lock);
+	cancel_delayed_work_sync(&peer->connect_work);
+	flush_workqueue(fos_fabric_wq);
+	/* Remote objects: revoke every proxy for the node here. */
+	fos_peer_put(peer);
+}
+
+/**
+ * fos_fabric_node_del - forget a peer and tear its connections down
+ * @node_id: its id
+ *
+ * Return: 0 once the connections are gone, or -ENOENT.
+ */
+int fos_fabric_node_del(u32 node_id)
+{
+	struct fos_peer *peer;
+
+	mutex_lock(&fos_fabric_mutex);
+	peer = xa_erase(&fos_peers, node_id);
+	if (peer)
+		fos_peer_delete(peer);
+	mutex_unlock(&fos_fabric_mutex);
+	if (!peer)
+		return -ENOENT;
+	pr_info("fractos: node %u deleted\n", node_id);
+	return 0;
+}
+
+/**
+ * fos_fabric_node_info - snapshot the first peer with an id >= *@node_id
+ * @node_id: in: where to start; out: the id found
+ * @ni: filled in
+ *
+ * Return: 0, or -ENOENT if there is none.
+ */
+int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
+{
+	unsigned long idx = *node_id;
+	struct fos_peer *peer;
+	struct fos_conn *conn;
+	int i;
+
+	xa_lock(&fos_peers);
+	peer = xa_find(&fos_peers, &idx, U32_MAX, XA_PRESENT);
+	if (peer)
+		kref_get(&peer->ref);
+	xa_unlock(&fos_peers);
+	if (!peer)
+		return -ENOENT;
+
+	memset(ni, 0, sizeof(*ni));
+	*node_id = peer->node_id;
+	ni->node_id = peer->node_id;
+	ni->addr = peer->addr;
+	spin_lock(&peer->lock);
+	ni->state = peer->state;
+	ni->epoch = peer->epoch;
+	conn = peer->conn;
+	if (conn) {
+		spin_lock(&conn->lock);
+		ni->qpn = conn->id->qp->qp_num;
+		ni->credits = conn->tx_credits;
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&peer->lock);
+	for (i = 0; i < __FRACTOS_STAT_MAX; i++)
+		ni->stats[i] = atomic64_read(&peer->stats[i]);
+	fos_peer_put(peer);
+	return 0;
+}
+
+/**
+ * fos_fabric_link_info - snapshot the RDMA device at position @pos
+ * @pos: 0 for the first
+ * @li: filled in
+ *
+ * Return: 0, or -ENOENT past the last one.
+ */
+int fos_fabric_link_info(unsigned long pos, struct fos_link_info *li)
+{
+	struct ib_device *ibdev = NULL;
+	struct ib_port_attr pa;
+	struct fos_ibdev *d;
+
+	memset(li, 0, sizeof(*li));
+	/* fos_ib_remove() takes the mutex too: the device stays. */
+	mutex_lock(&fos_fabric_mutex);
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(d, &fos_devs, link) {
+		if (pos--)
+			continue;
+		ibdev = d->ibdev;
+		strscpy(li->name, dev_name(&ibdev->dev), sizeof(li->name));
+		li->index = ibdev->index;
+		li->ports = rdma_end_port(ibdev);
+		li->conns = d->nconns;
+		break;
+	}
+	spin_unlock(&fos_conns_lock);
+	if (ibdev && !ib_query_port(ibdev, rdma_start_port(ibdev), &pa))
+		li->state = pa.state;
+	mutex_unlock(&fos_fabric_mutex);
+	return ibdev ? 0 : -ENOENT;
+}
+
+/**
+ * fos_fabric_info - fabric-wide counters
+ * @fi: filled in
+ */
+void fos_fabric_info(struct fos_fabric_info *fi)
+{
+	struct fos_peer *peer;
+	struct fos_ibdev *d;
+	unsigned long idx;
+	int i;
+
+	memset(fi, 0, sizeof(*fi));
+	fi->port = fos_listen_port;
+	xa_lock(&fos_peers);
+	xa_for_each(&fos_peers, idx, peer)
+		fi->nodes++;
+	xa_unlock(&fos_peers);
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(d, &fos_devs, link)
+		fi->links++;
+	spin_unlock(&fos_conns_lock);
+	for (i = 0; i < __FRACTOS_STAT_MAX; i++)
+		fi->stats[i] = atomic64_read(&fos_fabric_stats[i]);
+}
+
+/* ---- devices ---- */
+
+static struct ib_client fos_ib_client;
+
+static int fos_ib_add(struct ib_device *ibdev)
+{
+	struct fos_ibdev *d;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	d->ibdev = ibdev;
+	d->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(d->pd)) {
+		int ret = PTR_ERR(d->pd);
+
+		kfree(d);
+		return ret;
+	}
+	spin_lock(&fos_conns_lock);
+	list_add_tail(&d->link, &fos_devs);
+	spin_unlock(&fos_conns_lock);
+	ib_set_client_data(ibdev, &fos_ib_client, d);
+	pr_info("fractos: rdma device %s added\n", dev_name(&ibdev->dev));
+	fos_fabric_kick();
+	return 0;
+}
+
+static void fos_ib_remove(struct ib_device *ibdev, void *data)
+{
+	struct fos_ibdev *d = data;
+	struct fos_conn *conn;
+
+	mutex_lock(&fos_fabric_mutex);
+	spin_lock(&fos_conns_lock);
+	d->dying = true;
+	list_for_each_entry(conn, &fos_conns, link)
+		if (conn->dev == d)
+			fos_conn_fail(conn);
+	spin_unlock(&fos_conns_lock);
+	wait_event(fos_dev_wq, !READ_ONCE(d->nconns));
+
+	spin_lock(&fos_conns_lock);
+	list_del(&d->link);
+	spin_unlock(&fos_conns_lock);
+	ib_dealloc_pd(d->pd);
+	mutex_unlock(&fos_fabric_mutex);
+	pr_info("fractos: rdma device %s removed\n", dev_name(&ibdev->dev));
+	kfree(d);
+}
+
+static struct ib_client fos_ib_client = {
+	.name	= "fractos",
+	.add	= fos_ib_add,
+	.remove	= fos_ib_remove,
+};
+
+/* ---- listener ---- */
+
+static int fos_listen_on(int family)
+{
+	struct sockaddr_storage ss = {};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, fos_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(fos_fabric_port);
+		ret = rdma_set_afonly(id, 0);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(fos_fabric_port);
+		ret = 0;
+	}
+	if (!ret)
+		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (!ret)
+		ret = rdma_listen(id, 128);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	fos_listener = id;
+	fos_listen_port = fos_fabric_port;
+	return 0;
+}
+
+static int fos_listen(void)
+{
+	int ret;
+
+	if (!fos_fabric_port)
+		return 0;
+	/* Both families on one id; IPv4 only if IPv6 is not available. */
+	ret = fos_listen_on(AF_INET6);
+	if (ret && ret != -EADDRINUSE)
+		ret = fos_listen_on(AF_INET);
+	if (ret)
+		pr_err("fractos: cannot listen on rdma_cm port %u: %d\n",
+		       fos_fabric_port, ret);
+	return ret;
+}
+
+int fos_fabric_init(void)
+{
+	int ret;
+
+	fos_fabric_ring = clamp(fos_fabric_ring, FOS_WIRE_CREDITS_MIN,
+				FOS_WIRE_CREDITS_MAX);
+	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
+	if (!fos_fabric_wq)
+		return -ENOMEM;
+	ret = ib_register_client(&fos_ib_client);
+	if (ret)
+		goto err_wq;
+	ret = fos_listen();
+	if (ret)
+		goto err_client;
+	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
+	return 0;
+
+err_client:
+	ib_unregister_client(&fos_ib_client);
+err_wq:
+	destroy_workqueue(fos_fabric_wq);
+	return ret;
+}
+
+void fos_fabric_exit(void)
+{
+	struct fos_peer *peer;
+	unsigned long idx;
+
+	if (fos_listener)
+		rdma_destroy_id(fos_listener);
+	mutex_lock(&fos_fabric_mutex);
+	xa_for_each(&fos_peers, idx, peer) {
+		xa_erase(&fos_peers, idx);
+		fos_peer_delete(peer);
+	}
+	mutex_unlock(&fos_fabric_mutex);
+	cancel_delayed_work_sync(&fos_hb_dwork);
+	flush_workqueue(fos_fabric_wq);
+	ib_unregister_client(&fos_ib_client);
+	destroy_workqueue(fos_fabric_wq);
+	xa_destroy(&fos_peers);
+}

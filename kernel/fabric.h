@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: the kernel-to-kernel RDMA fabric, as the rest of the module sees
+ * it.  fabric.c owns devices, connections and flow control; users (ping.c
+ * today, remote invoke next) send typed messages to a peer and receive them
+ * through the dispatch table in fabric.c.  genl.c is the configuration front
+ * door.  The wire format is in wire.h.
+ */
+#ifndef FRACTOS_FABRIC_H
+#define FRACTOS_FABRIC_H
+
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/fractos_netlink.h>
+
+struct fos_peer;
+struct fos_wire_hdr;
+
+/**
+ * struct fos_fabric_done - completion of one send
+ * @fn: called once the message has left (status 0) or could not be
+ *	delivered to the peer's QP (negative errno; the connection is then
+ *	torn down).  Runs in the CQ's workqueue context; must not sleep.
+ */
+struct fos_fabric_done {
+	void (*fn)(struct fos_fabric_done *done, int status);
+};
+
+/* fos_fabric_send() flags */
+#define FOS_SEND_WAIT	0x1	/* sleep (interruptibly, 5 s at most) for a credit */
+
+int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
+		    const void *payload, u32 len, struct fos_fabric_done *done,
+		    unsigned int flags);
+
+struct fos_peer *fos_peer_find(u32 node_id);
+void fos_peer_put(struct fos_peer *peer);
+u32 fos_peer_node_id(const struct fos_peer *peer);
+void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
+
+/*
+ * Receive handlers, one per message type (the table is in fabric.c).  They
+ * run in the CQ's workqueue context, in order per connection, with the
+ * payload valid for the duration of the call only.  The header and the
+ * payload length have been validated.
+ */
+void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
+void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
+
+/* ping.c */
+int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
+
+/* Configuration and introspection (genl.c). */
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr);
+int fos_fabric_node_del(u32 node_id);
+
+/**
+ * struct fos_node_info - a snapshot of one peer for NODE_LIST
+ * @node_id: the peer's node id
+ * @addr: its configured address and port
+ * @state: enum fractos_node_state
+ * @epoch: last epoch seen, 0 if never connected
+ * @qpn: number of the QP messages go out on, 0 if not up
+ * @credits: send credits now
+ * @stats: FRACTOS_STAT_* counters
+ */
+struct fos_node_info {
+	u32 node_id;
+	struct sockaddr_storage addr;
+	u8 state;
+	u32 epoch;
+	u32 qpn;
+	u32 credits;
+	u64 stats[__FRACTOS_STAT_MAX];
+};
+
+int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni);
+
+/**
+ * struct fos_link_info - a snapshot of one RDMA device for LINK_LIST
+ * @name: device name
+ * @index: device index
+ * @ports: number of ports
+ * @state: enum ib_port_state of port 1
+ * @conns: connections on it
+ */
+struct fos_link_info {
+	char name[64];
+	u32 index;
+	u32 ports;
+	u8 state;
+	u32 conns;
+};
+
+int fos_fabric_link_info(unsigned long pos, struct fos_link_info *li);
+
+/**
+ * struct fos_fabric_info - fabric-wide state for STATS
+ * @port: the listening port, 0 if none
+ * @nodes: configured peers
+ * @links: RDMA devices
+ * @stats: FRACTOS_STAT_* counters summed over all peers, alive or gone
+ */
+struct fos_fabric_info {
+	u16 port;
+	u32 nodes;
+	u32 links;
+	u64 stats[__FRACTOS_STAT_MAX];
+};
+
+void fos_fabric_info(struct fos_fabric_info *fi);
+
+int fos_fabric_init(void);
+void fos_fabric_exit(void);
+int fos_genl_init(void);
+void fos_genl_exit(void);
+
+#endif /* FRACTOS_FABRIC_H */

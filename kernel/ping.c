@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: PING/PONG, the first user of the fabric's message API and a
+ * round-trip probe (FRACTOS_CMD_PING).  A PING's cookie names a waiter in
+ * fos_ping_waits; the PONG echoes it.
+ */
+#include <linux/completion.h>
+#include <linux/ktime.h>
+#include <linux/xarray.h>
+#include "fos.h"
+#include "fabric.h"
+#include "wire.h"
+
+#define FOS_PING_TIMEOUT	HZ
+
+struct fos_ping_wait {
+	struct completion done;
+	u64 rtt_ns;
+};
+
+static DEFINE_XARRAY_ALLOC(fos_ping_waits);
+
+/**
+ * fos_ping - one round trip to @peer
+ * @peer: the peer
+ * @rtt_ns: the round-trip time
+ *
+ * Return: 0, -ENOTCONN, -ETIMEDOUT (no PONG within a second), or another
+ * error of fos_fabric_send().
+ */
+int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
+{
+	struct fos_ping_wait w = {};
+	struct fos_wire_ping p = {};
+	u32 cookie;
+	int ret;
+
+	init_completion(&w.done);
+	ret = xa_alloc(&fos_ping_waits, &cookie, &w, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	p.t0 = cpu_to_le64(ktime_get_ns());
+	p.seq = cpu_to_le32(cookie);
+	ret = fos_fabric_send(peer, FOS_WIRE_PING, cookie, &p, sizeof(p), NULL,
+			      FOS_SEND_WAIT);
+	if (!ret) {
+		fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_TX);
+		if (!wait_for_completion_timeout(&w.done, FOS_PING_TIMEOUT))
+			ret = -ETIMEDOUT;
+	}
+	/* After this, fos_pong_recv() cannot see @w any more. */
+	xa_erase(&fos_ping_waits, cookie);
+	if (!ret || try_wait_for_completion(&w.done)) {
+		*rtt_ns = w.rtt_ns;
+		ret = 0;
+	}
+	return ret;
+}
+
+void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
+{
+	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
+	/* Best effort: without a credit the pinger times out. */
+	fos_fabric_send(peer, FOS_WIRE_PONG, le64_to_cpu(hdr->cookie), payload,
+			len, NULL, 0);
+}
+
+void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
+{
+	const struct fos_wire_ping *p = payload;
+	u64 cookie = le64_to_cpu(hdr->cookie);
+	struct fos_ping_wait *w;
+
+	fos_peer_stat_inc(peer, FRACTOS_STAT_PONGS_RX);
+	if (cookie > U32_MAX)
+		return;
+	xa_lock(&fos_ping_waits);
+	w = xa_load(&fos_ping_waits, cookie);
+	if (w && !completion_done(&w->done)) {
+		w->rtt_ns = ktime_get_ns() - le64_to_cpu(p->t0);
+		complete(&w->done);
+	}
+	xa_unlock(&fos_ping_waits);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * fractos_netlink.h - the "fractos" generic netlink family: the node table
+ * of the kernel-to-kernel RDMA fabric.
+ *
+ * Commands (FRACTOS_CMD_*) and their attributes (FRACTOS_A_*):
+ *
+ * NODE_ADD  (CAP_NET_ADMIN) NODE_ID, one of NODE_ADDR4 / NODE_ADDR6, and
+ *           optionally NODE_PORT (default: the fabric_port module parameter).
+ *           EEXIST if the id is configured already.
+ * NODE_DEL  (CAP_NET_ADMIN) NODE_ID.  Tears the connection down; returns
+ *           when it is gone.  ENOENT for an unknown id.
+ * NODE_LIST dump: one message per node with NODE_ID, NODE_ADDR4/6,
+ *           NODE_PORT, NODE_STATE, NODE_EPOCH (0: never seen), NODE_QPN,
+ *           NODE_CREDITS and a nested NODE_STATS (FRACTOS_STAT_*).
+ *           A do request with NODE_ID returns that node only.
+ * LINK_LIST dump: one message per RDMA device with LINK_NAME, LINK_INDEX,
+ *           LINK_PORTS, LINK_STATE (of port 1, enum ib_port_state) and
+ *           LINK_CONNS.
+ * STATS     LOCAL_NODE_ID, LOCAL_EPOCH, LISTEN_PORT, NODES, LINKS and a
+ *           nested STATS with the fabric-wide counters (FRACTOS_STAT_*).
+ * PING      (CAP_NET_ADMIN) NODE_ID, optional PING_COUNT (1..10000, default
+ *           1): round trips of a PING message; returns PING_COUNT (replies
+ *           received) and PING_RTT_MIN/AVG/MAX_NS.  ENOTCONN if the node is
+ *           not up, ETIMEDOUT if a reply does not come within a second.
+ *
+ * Strict validation: unknown or output-only attributes, missing ones and
+ * trailing data are rejected with EINVAL; values out of range (port 0,
+ * PING_COUNT) and addresses of the wrong size with ERANGE (older kernels'
+ * netlink core may say EINVAL for the latter).
+ */
+#ifndef _UAPI_LINUX_FRACTOS_NETLINK_H
+#define _UAPI_LINUX_FRACTOS_NETLINK_H
+
+#define FRACTOS_GENL_NAME	"fractos"
+#define FRACTOS_GENL_VERSION	1
+
+/* The rdma_cm port the fabric listens on unless told otherwise. */
+#define FRACTOS_FABRIC_PORT	18525
+
+enum fractos_nl_cmd {
+	FRACTOS_CMD_UNSPEC,
+	FRACTOS_CMD_NODE_ADD,
+	FRACTOS_CMD_NODE_DEL,
+	FRACTOS_CMD_NODE_LIST,
+	FRACTOS_CMD_LINK_LIST,
+	FRACTOS_CMD_STATS,
+	FRACTOS_CMD_PING,
+	__FRACTOS_CMD_MAX,
+};
+
+#define FRACTOS_CMD_MAX (__FRACTOS_CMD_MAX - 1)
+
+enum fractos_nl_attr {
+	FRACTOS_A_UNSPEC,
+	FRACTOS_A_PAD,
+	FRACTOS_A_NODE_ID,		/* u32 */
+	FRACTOS_A_NODE_ADDR4,		/* struct in_addr, 4 bytes */
+	FRACTOS_A_NODE_ADDR6,		/* struct in6_addr, 16 bytes */
+	FRACTOS_A_NODE_PORT,		/* u16, host byte order, not 0 */
+	FRACTOS_A_NODE_STATE,		/* u8, enum fractos_node_state */
+	FRACTOS_A_NODE_EPOCH,		/* u32 */
+	FRACTOS_A_NODE_QPN,		/* u32, 0 when not connected */
+	FRACTOS_A_NODE_CREDITS,		/* u32, send credits now */
+	FRACTOS_A_NODE_STATS,		/* nested, FRACTOS_STAT_* */
+	FRACTOS_A_LINK_NAME,		/* string */
+	FRACTOS_A_LINK_INDEX,		/* u32 */
+	FRACTOS_A_LINK_PORTS,		/* u32 */
+	FRACTOS_A_LINK_STATE,		/* u8, enum ib_port_state of port 1 */
+	FRACTOS_A_LINK_CONNS,		/* u32 */
+	FRACTOS_A_LOCAL_NODE_ID,	/* u32 */
+	FRACTOS_A_LOCAL_EPOCH,		/* u32 */
+	FRACTOS_A_LISTEN_PORT,		/* u16, 0: not listening */
+	FRACTOS_A_NODES,		/* u32 */
+	FRACTOS_A_LINKS,		/* u32 */
+	FRACTOS_A_STATS,		/* nested, FRACTOS_STAT_* */
+	FRACTOS_A_PING_COUNT,		/* u32 */
+	FRACTOS_A_PING_RTT_MIN_NS,	/* u64 */
+	FRACTOS_A_PING_RTT_AVG_NS,	/* u64 */
+	FRACTOS_A_PING_RTT_MAX_NS,	/* u64 */
+	__FRACTOS_A_MAX,
+};
+
+#define FRACTOS_A_MAX (__FRACTOS_A_MAX - 1)
+
+enum fractos_node_state {
+	FRACTOS_NODE_DOWN,		/* backing off before a reconnect */
+	FRACTOS_NODE_CONNECTING,	/* resolving or connecting */
+	FRACTOS_NODE_WAITING,		/* the node connects to us */
+	FRACTOS_NODE_UP,
+};
+
+/* Counters, all u64; per node in NODE_STATS, fabric-wide in STATS. */
+enum fractos_stat_attr {
+	FRACTOS_STAT_UNSPEC,
+	FRACTOS_STAT_PAD,
+	FRACTOS_STAT_TX_MSGS,
+	FRACTOS_STAT_TX_BYTES,
+	FRACTOS_STAT_RX_MSGS,
+	FRACTOS_STAT_RX_BYTES,
+	FRACTOS_STAT_PINGS_TX,		/* PINGs sent */
+	FRACTOS_STAT_PINGS_RX,		/* PINGs answered */
+	FRACTOS_STAT_PONGS_RX,		/* PONGs received */
+	FRACTOS_STAT_CONNECTS,		/* connections established */
+	FRACTOS_STAT_DISCONNECTS,	/* connections torn down */
+	FRACTOS_STAT_CONNECT_ERRORS,	/* attempts that failed */
+	FRACTOS_STAT_HB_TIMEOUTS,	/* connections failed by the heartbeat */
+	FRACTOS_STAT_EPOCH_CHANGES,	/* the node restarted */
+	FRACTOS_STAT_NO_CREDITS,	/* sends refused for lack of credits */
+	FRACTOS_STAT_PROTO_ERRORS,	/* malformed messages received */
+	FRACTOS_STAT_REFUSED,		/* connection requests refused */
+	__FRACTOS_STAT_MAX,
+};
+
+#define FRACTOS_STAT_MAX (__FRACTOS_STAT_MAX - 1)
+
+#endif /* _UAPI_LINUX_FRACTOS_NETLINK_H */
