@@ -78,7 +78,7 @@ selftests: userspace kmods
 	done; exit $$rc
 
 check: deps
-	@$(MAKE) --no-print-directory w1
+	@$(MAKE) --no-print-directory static
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory selftests
 
