@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Internal: the one place that issues fractos ioctls.
+#ifndef CALADAN_SRC_IOCTL_HPP
+#define CALADAN_SRC_IOCTL_HPP
+
+#include <caladan/caladan.hpp>
+
+#include <sys/ioctl.h>
+
+namespace caladan::detail {
+
+/// ioctl(@p fd, Cmd, &@p arg); the argument type must match Cmd's size.
+template <unsigned long Cmd, class Arg>
+inline result<void> call(int fd, Arg &arg) noexcept
+{
+	static_assert(_IOC_SIZE(Cmd) == sizeof(Arg), "ioctl argument size mismatch");
+	static_assert(_IOC_TYPE(Cmd) == FRACTOS_IOC_MAGIC);
+	if (::ioctl(fd, Cmd, &arg) < 0)
+		return last_error();
+	return {};
+}
+
+/// lease::wait() on the space open on @p fd.
+result<message> lease_wait(lease &l, int fd, std::chrono::nanoseconds timeout,
+			   std::vector<message> *others);
+
+/// FRACTOS_IOC_REQUEST_RECEIVE on the space open on @p fd.
+result<message> receive(int fd, std::uint32_t flags, std::uint64_t timeout_ns);
+
+/// The message of a successful REQUEST_RECEIVE @p a on space @p fd, with
+/// @p imms the buffer @p a pointed at and @p cids its cid array: takes
+/// ownership of the installed cids.
+message take_message(int fd, const fractos_request_receive &a, std::vector<std::byte> &&imms,
+		     const std::uint32_t *cids);
+
+} // namespace caladan::detail
+
+#endif

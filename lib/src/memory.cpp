@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Memory objects, copies and capability import.
+#include "ioctl.hpp"
+
+#include <cerrno>
+
+namespace caladan {
+
+result<cap> memory_create(const space &sp, void *addr, std::size_t len, perm perms) noexcept
+{
+	fractos_memory_create a{};
+	a.addr = reinterpret_cast<std::uintptr_t>(addr);
+	a.len = len;
+	a.perms = std::uint32_t(perms);
+	if (auto r = detail::call<FRACTOS_IOC_MEMORY_CREATE>(sp.fd(), a); !r)
+		return r.error();
+	return cap(sp.fd(), a.cid);
+}
+
+result<cap> memory_diminish(const cap &c, std::uint64_t offset, std::uint64_t len,
+			    perm drop_perms) noexcept
+{
+	fractos_memory_diminish a{};
+	a.cid = c.cid();
+	a.drop_perms = std::uint32_t(drop_perms);
+	a.offset = offset;
+	a.len = len;
+	if (auto r = detail::call<FRACTOS_IOC_MEMORY_DIMINISH>(c.space_fd(), a); !r)
+		return r.error();
+	return cap(c.space_fd(), a.new_cid);
+}
+
+result<std::uint64_t> memory_copy(const space &sp, const cap &src, const cap &dst,
+				  const copy_opts &opts) noexcept
+{
+	if (src.space_fd() != sp.fd() || dst.space_fd() != sp.fd())
+		return errno_code(EXDEV);
+
+	fractos_memory_copy a{};
+	a.src = src.cid();
+	a.dst = dst.cid();
+	a.src_offset = opts.src_offset;
+	a.dst_offset = opts.dst_offset;
+	a.len = opts.len;
+	if (auto r = detail::call<FRACTOS_IOC_MEMORY_COPY>(sp.fd(), a); !r)
+		return r.error();
+	return std::uint64_t(a.copied);
+}
+
+result<cap> import_fd(const space &sp, int fd) noexcept
+{
+	fractos_cap_import a{};
+	a.fd = fd;
+	if (auto r = detail::call<FRACTOS_IOC_CAP_IMPORT>(sp.fd(), a); !r)
+		return r.error();
+	return cap(sp.fd(), a.cid);
+}
+
+} // namespace caladan

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// space: one open file of /dev/fractos.
+#include "ioctl.hpp"
+
+#include <fcntl.h>
+
+namespace caladan {
+
+result<space> space::open(const char *path) noexcept
+{
+	int fd = ::open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return last_error();
+	return space(unique_fd(fd));
+}
+
+result<space_info> space::info() const noexcept
+{
+	fractos_space_info a{};
+	if (auto r = detail::call<FRACTOS_IOC_SPACE_INFO>(fd(), a); !r)
+		return r.error();
+	space_info out;
+	out.abi_version = a.abi_version;
+	out.node = a.node;
+	out.epoch = a.epoch;
+	out.max_caps = a.max_caps;
+	out.ncaps = a.ncaps;
+	return out;
+}
+
+} // namespace caladan
