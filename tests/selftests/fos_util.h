@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the fractos selftests: open a space, create a
+ * Memory, thin ioctl wrappers, the live counters and module parameters.
+ *
+ * Every wrapper returns what ioctl() returns (0, or -1 with errno set) and
+ * writes its out value (cid, fd) only on success.  Keep this file small and
+ * stable: several test programs include it.
+ */
+#ifndef FRACTOS_FOS_UTIL_H
+#define FRACTOS_FOS_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fractos.h>
+
+#define FOS_LIVE_DIR	"/sys/class/misc/fractos/live/"
+#define FOS_PARAM_DIR	"/sys/module/fractos/parameters/"
+
+static inline int fos_open(void)
+{
+	return open(FRACTOS_DEVICE, O_RDWR | O_CLOEXEC);
+}
+
+static inline int fos_mem_create(int fd, const void *addr, uint64_t len,
+				 uint32_t perms, uint32_t *cid)
+{
+	struct fractos_memory_create a = {
+		.addr = (uintptr_t)addr, .len = len, .perms = perms,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_MEMORY_CREATE, &a);
+
+	if (!ret && cid)
+		*cid = a.cid;
+	return ret;
+}
+
+static inline int fos_diminish(int fd, uint32_t cid, uint32_t drop_perms,
+			       uint64_t offset, uint64_t len, uint32_t *new_cid)
+{
+	struct fractos_memory_diminish a = {
+		.cid = cid, .drop_perms = drop_perms, .offset = offset,
+		.len = len,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_MEMORY_DIMINISH, &a);
+
+	if (!ret && new_cid)
+		*new_cid = a.new_cid;
+	return ret;
+}
+
+/* memory_copy; *copied (if given) receives the copied field on success. */
+static inline int fos_copy(int fd, uint32_t src, uint64_t soff, uint32_t dst,
+			   uint64_t doff, uint64_t len, uint64_t *copied)
+{
+	struct fractos_memory_copy a = {
+		.src = src, .dst = dst, .src_offset = soff, .dst_offset = doff,
+		.len = len,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_MEMORY_COPY, &a);
+
+	if (!ret && copied)
+		*copied = a.copied;
+	return ret;
+}
+
+/* CAP_REVOKE, CAP_CLOSE, CAP_DUP, CAP_CREATE_REVTREE. */
+static inline int fos_cap_op(int fd, unsigned long cmd, uint32_t cid,
+			     uint32_t *new_cid)
+{
+	struct fractos_cap_arg a = { .cid = cid };
+	int ret = ioctl(fd, cmd, &a);
+
+	if (!ret && new_cid)
+		*new_cid = a.new_cid;
+	return ret;
+}
+
+static inline int fos_revoke(int fd, uint32_t cid)
+{
+	return fos_cap_op(fd, FRACTOS_IOC_CAP_REVOKE, cid, NULL);
+}
+
+static inline int fos_close(int fd, uint32_t cid)
+{
+	return fos_cap_op(fd, FRACTOS_IOC_CAP_CLOSE, cid, NULL);
+}
+
+static inline int fos_dup(int fd, uint32_t cid, uint32_t *new_cid)
+{
+	return fos_cap_op(fd, FRACTOS_IOC_CAP_DUP, cid, new_cid);
+}
+
+static inline int fos_revtree(int fd, uint32_t cid, uint32_t *new_cid)
+{
+	return fos_cap_op(fd, FRACTOS_IOC_CAP_CREATE_REVTREE, cid, new_cid);
+}
+
+static inline int fos_info(int fd, uint32_t cid, struct fractos_cap_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->cid = cid;
+	return ioctl(fd, FRACTOS_IOC_CAP_INFO, i);
+}
+
+static inline int fos_space_info(int fd, struct fractos_space_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	return ioctl(fd, FRACTOS_IOC_SPACE_INFO, i);
+}
+
+/* Export @cid as a new fd, stored in *capfd. */
+static inline int fos_export(int fd, uint32_t cid, uint32_t flags, int *capfd)
+{
+	struct fractos_cap_export a = { .cid = cid, .flags = flags };
+	int ret = ioctl(fd, FRACTOS_IOC_CAP_EXPORT, &a);
+
+	if (!ret && capfd)
+		*capfd = a.fd;
+	return ret;
+}
+
+static inline int fos_import(int fd, int capfd, uint32_t *cid)
+{
+	struct fractos_cap_import a = { .fd = capfd };
+	int ret = ioctl(fd, FRACTOS_IOC_CAP_IMPORT, &a);
+
+	if (!ret && cid)
+		*cid = a.cid;
+	return ret;
+}
+
+/* Number of capabilities in the space, or -1. */
+static inline long fos_ncaps(int fd)
+{
+	struct fractos_space_info i;
+
+	return fos_space_info(fd, &i) ? -1 : (long)i.ncaps;
+}
+
+/* Read one decimal value from a sysfs file; -1 if it cannot be read. */
+static inline long long fos_read_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* A live counter: "spaces", "objects", "caps", "memories", ... */
+static inline long long fos_live(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FOS_LIVE_DIR "%s", name);
+	return fos_read_ll(path);
+}
+
+static inline long long fos_param(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
+	return fos_read_ll(path);
+}
+
+/* Write a module parameter (root only); 0 or -1. */
+static inline int fos_set_param(const char *name, unsigned long long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%llu\n", v) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+/* The counters the Memory/capability tests care about. */
+struct fos_counts {
+	long long spaces, objects, caps, memories, pinned_pages, capfds;
+};
+
+static inline void fos_counts_read(struct fos_counts *c)
+{
+	c->spaces = fos_live("spaces");
+	c->objects = fos_live("objects");
+	c->caps = fos_live("caps");
+	c->memories = fos_live("memories");
+	c->pinned_pages = fos_live("pinned_pages");
+	c->capfds = fos_live("capfds");
+}
+
+static inline int fos_counts_equal(const struct fos_counts *a,
+				   const struct fos_counts *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static inline void fos_counts_print(const char *what,
+				    const struct fos_counts *c)
+{
+	printf("# %s: spaces %lld objects %lld caps %lld memories %lld "
+	       "pinned_pages %lld capfds %lld\n", what, c->spaces, c->objects,
+	       c->caps, c->memories, c->pinned_pages, c->capfds);
+	fflush(stdout);
+}
+
+/*
+ * Wait (up to @ms milliseconds) for the counters to equal @want: a killed
+ * process's files are released asynchronously.  Returns 1 if they did.
+ */
+static inline int fos_counts_wait(const struct fos_counts *want,
+				  struct fos_counts *now, int ms)
+{
+	for (;;) {
+		fos_counts_read(now);
+		if (fos_counts_equal(want, now) || ms <= 0)
+			return fos_counts_equal(want, now);
+		usleep(10000);
+		ms -= 10;
+	}
+}
+
+static inline double fos_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Fill @buf with a pattern that differs for every @seed and position. */
+static inline void fos_fill(void *buf, size_t len, unsigned int seed)
+{
+	unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 8) + 1);
+}
+
+#endif /* FRACTOS_FOS_UTIL_H */
