@@ -23,9 +23,13 @@
  * receive buffers of FOS_WIRE_MSG_MAX bytes and announces them as the
  * peer's send credits.  Every message spends one; receivers re-post the
  * buffer and return the credit in the header of their next message, or in
- * a CREDIT message once a quarter of the ring is owed.  The last credit is
- * kept for CREDIT and HEARTBEAT, so that the two ends cannot both run dry.
- * A sender without a credit gets -EAGAIN or waits (FOS_SEND_WAIT).
+ * a CREDIT message once a quarter of the ring (and at least two) is owed.  The last credit is
+ * kept for a CREDIT or HEARTBEAT that returns credits, so that the peer can
+ * always answer and the two ends cannot both run dry.
+ * A sender without a credit gets -EAGAIN, waits (FOS_SEND_WAIT), or has
+ * the message queued on the connection's backlog (FOS_SEND_QUEUE, at most
+ * fabric_ring messages), which goes out in order as credits come back:
+ * that is how handlers reply without sleeping.
  *
  * Liveness: each connection sends a HEARTBEAT when it has sent nothing for
  * half of fabric_heartbeat_ms; a connection from which nothing has arrived
@@ -90,9 +94,9 @@ MODULE_PARM_DESC(fabric_port,
 		 "rdma_cm port the fabric listens on, 0 for none (default 18525)");
 
 static unsigned int fos_fabric_ring = 64;
-module_param_named(fabric_ring, fos_fabric_ring, uint, 0444);
+module_param_named(fabric_ring, fos_fabric_ring, uint, 0644);
 MODULE_PARM_DESC(fabric_ring,
-		 "Receive buffers (peer credits) per connection, 4-1024 (default 64)");
+		 "Receive buffers (peer credits) per new connection, 4-1024 (default 64)");
 
 static unsigned int fos_fabric_hb_ms = 1000;
 module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
@@ -158,7 +162,7 @@ enum fos_conn_state {
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed and @tx_free
+ * @lock: protects @state, @tx_credits, @owed, @tx_free and @backlog
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
@@ -169,6 +173,8 @@ enum fos_conn_state {
  * @rx: receive buffers
  * @tx: send buffers
  * @tx_free: unused send buffers
+ * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
+ * @nbacklog: entries on @backlog
  * @last_rx: jiffies of the last message received
  * @last_tx: jiffies of the last message sent
  * @born: jiffies at creation
@@ -195,6 +201,8 @@ struct fos_conn {
 	struct fos_buf *rx;
 	struct fos_buf *tx;
 	struct list_head tx_free;
+	struct list_head backlog;
+	u32 nbacklog;
 	unsigned long last_rx;
 	unsigned long last_tx;
 	unsigned long born;
@@ -234,6 +242,24 @@ struct fos_peer {
 	struct delayed_work connect_work;
 	wait_queue_head_t wq;
 	atomic64_t stats[__FRACTOS_STAT_MAX];
+};
+
+/**
+ * struct fos_pending - a message waiting on fos_conn.backlog for a credit
+ * @link: on the backlog
+ * @type: message type
+ * @cookie: header cookie
+ * @done: the sender's completion, or NULL
+ * @len: bytes at @payload
+ * @payload: the payload
+ */
+struct fos_pending {
+	struct list_head link;
+	u8 type;
+	u64 cookie;
+	struct fos_fabric_done *done;
+	u32 len;
+	u8 payload[];
 };
 
 typedef void (*fos_recv_fn)(struct fos_peer *peer,
@@ -507,12 +533,13 @@ static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	return 0;
 }
 
-static void fos_hello_fill(struct fos_wire_hello *h, u32 dst)
+static void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn,
+			   u32 dst)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = cpu_to_le32(FOS_WIRE_MAGIC);
 	h->version = FOS_WIRE_VERSION;
-	h->credits = cpu_to_le16(fos_fabric_ring);
+	h->credits = cpu_to_le16(conn->nbufs);
 	h->node_id = cpu_to_le32(fos_node_id);
 	h->epoch = cpu_to_le32(fos_epoch);
 	h->dst_node_id = cpu_to_le32(dst);
@@ -568,8 +595,10 @@ static struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	conn->primary = active || peer->node_id != fos_node_id;
 	spin_lock_init(&conn->lock);
 	conn->state = FOS_CONN_CONNECTING;
-	conn->nbufs = fos_fabric_ring;
+	conn->nbufs = clamp(READ_ONCE(fos_fabric_ring), FOS_WIRE_CREDITS_MIN,
+			    FOS_WIRE_CREDITS_MAX);
 	INIT_LIST_HEAD(&conn->tx_free);
+	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->link);
 	conn->born = jiffies;
 	fos_live_add(FOS_LIVE_CONNS, 1);
@@ -619,6 +648,20 @@ static void fos_conn_free_unpublished(struct fos_conn *conn)
 	fos_live_add(FOS_LIVE_CONNS, -1);
 }
 
+/* The connection is gone: what still waits for a credit never goes. */
+static void fos_conn_drop_backlog(struct fos_conn *conn)
+{
+	struct fos_pending *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &conn->backlog, link) {
+		if (p->done)
+			p->done->fn(p->done, -ECONNRESET);
+		kfree(p);
+	}
+	INIT_LIST_HEAD(&conn->backlog);
+	conn->nbacklog = 0;
+}
+
 static void fos_conn_close_work(struct work_struct *work)
 {
 	struct fos_conn *conn = container_of(work, struct fos_conn, close_work);
@@ -646,6 +689,7 @@ static void fos_conn_close_work(struct work_struct *work)
 	if (conn->cq)
 		ib_free_cq(conn->cq);
 	rdma_destroy_id(conn->id);
+	fos_conn_drop_backlog(conn);
 	if (conn->dev) {
 		fos_bufs_free(conn, conn->rx, DMA_FROM_DEVICE);
 		fos_bufs_free(conn, conn->tx, DMA_TO_DEVICE);
@@ -718,12 +762,12 @@ static void fos_conn_established(struct fos_conn *conn)
 /* ---- sending ---- */
 
 /*
- * Post one message on @conn.  Caller holds conn->lock.  @ctrl messages
+ * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
  * (CREDIT, HEARTBEAT) may spend the last credit.
  */
-static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
-			 const void *payload, u32 len,
-			 struct fos_fabric_done *done, bool ctrl)
+static int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+			     const void *payload, u32 len,
+			     struct fos_fabric_done *done, bool ctrl)
 {
 	struct fos_wire_hdr *hdr;
 	struct fos_buf *b;
@@ -737,7 +781,12 @@ static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
 		return -ENOTCONN;
 	if (total > conn->tx_max)
 		return -EMSGSIZE;
-	if (conn->tx_credits < (ctrl ? 1 : 2) || list_empty(&conn->tx_free))
+	/*
+	 * The last credit is for a message that returns credits: then the
+	 * peer can always answer, and the two ends never both run dry.
+	 */
+	if (conn->tx_credits < (ctrl && owed ? 1 : 2) ||
+	    list_empty(&conn->tx_free))
 		return -EAGAIN;
 	b = list_first_entry(&conn->tx_free, struct fos_buf, free);
 
@@ -775,6 +824,61 @@ static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
 	return 0;
 }
 
+/* As fos_conn_post_now(), but messages do not overtake the backlog. */
+static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
+			 const void *payload, u32 len,
+			 struct fos_fabric_done *done, bool ctrl)
+{
+	if (!ctrl && conn->nbacklog && conn->state == FOS_CONN_UP)
+		return -EAGAIN;
+	return fos_conn_post_now(conn, type, cookie, payload, len, done, ctrl);
+}
+
+/* Queue a message that found no credit.  Caller holds conn->lock. */
+static int fos_conn_queue(struct fos_conn *conn, u8 type, u64 cookie,
+			  const void *payload, u32 len,
+			  struct fos_fabric_done *done)
+{
+	struct fos_pending *p;
+
+	if (conn->nbacklog >= conn->nbufs)
+		return -EAGAIN;
+	p = kmalloc(struct_size(p, payload, len), GFP_ATOMIC);
+	if (!p)
+		return -ENOMEM;
+	p->type = type;
+	p->cookie = cookie;
+	p->done = done;
+	p->len = len;
+	if (len)
+		memcpy(p->payload, payload, len);
+	list_add_tail(&p->link, &conn->backlog);
+	conn->nbacklog++;
+	return 0;
+}
+
+/* Send what the backlog holds, as far as credits allow. */
+static void fos_conn_flush(struct fos_conn *conn)
+{
+	struct fos_pending *p;
+	int ret = 0;
+
+	spin_lock(&conn->lock);
+	while (conn->nbacklog) {
+		p = list_first_entry(&conn->backlog, struct fos_pending, link);
+		ret = fos_conn_post_now(conn, p->type, p->cookie, p->payload,
+					p->len, p->done, false);
+		if (ret)
+			break;
+		list_del(&p->link);
+		conn->nbacklog--;
+		kfree(p);
+	}
+	spin_unlock(&conn->lock);
+	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+		fos_conn_fail(conn);
+}
+
 /* A CREDIT or HEARTBEAT on @conn; dropped if it cannot go now. */
 static void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
 {
@@ -792,9 +896,10 @@ static void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
 
 static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 			     const void *payload, u32 len,
-			     struct fos_fabric_done *done)
+			     struct fos_fabric_done *done, unsigned int flags)
 {
 	struct fos_conn *conn;
+	bool queued = false;
 	int ret;
 
 	spin_lock(&peer->lock);
@@ -805,13 +910,19 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 		spin_lock(&conn->lock);
 		ret = fos_conn_post(conn, type, cookie, payload, len, done,
 				    false);
+		if (ret == -EAGAIN && (flags & FOS_SEND_QUEUE)) {
+			fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
+			ret = fos_conn_queue(conn, type, cookie, payload, len,
+					     done);
+			queued = true;
+		}
 		spin_unlock(&conn->lock);
 		if (ret && ret != -EAGAIN && ret != -ENOTCONN &&
 		    ret != -EMSGSIZE)
 			fos_conn_fail(conn);
 	}
 	spin_unlock(&peer->lock);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN && !queued)
 		fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
 	return ret;
 }
@@ -827,7 +938,8 @@ static bool fos_peer_sendable(struct fos_peer *peer)
 	if (conn) {
 		spin_lock(&conn->lock);
 		ok = conn->state != FOS_CONN_UP ||
-		     (conn->tx_credits >= 2 && !list_empty(&conn->tx_free));
+		     (conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
+		      !conn->nbacklog);
 		spin_unlock(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
@@ -842,14 +954,16 @@ static bool fos_peer_sendable(struct fos_peer *peer)
  * @payload: @len bytes, copied before the function returns
  * @len: payload length; header included, at most the peer's buffer size
  * @done: called when the send completes, or NULL
- * @flags: FOS_SEND_WAIT to sleep for a credit (process context only)
+ * @flags: FOS_SEND_WAIT to sleep for a credit (process context only), or
+ *	FOS_SEND_QUEUE to queue the message behind the others that wait for
+ *	one (any context; the backlog holds up to fabric_ring messages)
  *
  * Messages to one peer arrive in the order they were sent, or not at all
  * (the connection fails; the peer's handlers see no gap in between).
  *
- * Return: 0 (@done will be called), -ENOTCONN (the peer is not up),
- * -EAGAIN (no credit and no FOS_SEND_WAIT), -ETIMEDOUT, -ERESTARTSYS,
- * -EMSGSIZE, or another error from the QP.
+ * Return: 0 (sent or queued; @done will be called), -ENOTCONN (the peer is
+ * not up), -EAGAIN (no credit, or the backlog is full), -ETIMEDOUT,
+ * -ERESTARTSYS, -EMSGSIZE, -ENOMEM, or another error from the QP.
  */
 int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		    const void *payload, u32 len, struct fos_fabric_done *done,
@@ -863,7 +977,8 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 	if (len > FOS_WIRE_MSG_MAX)
 		return -EMSGSIZE;
 	for (;;) {
-		ret = fos_peer_try_send(peer, type, cookie, payload, len, done);
+		ret = fos_peer_try_send(peer, type, cookie, payload, len, done,
+					flags);
 		if (ret != -EAGAIN || !(flags & FOS_SEND_WAIT))
 			return ret;
 		left = wait_event_interruptible_timeout(peer->wq,
@@ -933,8 +1048,10 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		fos_proto_error(conn, "too many credits");
 		return;
 	}
-	if (credits)
+	if (credits) {
+		fos_conn_flush(conn);
 		wake_up_all(&peer->wq);
+	}
 	WRITE_ONCE(conn->last_rx, jiffies);
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
 	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
@@ -952,7 +1069,11 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		fos_conn_fail(conn);
 		return;
 	}
-	if (owed >= conn->nbufs / 4)
+	/*
+	 * At least two: a CREDIT consumes a buffer too, and answering each
+	 * one with another would never stop.
+	 */
+	if (owed >= max(conn->nbufs / 4, 2U))
 		fos_conn_send_ctrl(conn, FOS_WIRE_CREDIT);
 }
 
@@ -970,6 +1091,8 @@ static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
 	if (wc->status != IB_WC_SUCCESS)
 		fos_wc_error(conn, wc, "send");
+	else
+		fos_conn_flush(conn);
 	wake_up_all(&conn->peer->wq);
 }
 
@@ -1058,7 +1181,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 		fos_conn_fail(conn);
 		return 0;
 	}
-	fos_hello_fill(&mine, node);
+	fos_hello_fill(&mine, conn, node);
 	fos_conn_param(&param, conn, &mine);
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
@@ -1082,7 +1205,7 @@ static void fos_cm_route_resolved(struct fos_conn *conn)
 		fos_conn_fail(conn);
 		return;
 	}
-	fos_hello_fill(&mine, conn->peer->node_id);
+	fos_hello_fill(&mine, conn, conn->peer->node_id);
 	fos_conn_param(&param, conn, &mine);
 	if (rdma_connect_locked(conn->id, &param))
 		fos_conn_fail(conn);
@@ -1553,8 +1676,6 @@ int fos_fabric_init(void)
 {
 	int ret;
 
-	fos_fabric_ring = clamp(fos_fabric_ring, FOS_WIRE_CREDITS_MIN,
-				FOS_WIRE_CREDITS_MAX);
 	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
 	if (!fos_fabric_wq)
 		return -ENOMEM;

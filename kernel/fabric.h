@@ -28,6 +28,7 @@ struct fos_fabric_done {
 
 /* fos_fabric_send() flags */
 #define FOS_SEND_WAIT	0x1	/* sleep (interruptibly, 5 s at most) for a credit */
+#define FOS_SEND_QUEUE	0x2	/* no credit: queue behind earlier messages */
 
 int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		    const void *payload, u32 len, struct fos_fabric_done *done,

@@ -61,9 +61,9 @@ void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		   const void *payload, u32 len)
 {
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
-	/* Best effort: without a credit the pinger times out. */
+	/* Without a credit, the PONG waits on the backlog. */
 	fos_fabric_send(peer, FOS_WIRE_PONG, le64_to_cpu(hdr->cookie), payload,
-			len, NULL, 0);
+			len, NULL, FOS_SEND_QUEUE);
 }
 
 void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,

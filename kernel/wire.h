@@ -20,9 +20,9 @@
  * reply (PONG) echoes the cookie of its request.
  *
  * Flow control: a sender spends one credit per message and never sends
- * without one; the last credit is kept for messages that return credits
- * (CREDIT, HEARTBEAT), so that two peers that have both run dry can always
- * give each other credits back.
+ * without one; the last credit is kept for a CREDIT or HEARTBEAT that
+ * returns at least one credit, so that the peer can always answer and two
+ * peers never both run dry.
  *
  * Validation: a receiver checks every message with fos_wire_check() and
  * the per-type check it returns before it looks at the payload.  A message
