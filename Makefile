@@ -33,7 +33,7 @@ endif
 krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
-KSRC := Kbuild $(wildcard kernel/*.c kernel/*.h uapi/linux/*.h) kernel/Kbuild
+KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests demo sparse w1 \
 	checkpatch static clean deps FORCE
