@@ -40,8 +40,9 @@ KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/
 
 all: module userspace
 
+# As root, install what is missing; otherwise list it and fail.
 deps:
-	@vm/install-deps --check
+	@if [ "$$(id -u)" = 0 ]; then vm/install-deps; else vm/install-deps --check; fi
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers found: run vm/install-deps" >&2; exit 1; }
