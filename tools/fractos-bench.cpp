@@ -30,7 +30,10 @@
  * seconds have passed, whichever comes first.  The benchmarks of a group
  * take turns in -r rounds (default 5), so that changes in background load
  * (a busy host under QEMU/TCG) hit all of them alike and the ratios
- * between them stay fair.
+ * between them stay fair.  Besides the ratios of the whole-run means and
+ * medians, the ratio table gives the lowest and highest ratio of the
+ * per-round means of two benchmarks of the same group (each round's pair
+ * ran back to back): a wide range says the host was noisy.
  *
  * Every return value is checked; on any error the tool prints what failed
  * and exits 1.  Everything it creates (capabilities, spaces, rings,
@@ -284,6 +287,8 @@ struct Result {
 	uint64_t iters = 0;	/* timed operations */
 	double avg_ns = 0, p50_ns = 0, p99_ns = 0;
 	uint64_t group = 1;	/* operations per sample */
+	unsigned gid = 0;	/* which run_group() measured it */
+	std::vector<double> round_ns;	/* mean ns per op in each round, NaN if none */
 	bool skipped = false;
 	std::string note;
 };
@@ -316,9 +321,11 @@ struct Bench {
 	uint64_t target = 1;	/* calls wanted in all */
 	uint64_t units = 0, sum_ns = 0;
 	std::vector<double> samples;	/* ns per operation */
+	std::vector<uint64_t> rsum_ns, runits;	/* per round */
 };
 
 std::vector<Bench> group;
+unsigned group_seq;
 
 void measure(const std::string &name, uint64_t per_unit,
 	     std::function<void()> op, std::function<void()> enter = {},
@@ -363,7 +370,10 @@ void run_group()
 		b.k = std::min<uint64_t>(b.k, 100000);
 		b.samples.reserve(std::min<uint64_t>(b.target / b.k + rounds,
 						     4000000));
+		b.rsum_ns.assign(rounds, 0);
+		b.runits.assign(rounds, 0);
 	}
+	group_seq++;
 
 	for (unsigned r = 0; r < rounds; r++) {
 		for (Bench &b : group) {
@@ -382,6 +392,8 @@ void run_group()
 				uint64_t e = now_ns();
 				b.units += n;
 				b.sum_ns += e - a;
+				b.runits[r] += n;
+				b.rsum_ns[r] += e - a;
 				b.samples.push_back((double)(e - a) /
 						    (double)(n * b.per_unit));
 				if (e - t0 >= budget / rounds)
@@ -403,6 +415,11 @@ void run_group()
 		res.p50_ns = pct(b.samples, 0.50);
 		res.p99_ns = pct(b.samples, 0.99);
 		res.group = b.k * b.per_unit;
+		res.gid = group_seq;
+		for (unsigned r = 0; r < rounds; r++)
+			res.round_ns.push_back(b.runits[r] ?
+				(double)std::max<uint64_t>(b.rsum_ns[r], 1) /
+				(double)(b.runits[r] * b.per_unit) : NAN);
 		results.push_back(res);
 		print_row(results.back());
 	}
@@ -453,6 +470,7 @@ struct Ratio {
 	double avg;	/* from t_avg */
 	double p50;	/* from t_p50 */
 	std::string unit;
+	double rmin = NAN, rmax = NAN;	/* over the rounds, same group only */
 };
 std::vector<Ratio> ratios;
 
@@ -472,8 +490,45 @@ void add_ratio(const std::string &label, const std::string &a,
 
 	if (!ra || !rb)
 		return;
-	ratios.push_back({label, ra->avg_ns / rb->avg_ns,
-			  ra->p50_ns / rb->p50_ns, "x"});
+	Ratio q {label, ra->avg_ns / rb->avg_ns, ra->p50_ns / rb->p50_ns, "x"};
+	if (ra->gid == rb->gid && ra->round_ns.size() == rb->round_ns.size())
+		for (size_t r = 0; r < ra->round_ns.size(); r++) {
+			double x = ra->round_ns[r] / rb->round_ns[r];
+
+			if (std::isnan(x))
+				continue;
+			q.rmin = std::isnan(q.rmin) ? x : std::min(q.rmin, x);
+			q.rmax = std::isnan(q.rmax) ? x : std::max(q.rmax, x);
+		}
+	ratios.push_back(q);
+}
+
+/* Bandwidth of @name for @bytes per op, in GB/s. */
+void add_bandwidth(const std::string &label, const std::string &name,
+		   double bytes)
+{
+	const Result *r = find(name);
+
+	if (!r)
+		return;
+	Ratio q {label, bytes / r->avg_ns, bytes / r->p50_ns, "GB/s"};
+	for (double ns : r->round_ns) {
+		double x = bytes / ns;
+
+		if (std::isnan(x))
+			continue;
+		q.rmin = std::isnan(q.rmin) ? x : std::min(q.rmin, x);
+		q.rmax = std::isnan(q.rmax) ? x : std::max(q.rmax, x);
+	}
+	ratios.push_back(q);
+}
+
+void json_num(double x)
+{
+	if (std::isnan(x))
+		printf("null");
+	else
+		printf("%.4f", x);
 }
 
 void json_str(const std::string &s)
@@ -496,17 +551,25 @@ void print_final()
 
 	uname(&u);
 	if (!opt.json) {
-		printf("\n%s\n %-60s %10s %10s\n%s\n", rule,
+		printf("\n%s\n %-54s %9s %9s %9s %9s\n%s\n", rule,
 		       "ratios (time a / time b: < 1 means a is faster)",
-		       "from avg", "from p50", rule);
-		for (const Ratio &q : ratios)
-			printf(" %-60s %10.3f %10.3f %s\n", q.name.c_str(), q.avg,
-			       q.p50, q.unit.c_str());
+		       "from avg", "from p50", "rnd min", "rnd max", rule);
+		for (const Ratio &q : ratios) {
+			printf(" %-54s %9.3f %9.3f", q.name.c_str(), q.avg, q.p50);
+			if (std::isnan(q.rmin))
+				printf(" %9s %9s", "-", "-");
+			else
+				printf(" %9.3f %9.3f", q.rmin, q.rmax);
+			printf(" %s\n", q.unit.c_str());
+		}
 		printf("%s\n", rule);
+		printf(" rnd min/max: lowest/highest ratio of the per-round means "
+		       "(same group only; %u rounds)\n", opt.rounds);
 		return;
 	}
 	printf("{\n  \"tool\": \"fractos-bench\",\n  \"kernel\": ");
 	json_str(u.release);
+	printf(",\n  \"cpus\": %ld", sysconf(_SC_NPROCESSORS_ONLN));
 	printf(",\n  \"iters_max\": %" PRIu64 ",\n  \"seconds_max\": %g,\n"
 	       "  \"rounds\": %u,\n  \"timer_ns\": %.1f,\n  \"pingpong_affinity\": ",
 	       opt.iters, opt.seconds, opt.rounds, timer_ns);
@@ -525,16 +588,26 @@ void print_final()
 		}
 		printf(", \"iters\": %" PRIu64 ", \"t_avg_us\": %.4f, "
 		       "\"t_p50_us\": %.4f, \"t_p99_us\": %.4f, "
-		       "\"ops_per_s\": %.1f, \"ops_per_sample\": %" PRIu64 "}",
+		       "\"ops_per_s\": %.1f, \"ops_per_sample\": %" PRIu64
+		       ", \"t_round_avg_us\": [",
 		       r.iters, r.avg_ns / 1e3, r.p50_ns / 1e3, r.p99_ns / 1e3,
 		       1e9 / r.avg_ns, r.group);
+		for (size_t k = 0; k < r.round_ns.size(); k++) {
+			printf("%s", k ? ", " : "");
+			json_num(r.round_ns[k] / 1e3);
+		}
+		printf("]}");
 	}
 	printf("\n  ],\n  \"ratios\": [");
 	for (size_t i = 0; i < ratios.size(); i++) {
 		printf("%s\n    {\"name\": ", i ? "," : "");
 		json_str(ratios[i].name);
-		printf(", \"from_avg\": %.4f, \"from_p50\": %.4f, \"unit\": ",
+		printf(", \"from_avg\": %.4f, \"from_p50\": %.4f, \"round_min\": ",
 		       ratios[i].avg, ratios[i].p50);
+		json_num(ratios[i].rmin);
+		printf(", \"round_max\": ");
+		json_num(ratios[i].rmax);
+		printf(", \"unit\": ");
 		json_str(ratios[i].unit);
 		printf("}");
 	}
@@ -1196,15 +1269,10 @@ void compute_ratios()
 			  std::string("MEMORY_COPY ioctl ") + l,
 			  std::string("memcpy ") + l);
 	for (auto [l, n] : {std::pair{"64KiB", 65536.0}, {"1MiB", 1048576.0}}) {
-		const Result *r = find(std::string("MEMORY_COPY ioctl ") + l);
-		const Result *m = find(std::string("memcpy ") + l);
-
-		if (r)
-			ratios.push_back({std::string("MEMORY_COPY bandwidth ") + l,
-					  n / r->avg_ns, n / r->p50_ns, "GB/s"});
-		if (m)
-			ratios.push_back({std::string("memcpy bandwidth ") + l,
-					  n / m->avg_ns, n / m->p50_ns, "GB/s"});
+		add_bandwidth(std::string("MEMORY_COPY bandwidth ") + l,
+			      std::string("MEMORY_COPY ioctl ") + l, n);
+		add_bandwidth(std::string("memcpy bandwidth ") + l,
+			      std::string("memcpy ") + l, n);
 	}
 }
 
@@ -1305,12 +1373,13 @@ int main(int argc, char **argv)
 		struct utsname u {};
 
 		uname(&u);
-		printf("fractos-bench: kernel %s, at most %" PRIu64
+		printf("fractos-bench: kernel %s, %ld cpu(s), at most %" PRIu64
 		       " ops or %g s per benchmark in %u interleaved rounds;"
 		       " clock read %.0f ns\n"
 		       "  grp = operations per timed sample (cheap operations "
 		       "are timed in groups)\n",
-		       u.release, opt.iters, opt.seconds, opt.rounds, timer_ns);
+		       u.release, sysconf(_SC_NPROCESSORS_ONLN), opt.iters,
+		       opt.seconds, opt.rounds, timer_ns);
 	}
 
 	if (group_enabled("null"))
