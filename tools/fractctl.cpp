@@ -1,24 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fractctl: inspect the fractos module.
+ * fractctl: inspect the fractos module and configure its RDMA fabric.
  *
- *   fractctl [-j] status    module presence, version, node, epoch, limits
- *                           and live-object counters
+ *   fractctl [-j] status              module presence, version, node, epoch,
+ *                                     limits and live-object counters (sysfs)
+ *   fractctl [-j] [-s] node [list|show [ID]]
+ *   fractctl node add ID ADDR[:PORT]  ADDR is IPv4, or [IPv6]:PORT
+ *   fractctl node del ID
+ *   fractctl [-j] link [list]         RDMA devices the fabric uses
+ *   fractctl [-j] stats               local node, listen port, counters
+ *   fractctl [-j] ping ID [-c COUNT]  round trips to a node
  *   fractctl help
  *
  * Subcommands are a table (commands[] below), matched by unique-enough
- * prefix as in iproute2 ("fractctl st" is "status").  Netlink-based
- * subcommands for the RDMA fabric will be added to the same table.
+ * prefix as in iproute2 ("fractctl st" is "status", "fractctl n l" is
+ * "node list").  node, link, stats and ping talk to the "fractos" generic
+ * netlink family (uapi/linux/fractos_netlink.h) through libnl-genl-3.
+ *
+ * Exit status: 0 on success, 1 on any error, usage errors included (as
+ * "status" always did); "status" alone exits 2 when the module is not
+ * loaded.
  */
 #include <caladan/caladan.hpp>
 #include <caladan/sysfs.hpp>
 
+#include <linux/fractos_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -27,27 +56,48 @@ using namespace caladan;
 
 const char *progname = "fractctl";
 
+/* Exit codes; usage errors share 1 with every other error (see above). */
+constexpr int exit_ok = 0;
+constexpr int exit_error = 1;
+constexpr int exit_usage = 1;
+
 struct options {
 	bool json = false;
+	bool stats = false;
 };
 
 /* ---- output --------------------------------------------------------- */
 
-/* A minimal JSON writer: one object, nested objects, strings and numbers. */
+/*
+ * A minimal JSON writer: one top-level object or array, nested objects and
+ * arrays, strings, numbers and booleans.  Keys are ignored inside arrays.
+ */
 class json_writer {
 public:
-	json_writer() { out_ = "{"; first_.push_back(true); }
+	enum class top { object, array };
 
-	void begin(std::string_view key)
+	explicit json_writer(top t = top::object)
+	{
+		out_ = t == top::array ? "[" : "{";
+		stack_.push_back({t == top::array, true});
+	}
+
+	void begin(std::string_view key = {})
 	{
 		this->key(key);
 		out_ += '{';
-		first_.push_back(true);
+		stack_.push_back({false, true});
+	}
+	void begin_array(std::string_view key = {})
+	{
+		this->key(key);
+		out_ += '[';
+		stack_.push_back({true, true});
 	}
 	void end()
 	{
-		out_ += '}';
-		first_.pop_back();
+		out_ += stack_.back().array ? ']' : '}';
+		stack_.pop_back();
 	}
 	void str(std::string_view key, std::string_view v)
 	{
@@ -72,17 +122,24 @@ public:
 	}
 	std::string finish()
 	{
-		while (!first_.empty())
+		while (!stack_.empty())
 			end();
 		return out_;
 	}
 
 private:
+	struct level {
+		bool array;
+		bool first;
+	};
+
 	void key(std::string_view k)
 	{
-		if (!first_.back())
+		if (!stack_.back().first)
 			out_ += ',';
-		first_.back() = false;
+		stack_.back().first = false;
+		if (stack_.back().array)
+			return;
 		quote(k);
 		out_ += ':';
 	}
@@ -105,7 +162,7 @@ private:
 	}
 
 	std::string out_;
-	std::vector<bool> first_;
+	std::vector<level> stack_;
 };
 
 /*
@@ -260,7 +317,7 @@ int do_status(const options &opts, int argc, char **argv)
 {
 	if (argc > 0) {
 		std::fprintf(stderr, "%s: status: unexpected argument \"%s\"\n", progname, argv[0]);
-		return 1;
+		return exit_usage;
 	}
 	status_report rep = collect_status();
 	if (opts.json)
@@ -277,6 +334,946 @@ int do_status(const options &opts, int argc, char **argv)
 	return rep.errors.empty() ? 0 : 1;
 }
 
+/* ---- generic netlink ------------------------------------------------ */
+
+/*
+ * Why a netlink operation failed.  @ec is an errno (system_category):
+ * the kernel's for kind::kernel, else the closest one to libnl's reason,
+ * which is then in @detail.  For kind::kernel, @detail is the extended ACK
+ * message when the kernel sent one.
+ */
+struct nl_failure {
+	enum class kind { no_family, local, kernel } what;
+	std::error_code ec;
+	std::string detail;
+};
+
+/* A T or an nl_failure: errors are values, as result<T> in libcaladan. */
+template <class T>
+class [[nodiscard]] nl_result {
+public:
+	nl_result(T v) : v_(std::in_place_index<0>, std::move(v)) {}
+	nl_result(nl_failure f) : v_(std::in_place_index<1>, std::move(f)) {}
+
+	explicit operator bool() const noexcept { return v_.index() == 0; }
+	T &operator*() noexcept { return *std::get_if<0>(&v_); }
+	T *operator->() noexcept { return std::get_if<0>(&v_); }
+	const nl_failure &error() const noexcept { return *std::get_if<1>(&v_); }
+
+private:
+	std::variant<T, nl_failure> v_;
+};
+
+using nl_status = nl_result<std::monostate>;
+
+struct nl_sock_deleter {
+	void operator()(nl_sock *s) const noexcept { nl_socket_free(s); }
+};
+struct nl_msg_deleter {
+	void operator()(nl_msg *m) const noexcept { nlmsg_free(m); }
+};
+struct nl_cb_deleter {
+	void operator()(nl_cb *cb) const noexcept { nl_cb_put(cb); }
+};
+using nl_sock_ptr = std::unique_ptr<nl_sock, nl_sock_deleter>;
+using nl_msg_ptr = std::unique_ptr<nl_msg, nl_msg_deleter>;
+using nl_cb_ptr = std::unique_ptr<nl_cb, nl_cb_deleter>;
+
+/* libnl's NLE_* codes as the nearest errno, keeping libnl's wording. */
+nl_failure local_failure(int nle)
+{
+	int e = EIO;
+	switch (nle < 0 ? -nle : nle) {
+	case NLE_NOMEM:
+		e = ENOMEM;
+		break;
+	case NLE_PERM:
+		e = EPERM;
+		break;
+	case NLE_NOACCESS:
+		e = EACCES;
+		break;
+	case NLE_AF_NOSUPPORT:
+	case NLE_PROTO_MISMATCH:
+		e = EAFNOSUPPORT;
+		break;
+	case NLE_INTR:
+		e = EINTR;
+		break;
+	}
+	return {nl_failure::kind::local, errno_code(e), nl_geterror(nle)};
+}
+
+/* One attribute of a request. */
+struct nl_attr_out {
+	int type;
+	std::vector<unsigned char> data;
+};
+
+template <class T>
+nl_attr_out attr(int type, const T &v)
+{
+	nl_attr_out a{type, std::vector<unsigned char>(sizeof(v))};
+	std::memcpy(a.data.data(), &v, sizeof(v));
+	return a;
+}
+
+nl_attr_out attr_bytes(int type, const void *p, std::size_t len)
+{
+	const auto *b = static_cast<const unsigned char *>(p);
+	return {type, std::vector<unsigned char>(b, b + len)};
+}
+
+/* The attributes of one reply message, with length-checked getters. */
+class nl_reply {
+public:
+	explicit nl_reply(nlattr **tb) : tb_(tb) {}
+
+	template <class T>
+	std::optional<T> get(int type) const
+	{
+		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
+		T v;
+		if (!a || nla_len(a) != int(sizeof(T)))
+			return std::nullopt;
+		std::memcpy(&v, nla_data(a), sizeof(T));
+		return v;
+	}
+	std::optional<std::string> str(int type) const
+	{
+		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
+		if (!a || nla_len(a) <= 0)
+			return std::nullopt;
+		const char *s = static_cast<const char *>(nla_data(a));
+		return std::string(s, strnlen(s, std::size_t(nla_len(a))));
+	}
+	bool has(int type) const { return type <= FRACTOS_A_MAX && tb_[type]; }
+	std::optional<std::vector<unsigned char>> bytes(int type) const
+	{
+		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
+		if (!a)
+			return std::nullopt;
+		const auto *b = static_cast<const unsigned char *>(nla_data(a));
+		return std::vector<unsigned char>(b, b + nla_len(a));
+	}
+	/* A nested FRACTOS_STAT_* table: counters indexed by attribute type. */
+	std::array<std::uint64_t, FRACTOS_STAT_MAX + 1> stats(int type) const
+	{
+		std::array<std::uint64_t, FRACTOS_STAT_MAX + 1> out{};
+		nlattr *st[FRACTOS_STAT_MAX + 1];
+		nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
+
+		if (!a || nla_parse_nested(st, FRACTOS_STAT_MAX, a, nullptr))
+			return out;
+		for (int i = 0; i <= FRACTOS_STAT_MAX; i++)
+			if (st[i] && nla_len(st[i]) == 8)
+				out[i] = nla_get_u64(st[i]);
+		return out;
+	}
+
+private:
+	nlattr **tb_;
+};
+
+using reply_fn = std::function<void(const nl_reply &)>;
+
+/* Receive state shared with libnl's callbacks. */
+struct recv_ctx {
+	const reply_fn *fn;
+	int err = 1;		/* 1: waiting; 0: done; < 0: -errno */
+	std::string extack;
+};
+
+int valid_cb(nl_msg *msg, void *arg)
+{
+	auto *c = static_cast<recv_ctx *>(arg);
+	nlattr *tb[FRACTOS_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, FRACTOS_A_MAX, nullptr))
+		return NL_SKIP;
+	if (*c->fn)
+		(*c->fn)(nl_reply(tb));
+	return NL_OK;
+}
+
+/* The extended ACK message (NLMSGERR_ATTR_MSG) of an error, if any. */
+std::string extack_message(const nlmsgerr *e)
+{
+	const auto *nlh = reinterpret_cast<const nlmsghdr *>(
+		reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
+	std::size_t off = sizeof(*e);
+	nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return {};
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len > NLMSG_HDRLEN)
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	off = NLMSG_ALIGN(off);
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + off)
+		return {};
+	auto *tlv = reinterpret_cast<nlattr *>(
+		const_cast<char *>(reinterpret_cast<const char *>(e)) + off);
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, tlv, int(nlh->nlmsg_len - NLMSG_HDRLEN - off),
+		      nullptr) ||
+	    !tb[NLMSGERR_ATTR_MSG] || nla_len(tb[NLMSGERR_ATTR_MSG]) <= 0)
+		return {};
+	const char *s = static_cast<const char *>(nla_data(tb[NLMSGERR_ATTR_MSG]));
+	return std::string(s, strnlen(s, std::size_t(nla_len(tb[NLMSGERR_ATTR_MSG]))));
+}
+
+int error_cb(sockaddr_nl *, nlmsgerr *e, void *arg)
+{
+	auto *c = static_cast<recv_ctx *>(arg);
+
+	c->err = e->error < 0 ? e->error : -EPROTO;
+	c->extack = extack_message(e);
+	return NL_STOP;
+}
+
+int ack_cb(nl_msg *, void *arg)
+{
+	static_cast<recv_ctx *>(arg)->err = 0;
+	return NL_STOP;
+}
+
+/* NLMSG_DONE of a dump; it carries the dump's error, if any. */
+int finish_cb(nl_msg *msg, void *arg)
+{
+	auto *c = static_cast<recv_ctx *>(arg);
+	nlmsghdr *h = nlmsg_hdr(msg);
+	int e = 0;
+
+	if (nlmsg_datalen(h) >= int(sizeof(e)))
+		std::memcpy(&e, nlmsg_data(h), sizeof(e));
+	c->err = e < 0 ? e : 0;
+	return NL_STOP;
+}
+
+/* The "fractos" family on one generic netlink socket. */
+class fabric_nl {
+public:
+	/*
+	 * Connect and resolve the family.  FRACTCTL_GENL_FAMILY overrides
+	 * the name, so that tests can ask for a family that cannot exist.
+	 */
+	static nl_result<fabric_nl> open()
+	{
+		const char *env = std::getenv("FRACTCTL_GENL_FAMILY");
+		const char *name = env && *env ? env : FRACTOS_GENL_NAME;
+		nl_sock_ptr sk(nl_socket_alloc());
+		int one = 1, ret;
+
+		if (!sk)
+			return local_failure(-NLE_NOMEM);
+		ret = genl_connect(sk.get());
+		if (ret < 0)
+			return local_failure(ret);
+		/* Best effort: older kernels just do not send the message. */
+		setsockopt(nl_socket_get_fd(sk.get()), SOL_NETLINK, NETLINK_EXT_ACK, &one,
+			   sizeof(one));
+		ret = genl_ctrl_resolve(sk.get(), name);
+		if (ret == -NLE_OBJ_NOTFOUND)
+			return nl_failure{nl_failure::kind::no_family, errno_code(ENOENT), name};
+		if (ret < 0)
+			return local_failure(ret);
+		return fabric_nl(std::move(sk), ret);
+	}
+
+	/*
+	 * Send @cmd (a dump if @dump) with @attrs and wait for the end of the
+	 * answer; every reply message goes to @fn.
+	 */
+	nl_status request(std::uint8_t cmd, bool dump, const std::vector<nl_attr_out> &attrs,
+			  const reply_fn &fn = {})
+	{
+		nl_msg_ptr msg(nlmsg_alloc());
+		nl_cb_ptr cb(nl_cb_alloc(NL_CB_DEFAULT));
+		recv_ctx ctx{&fn, 1, {}};
+
+		if (!msg || !cb)
+			return local_failure(-NLE_NOMEM);
+		if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0,
+				 dump ? NLM_F_DUMP : 0, cmd, FRACTOS_GENL_VERSION))
+			return local_failure(-NLE_NOMEM);
+		for (const auto &a : attrs)
+			if (nla_put(msg.get(), a.type, int(a.data.size()), a.data.data()))
+				return local_failure(-NLE_NOMEM);
+		nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, valid_cb, &ctx);
+		nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, ack_cb, &ctx);
+		nl_cb_set(cb.get(), NL_CB_FINISH, NL_CB_CUSTOM, finish_cb, &ctx);
+		nl_cb_err(cb.get(), NL_CB_CUSTOM, error_cb, &ctx);
+
+		int ret = nl_send_auto(sk_.get(), msg.get());
+		if (ret < 0)
+			return local_failure(ret);
+		while (ctx.err > 0) {
+			ret = nl_recvmsgs(sk_.get(), cb.get());
+			if (ret < 0 && ctx.err > 0)
+				return local_failure(ret);
+		}
+		if (ctx.err < 0)
+			return nl_failure{nl_failure::kind::kernel, errno_code(-ctx.err),
+					  std::move(ctx.extack)};
+		return std::monostate{};
+	}
+
+private:
+	fabric_nl(nl_sock_ptr sk, int family) : sk_(std::move(sk)), family_(family) {}
+
+	nl_sock_ptr sk_;
+	int family_;
+};
+
+/*
+ * Report @f for the operation @what ("node add 7"), with a hint for the
+ * errors whose meaning depends on the command (@hints: errno, text).
+ */
+void report(const char *what, const nl_failure &f,
+	    std::initializer_list<std::pair<int, const char *>> hints = {})
+{
+	switch (f.what) {
+	case nl_failure::kind::no_family:
+		std::fprintf(stderr,
+			     "%s: %s: the fractos module is not loaded "
+			     "(no generic netlink family \"%s\")\n",
+			     progname, what, f.detail.c_str());
+		return;
+	case nl_failure::kind::local:
+		std::fprintf(stderr, "%s: %s: netlink: %s (%s)\n", progname, what,
+			     f.detail.c_str(), describe(f.ec).c_str());
+		return;
+	case nl_failure::kind::kernel:
+		break;
+	}
+	if (f.ec == errno_code(EPERM)) {
+		std::fprintf(stderr, "%s: %s: must be root (CAP_NET_ADMIN)\n", progname, what);
+		return;
+	}
+	std::string msg = describe(f.ec);
+	if (!f.detail.empty())
+		msg += ": " + f.detail;
+	for (const auto &[e, text] : hints)
+		if (f.ec == errno_code(e)) {
+			msg += "; ";
+			msg += text;
+		}
+	std::fprintf(stderr, "%s: %s: %s\n", progname, what, msg.c_str());
+}
+
+/* ---- argument parsing for the fabric commands ----------------------- */
+
+/*
+ * "fractctl: node add: bad ..., try "fractctl node help"."  @fmt has one
+ * %s, for @arg.
+ */
+int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	std::string_view top(cmd);
+
+	top = top.substr(0, top.find(' '));
+	std::fprintf(stderr, "%s: %s: ", progname, cmd);
+	std::fprintf(stderr, fmt, arg);
+	std::fprintf(stderr, ", try \"%s %.*s help\".\n", progname, int(top.size()),
+		     top.data());
+	return exit_usage;
+}
+
+/* A decimal number in [lo, hi], nothing else (no sign, no blanks). */
+std::optional<std::uint64_t> parse_uint(std::string_view s, std::uint64_t lo, std::uint64_t hi)
+{
+	std::uint64_t v = 0;
+
+	if (s.empty() || s.size() > 20)
+		return std::nullopt;
+	for (char c : s) {
+		if (c < '0' || c > '9')
+			return std::nullopt;
+		std::uint64_t d = std::uint64_t(c - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return std::nullopt;
+		v = v * 10 + d;
+	}
+	if (v < lo || v > hi)
+		return std::nullopt;
+	return v;
+}
+
+std::optional<std::uint32_t> parse_node_id(std::string_view s)
+{
+	auto v = parse_uint(s, 0, UINT32_MAX);
+	return v ? std::optional<std::uint32_t>(std::uint32_t(*v)) : std::nullopt;
+}
+
+/* A node's address: family, 4 or 16 bytes, and a port (0: not given). */
+struct node_addr {
+	int family = AF_INET;
+	std::array<unsigned char, 16> bytes{};
+	std::uint16_t port = 0;
+};
+
+/*
+ * IPV4, IPV4:PORT, IPV6 (no port) or [IPV6]:PORT ([IPV6] alone too).
+ * Numeric only: no host names, no IPv6 scope (the kernel takes none).
+ */
+std::optional<node_addr> parse_node_addr(std::string_view s)
+{
+	node_addr a;
+	std::string host;
+	std::optional<std::string_view> port;
+
+	if (!s.empty() && s[0] == '[') {
+		auto close = s.find(']');
+		if (close == std::string_view::npos)
+			return std::nullopt;
+		host = s.substr(1, close - 1);
+		std::string_view rest = s.substr(close + 1);
+		if (!rest.empty()) {
+			if (rest[0] != ':')
+				return std::nullopt;
+			port = rest.substr(1);
+		}
+		a.family = AF_INET6;
+	} else if (auto colon = s.find(':'); colon == std::string_view::npos) {
+		host = s;
+	} else if (s.find(':', colon + 1) == std::string_view::npos) {
+		host = s.substr(0, colon);
+		port = s.substr(colon + 1);
+	} else {
+		host = s; /* a bare IPv6 address */
+		a.family = AF_INET6;
+	}
+	if (inet_pton(a.family, host.c_str(), a.bytes.data()) != 1)
+		return std::nullopt;
+	if (port) {
+		auto p = parse_uint(*port, 1, 65535);
+		if (!p)
+			return std::nullopt;
+		a.port = std::uint16_t(*p);
+	}
+	return a;
+}
+
+std::string format_addr(int family, const void *bytes, std::uint16_t port)
+{
+	char buf[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(family, bytes, buf, sizeof(buf));
+	if (family == AF_INET6)
+		return std::string("[") + buf + "]:" + std::to_string(port);
+	return std::string(buf) + ":" + std::to_string(port);
+}
+
+/* ---- names of states and counters ----------------------------------- */
+
+const char *node_state_name(unsigned s)
+{
+	switch (s) {
+	case FRACTOS_NODE_DOWN:
+		return "down";
+	case FRACTOS_NODE_CONNECTING:
+		return "connecting";
+	case FRACTOS_NODE_WAITING:
+		return "waiting";
+	case FRACTOS_NODE_UP:
+		return "up";
+	}
+	return "unknown";
+}
+
+/* enum ib_port_state, spelt as the rdma tool does. */
+const char *port_state_name(unsigned s)
+{
+	static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE",
+					    "ACTIVE_DEFER"};
+	return s < std::size(names) ? names[s] : "UNKNOWN";
+}
+
+struct stat_name {
+	int attr;
+	const char *name;
+};
+
+const stat_name stat_names[] = {
+	{FRACTOS_STAT_TX_MSGS, "tx_msgs"},
+	{FRACTOS_STAT_TX_BYTES, "tx_bytes"},
+	{FRACTOS_STAT_RX_MSGS, "rx_msgs"},
+	{FRACTOS_STAT_RX_BYTES, "rx_bytes"},
+	{FRACTOS_STAT_PINGS_TX, "pings_tx"},
+	{FRACTOS_STAT_PINGS_RX, "pings_rx"},
+	{FRACTOS_STAT_PONGS_RX, "pongs_rx"},
+	{FRACTOS_STAT_CONNECTS, "connects"},
+	{FRACTOS_STAT_DISCONNECTS, "disconnects"},
+	{FRACTOS_STAT_CONNECT_ERRORS, "connect_errors"},
+	{FRACTOS_STAT_HB_TIMEOUTS, "hb_timeouts"},
+	{FRACTOS_STAT_EPOCH_CHANGES, "epoch_changes"},
+	{FRACTOS_STAT_NO_CREDITS, "no_credits"},
+	{FRACTOS_STAT_PROTO_ERRORS, "proto_errors"},
+	{FRACTOS_STAT_REFUSED, "refused"},
+};
+
+using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
+
+void json_counters(json_writer &j, std::string_view key, const counters &c)
+{
+	j.begin(key);
+	for (const auto &s : stat_names)
+		j.num(s.name, c[s.attr]);
+	j.end();
+}
+
+/* Four "name value" pairs a line, each line starting with @indent. */
+void print_counters(const char *indent, const counters &c)
+{
+	std::size_t i = 0;
+
+	for (const auto &s : stat_names) {
+		bool last = (i + 1) % 4 == 0 || i + 1 == std::size(stat_names);
+		std::printf("%s%-14s %-*s", i % 4 ? " " : indent, s.name, last ? 0 : 12,
+			    std::to_string(c[s.attr]).c_str());
+		if (last)
+			std::printf("\n");
+		i++;
+	}
+}
+
+/* ---- node ------------------------------------------------------------ */
+
+struct node_info {
+	std::uint32_t id = 0;
+	int family = AF_INET;
+	std::array<unsigned char, 16> addr{};
+	std::uint16_t port = 0;
+	std::uint8_t state = 0;
+	std::uint32_t epoch = 0, qpn = 0, credits = 0;
+	counters stats{};
+};
+
+node_info parse_node(const nl_reply &r)
+{
+	node_info n;
+
+	n.id = r.get<std::uint32_t>(FRACTOS_A_NODE_ID).value_or(0);
+	if (auto a = r.bytes(FRACTOS_A_NODE_ADDR6); a && a->size() == 16) {
+		n.family = AF_INET6;
+		std::memcpy(n.addr.data(), a->data(), 16);
+	} else if (auto a4 = r.bytes(FRACTOS_A_NODE_ADDR4); a4 && a4->size() == 4) {
+		std::memcpy(n.addr.data(), a4->data(), 4);
+	}
+	n.port = r.get<std::uint16_t>(FRACTOS_A_NODE_PORT).value_or(0);
+	n.state = r.get<std::uint8_t>(FRACTOS_A_NODE_STATE).value_or(0);
+	n.epoch = r.get<std::uint32_t>(FRACTOS_A_NODE_EPOCH).value_or(0);
+	n.qpn = r.get<std::uint32_t>(FRACTOS_A_NODE_QPN).value_or(0);
+	n.credits = r.get<std::uint32_t>(FRACTOS_A_NODE_CREDITS).value_or(0);
+	n.stats = r.stats(FRACTOS_A_NODE_STATS);
+	return n;
+}
+
+/* The node's fields into the object open in @j. */
+void json_node_fields(json_writer &j, const node_info &n, bool stats)
+{
+	char buf[INET6_ADDRSTRLEN] = "";
+
+	inet_ntop(n.family, n.addr.data(), buf, sizeof(buf));
+	j.num("id", n.id);
+	j.str("family", n.family == AF_INET6 ? "inet6" : "inet");
+	j.str("address", buf);
+	j.num("port", n.port);
+	j.str("state", node_state_name(n.state));
+	j.num("epoch", n.epoch);
+	j.num("qpn", n.qpn);
+	j.num("credits", n.credits);
+	if (stats)
+		json_counters(j, "stats", n.stats);
+}
+
+void json_node(json_writer &j, const node_info &n, bool stats)
+{
+	j.begin();
+	json_node_fields(j, n, stats);
+	j.end();
+}
+
+void print_nodes(const options &opts, const std::vector<node_info> &nodes)
+{
+	if (opts.json) {
+		json_writer j(json_writer::top::array);
+		for (const auto &n : nodes)
+			json_node(j, n, opts.stats);
+		std::printf("%s\n", j.finish().c_str());
+		return;
+	}
+	if (nodes.empty())
+		return;
+	std::size_t w = std::strlen("ADDRESS");
+	for (const auto &n : nodes)
+		w = std::max(w, format_addr(n.family, n.addr.data(), n.port).size());
+	std::printf("%-10s %-*s %-10s %10s %8s %7s\n", "ID", int(w), "ADDRESS", "STATE", "EPOCH",
+		    "QPN", "CREDITS");
+	for (const auto &n : nodes) {
+		std::printf("%-10" PRIu32 " %-*s %-10s %10" PRIu32 " %8" PRIu32 " %7" PRIu32 "\n",
+			    n.id, int(w), format_addr(n.family, n.addr.data(), n.port).c_str(),
+			    node_state_name(n.state), n.epoch, n.qpn, n.credits);
+		if (opts.stats)
+			print_counters("    ", n.stats);
+	}
+}
+
+/* NODE_LIST: every node (@id empty, a dump) or one (ENOENT if unknown). */
+nl_result<std::vector<node_info>> get_nodes(fabric_nl &nl, std::optional<std::uint32_t> id)
+{
+	std::vector<node_info> nodes;
+	std::vector<nl_attr_out> attrs;
+
+	if (id)
+		attrs.push_back(attr(FRACTOS_A_NODE_ID, *id));
+	auto st = nl.request(FRACTOS_CMD_NODE_LIST, !id, attrs,
+			     [&](const nl_reply &r) { nodes.push_back(parse_node(r)); });
+	if (!st)
+		return st.error();
+	return nodes;
+}
+
+int node_help(const options &, int, char **);
+
+int node_list(const options &o, int argc, char **argv)
+{
+	options opts = o;
+	std::optional<std::uint32_t> id;
+
+	for (; argc > 0; argc--, argv++) {
+		if (!std::strcmp(argv[0], "-s") || !std::strcmp(argv[0], "stats")) {
+			opts.stats = true;
+		} else if (!id && (id = parse_node_id(argv[0]))) {
+		} else {
+			return usage_error("node list", "unexpected argument \"%s\"", argv[0]);
+		}
+	}
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("node list", nl.error());
+		return exit_error;
+	}
+	auto nodes = get_nodes(*nl, id);
+	if (!nodes) {
+		std::string what = id ? "node show " + std::to_string(*id) : "node list";
+		report(what.c_str(), nodes.error(), {{ENOENT, "no such node"}});
+		return exit_error;
+	}
+	print_nodes(opts, *nodes);
+	return exit_ok;
+}
+
+int node_add(const options &opts, int argc, char **argv)
+{
+	if (argc != 2)
+		return usage_error("node add", "%s", argc < 2 ? "needs ID and ADDR[:PORT]"
+							  : "too many arguments");
+	auto id = parse_node_id(argv[0]);
+	if (!id)
+		return usage_error("node add", "bad node id \"%s\" (0 to 4294967295)", argv[0]);
+	auto addr = parse_node_addr(argv[1]);
+	if (!addr)
+		return usage_error("node add",
+				   "bad address \"%s\" (IPV4[:PORT], IPV6 or [IPV6]:PORT; "
+				   "port 1 to 65535)",
+				   argv[1]);
+
+	std::vector<nl_attr_out> attrs{attr(FRACTOS_A_NODE_ID, *id)};
+	if (addr->family == AF_INET6)
+		attrs.push_back(attr_bytes(FRACTOS_A_NODE_ADDR6, addr->bytes.data(), 16));
+	else
+		attrs.push_back(attr_bytes(FRACTOS_A_NODE_ADDR4, addr->bytes.data(), 4));
+	if (addr->port)
+		attrs.push_back(attr(FRACTOS_A_NODE_PORT, addr->port));
+
+	std::string what = "node add " + std::to_string(*id);
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report(what.c_str(), nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_NODE_ADD, false, attrs);
+	if (!st) {
+		report(what.c_str(), st.error(), {{EEXIST, "the node is configured already"}});
+		return exit_error;
+	}
+	if (opts.json) {
+		/* The node as the kernel now has it (default port filled in). */
+		auto nodes = get_nodes(*nl, *id);
+		json_writer j;
+		if (nodes && nodes->size() == 1)
+			json_node_fields(j, nodes->front(), false);
+		else
+			j.num("id", *id);
+		std::printf("%s\n", j.finish().c_str());
+	}
+	return exit_ok;
+}
+
+int node_del(const options &opts, int argc, char **argv)
+{
+	if (argc != 1)
+		return usage_error("node del", "%s", argc < 1 ? "needs ID" : "too many arguments");
+	auto id = parse_node_id(argv[0]);
+	if (!id)
+		return usage_error("node del", "bad node id \"%s\" (0 to 4294967295)", argv[0]);
+
+	std::string what = "node del " + std::to_string(*id);
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report(what.c_str(), nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_NODE_DEL, false, {attr(FRACTOS_A_NODE_ID, *id)});
+	if (!st) {
+		report(what.c_str(), st.error(), {{ENOENT, "no such node"}});
+		return exit_error;
+	}
+	if (opts.json) {
+		json_writer j;
+		j.num("id", *id);
+		j.boolean("deleted", true);
+		std::printf("%s\n", j.finish().c_str());
+	}
+	return exit_ok;
+}
+
+struct subcommand {
+	const char *name;
+	int (*fn)(const options &, int argc, char **argv);
+};
+
+/* In order: the first match of a prefix wins ("s" is show, "d" delete). */
+const subcommand node_commands[] = {
+	{"list", node_list}, {"show", node_list}, {"add", node_add},
+	{"delete", node_del}, {"help", node_help},
+};
+
+void node_usage(FILE *f)
+{
+	std::fprintf(f,
+		     "Usage: %s [-j] [-s] node [ list | show ] [ ID ] [ stats ]\n"
+		     "       %s [-j] node add ID ADDR[:PORT]\n"
+		     "       %s [-j] node del ID\n"
+		     "ID := 0 to 4294967295, the node_id module parameter of that node\n"
+		     "ADDR := { IPV4 | IPV6 | [IPV6] }, PORT defaults to %d\n"
+		     "STATE := { connecting | waiting | up | down }\n",
+		     progname, progname, progname, FRACTOS_FABRIC_PORT);
+}
+
+int node_help(const options &, int, char **)
+{
+	node_usage(stdout);
+	return exit_ok;
+}
+
+bool matches(const char *arg, const char *name);
+
+int do_node(const options &opts, int argc, char **argv)
+{
+	if (argc == 0)
+		return node_list(opts, 0, argv);
+	for (const auto &c : node_commands)
+		if (matches(argv[0], c.name))
+			return c.fn(opts, argc - 1, argv + 1);
+	/* "fractctl node 7" is "node show 7", as "ip link eth0" is not. */
+	if (parse_node_id(argv[0]))
+		return node_list(opts, argc, argv);
+	return usage_error("node", "unknown command \"%s\"", argv[0]);
+}
+
+/* ---- link ------------------------------------------------------------ */
+
+int do_link(const options &opts, int argc, char **argv)
+{
+	if (argc > 0 && matches(argv[0], "help")) {
+		std::printf("Usage: %s [-j] link [ list | show ]\n", progname);
+		return exit_ok;
+	}
+	if (argc > 0 && (matches(argv[0], "list") || matches(argv[0], "show")))
+		argc--, argv++;
+	if (argc > 0)
+		return usage_error("link", "unexpected argument \"%s\"", argv[0]);
+
+	struct link {
+		std::string name;
+		std::uint32_t index, ports, conns;
+		std::uint8_t state;
+	};
+	std::vector<link> links;
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("link", nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_LINK_LIST, true, {}, [&](const nl_reply &r) {
+		links.push_back({r.str(FRACTOS_A_LINK_NAME).value_or(""),
+				 r.get<std::uint32_t>(FRACTOS_A_LINK_INDEX).value_or(0),
+				 r.get<std::uint32_t>(FRACTOS_A_LINK_PORTS).value_or(0),
+				 r.get<std::uint32_t>(FRACTOS_A_LINK_CONNS).value_or(0),
+				 r.get<std::uint8_t>(FRACTOS_A_LINK_STATE).value_or(0)});
+	});
+	if (!st) {
+		report("link", st.error());
+		return exit_error;
+	}
+	if (opts.json) {
+		json_writer j(json_writer::top::array);
+		for (const auto &l : links) {
+			j.begin();
+			j.str("name", l.name);
+			j.num("index", l.index);
+			j.num("ports", l.ports);
+			j.str("state", port_state_name(l.state));
+			j.num("conns", l.conns);
+			j.end();
+		}
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	if (links.empty())
+		return exit_ok;
+	std::printf("%-16s %6s %6s %-12s %6s\n", "NAME", "INDEX", "PORTS", "STATE", "CONNS");
+	for (const auto &l : links)
+		std::printf("%-16s %6" PRIu32 " %6" PRIu32 " %-12s %6" PRIu32 "\n", l.name.c_str(),
+			    l.index, l.ports, port_state_name(l.state), l.conns);
+	return exit_ok;
+}
+
+/* ---- stats ----------------------------------------------------------- */
+
+int do_stats(const options &opts, int argc, char **argv)
+{
+	if (argc > 0 && matches(argv[0], "help")) {
+		std::printf("Usage: %s [-j] stats\n", progname);
+		return exit_ok;
+	}
+	if (argc > 0)
+		return usage_error("stats", "unexpected argument \"%s\"", argv[0]);
+
+	std::optional<std::uint32_t> node, epoch, nodes, links;
+	std::optional<std::uint16_t> port;
+	counters c{};
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("stats", nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_STATS, false, {}, [&](const nl_reply &r) {
+		node = r.get<std::uint32_t>(FRACTOS_A_LOCAL_NODE_ID);
+		epoch = r.get<std::uint32_t>(FRACTOS_A_LOCAL_EPOCH);
+		port = r.get<std::uint16_t>(FRACTOS_A_LISTEN_PORT);
+		nodes = r.get<std::uint32_t>(FRACTOS_A_NODES);
+		links = r.get<std::uint32_t>(FRACTOS_A_LINKS);
+		c = r.stats(FRACTOS_A_STATS);
+	});
+	if (!st) {
+		report("stats", st.error());
+		return exit_error;
+	}
+	if (opts.json) {
+		json_writer j;
+		auto opt = [&](const char *k, const auto &v) {
+			if (v)
+				j.num(k, *v);
+		};
+		opt("node", node);
+		opt("epoch", epoch);
+		opt("listen_port", port);
+		opt("nodes", nodes);
+		opt("links", links);
+		json_counters(j, "stats", c);
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	auto line = [](const char *k, const auto &v, const char *zero = nullptr) {
+		if (v)
+			std::printf("%-14s %s\n", k,
+				    *v == 0 && zero ? zero : std::to_string(*v).c_str());
+	};
+	line("node", node);
+	line("epoch", epoch);
+	line("listen_port", port, "0 (not listening)");
+	line("nodes", nodes);
+	line("links", links);
+	std::printf("counters\n");
+	print_counters("  ", c);
+	return exit_ok;
+}
+
+/* ---- ping ------------------------------------------------------------ */
+
+int do_ping(const options &opts, int argc, char **argv)
+{
+	std::optional<std::uint32_t> id;
+	std::uint32_t count = 1;
+
+	if (argc > 0 && matches(argv[0], "help")) {
+		std::printf("Usage: %s [-j] ping ID [ -c COUNT ]   (COUNT 1 to 10000)\n", progname);
+		return exit_ok;
+	}
+	for (; argc > 0; argc--, argv++) {
+		if (!std::strcmp(argv[0], "-c") || !std::strcmp(argv[0], "count")) {
+			if (argc < 2)
+				return usage_error("ping", "%s needs a COUNT", argv[0]);
+			argc--, argv++;
+			auto v = parse_uint(argv[0], 1, 10000);
+			if (!v)
+				return usage_error("ping", "bad count \"%s\" (1 to 10000)", argv[0]);
+			count = std::uint32_t(*v);
+		} else if (!id && (id = parse_node_id(argv[0]))) {
+		} else {
+			return usage_error("ping", "unexpected argument \"%s\"", argv[0]);
+		}
+	}
+	if (!id)
+		return usage_error("ping", "%s", "needs a node ID");
+
+	std::string what = "ping " + std::to_string(*id);
+	std::optional<std::uint32_t> replies;
+	std::optional<std::uint64_t> rmin, ravg, rmax;
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report(what.c_str(), nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_PING, false,
+			      {attr(FRACTOS_A_NODE_ID, *id), attr(FRACTOS_A_PING_COUNT, count)},
+			      [&](const nl_reply &r) {
+				      replies = r.get<std::uint32_t>(FRACTOS_A_PING_COUNT);
+				      rmin = r.get<std::uint64_t>(FRACTOS_A_PING_RTT_MIN_NS);
+				      ravg = r.get<std::uint64_t>(FRACTOS_A_PING_RTT_AVG_NS);
+				      rmax = r.get<std::uint64_t>(FRACTOS_A_PING_RTT_MAX_NS);
+			      });
+	if (!st) {
+		report(what.c_str(), st.error(),
+		       {{ENOENT, "no such node"},
+			{ENOTCONN, "the node is not up (see \"fractctl node list\")"},
+			{ETIMEDOUT, "no reply within a second"}});
+		return exit_error;
+	}
+	if (!replies || !rmin || !ravg || !rmax) {
+		std::fprintf(stderr, "%s: %s: incomplete reply from the kernel\n", progname,
+			     what.c_str());
+		return exit_error;
+	}
+	if (opts.json) {
+		json_writer j;
+		j.num("node", *id);
+		j.num("count", *replies);
+		j.num("rtt_min_ns", *rmin);
+		j.num("rtt_avg_ns", *ravg);
+		j.num("rtt_max_ns", *rmax);
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	std::printf("node %" PRIu32 ": %" PRIu32 " round trip%s, rtt min/avg/max = "
+		    "%.3f/%.3f/%.3f us\n",
+		    *id, *replies, *replies == 1 ? "" : "s", double(*rmin) / 1e3,
+		    double(*ravg) / 1e3, double(*rmax) / 1e3);
+	return exit_ok;
+}
+
 /* ---- command table ---------------------------------------------------- */
 
 int do_help(const options &, int, char **);
@@ -287,8 +1284,13 @@ struct command {
 	const char *summary;
 };
 
+/* In order: the first match of a prefix wins ("st" is status, not stats). */
 const command commands[] = {
 	{"status", do_status, "module state, limits and live-object counters"},
+	{"node", do_node, "fabric nodes: list, show, add, del"},
+	{"link", do_link, "RDMA devices the fabric uses"},
+	{"stats", do_stats, "local node, listen port and fabric-wide counters"},
+	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
 	{"help", do_help, "this text"},
 };
 
@@ -297,7 +1299,7 @@ void usage(FILE *f)
 	std::fprintf(f,
 		     "Usage: %s [ OPTIONS ] COMMAND\n"
 		     "       %s help\n"
-		     "OPTIONS := { -j[son] | -V[ersion] | -h[elp] }\n"
+		     "OPTIONS := { -j[son] | -s[tats] | -V[ersion] | -h[elp] }\n"
 		     "COMMAND := {",
 		     progname, progname);
 	for (std::size_t i = 0; i < std::size(commands); i++)
@@ -307,8 +1309,21 @@ void usage(FILE *f)
 		std::fprintf(f, "  %-8s %s\n", c.name, c.summary);
 	std::fprintf(f,
 		     "\n"
-		     "status exits 0 if the module is loaded and everything was read,\n"
-		     "2 if the module is not loaded, 1 on errors.\n");
+		     "       %s [-j] [-s] node [ list | show ] [ ID ] [ stats ]\n"
+		     "       %s [-j] node add ID ADDR[:PORT]\n"
+		     "       %s [-j] node del ID\n"
+		     "       %s [-j] link [ list ]\n"
+		     "       %s [-j] stats\n"
+		     "       %s [-j] ping ID [ -c COUNT ]\n"
+		     "ADDR := { IPV4 | IPV6 | [IPV6] }, PORT defaults to %d\n"
+		     "\n"
+		     "-s adds the per-node counters to node list.  node add, node del\n"
+		     "and ping need CAP_NET_ADMIN.\n"
+		     "Exit status: 0 on success, 1 on errors (usage errors and a module\n"
+		     "that is not loaded included); status exits 2 if the module is not\n"
+		     "loaded.\n",
+		     progname, progname, progname, progname, progname, progname,
+		     FRACTOS_FABRIC_PORT);
 }
 
 int do_help(const options &, int, char **)
@@ -346,6 +1361,8 @@ int main(int argc, char **argv)
 		}
 		if (matches(opt, "json")) {
 			opts.json = true;
+		} else if (matches(opt, "stats") || matches(opt, "statistics")) {
+			opts.stats = true;
 		} else if (matches(opt, "Version")) {
 			print_version();
 			return 0;
@@ -355,13 +1372,13 @@ int main(int argc, char **argv)
 		} else {
 			std::fprintf(stderr, "%s: option \"%s\" is unknown, try \"%s help\".\n",
 				     progname, argv[0], progname);
-			return 1;
+			return exit_usage;
 		}
 	}
 
 	if (argc == 0) {
 		usage(stderr);
-		return 1;
+		return exit_usage;
 	}
 	for (const auto &c : commands)
 		if (matches(argv[0], c.name))
@@ -369,5 +1386,5 @@ int main(int argc, char **argv)
 
 	std::fprintf(stderr, "%s: unknown command \"%s\"\n", progname, argv[0]);
 	usage(stderr);
-	return 1;
+	return exit_usage;
 }

@@ -93,5 +93,70 @@ check "extra argument: exit 1" [ "$rc" = 1 ]
 run "$loaded" help
 check "help: exit 0, usage" sh -c "[ $rc = 0 ] && printf '%s' '$out' | grep -q Usage"
 
+# Fabric commands (generic netlink).  Argument errors are found before any
+# netlink traffic, so they need no module; a family name that cannot exist
+# (FRACTCTL_GENL_FAMILY) stands for a module that is not loaded.
+export FRACTCTL_GENL_FAMILY=fractos-absent
+usage_err() { # ARGS...: exit 1, "try ... help" on stderr, nothing on stdout
+	run "$tmp/empty" "$@"
+	[ "$rc" = 1 ] && [ -z "$out" ] && has "$err" "try \"fractctl .* help\"" &&
+		! has "$err" "not loaded"
+}
+for a in 1.2.3 1.2.3.4.5 10.0.2.15:0 10.0.2.15:65536 10.0.2.15: 10.0.2.15:x \
+	host.example '[::1' '[::1]x' '[::1]:0' '[10.0.2.15]:1' 'fe80::1%eth0' ''; do
+	check "node add 7 \"$a\": bad address, exit 1" usage_err node add 7 "$a"
+done
+check "node add: the message names the bad address" has "$err" 'bad address ""'
+run "$tmp/empty" node add 7 1.2.3
+check "node add: bad address message" has "$err" 'node add: bad address "1.2.3"'
+check "node add x ADDR: bad id" usage_err node add x 10.0.2.15
+check "node add -1 ADDR: bad id" usage_err node add -1 10.0.2.15
+check "node add 4294967296 ADDR: bad id" usage_err node add 4294967296 10.0.2.15
+check "node add ID: missing address" usage_err node add 7
+check "node add: extra argument" usage_err node add 7 10.0.2.15 extra
+check "node del: missing id" usage_err node del
+check "node del x: bad id" usage_err node del x
+check "node frobnicate: unknown node command" usage_err node frobnicate
+check "node list extra: unexpected argument" usage_err node list foo
+check "link extra: unexpected argument" usage_err link foo
+check "stats extra: unexpected argument" usage_err stats foo
+check "ping: missing id" usage_err ping
+check "ping 7 -c: missing count" usage_err ping 7 -c
+check "ping 7 -c 0: count out of range" usage_err ping 7 -c 0
+check "ping 7 -c 10001: count out of range" usage_err ping 7 -c 10001
+check "ping 7 8: two ids" usage_err ping 7 8
+
+nofamily() { # ARGS...: exit 1, one line naming the missing module
+	run "$tmp/empty" "$@"
+	[ "$rc" = 1 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+		has "$err" "fractos module is not loaded"
+}
+check "node (no family): module not loaded, exit 1" nofamily node
+check "node list (no family)" nofamily node list
+check "n l, prefixes (no family)" nofamily n l
+check "-j -s node show 7 (no family)" nofamily -j -s node show 7
+check "node 7 is node show 7 (no family)" nofamily node 7
+check "node add 7 10.0.2.15:18525 (no family)" nofamily node add 7 10.0.2.15:18525
+check "node add 7 [fd00::1]:9000 (no family)" nofamily node add 7 '[fd00::1]:9000'
+check "node add 7 fd00::1 (no family)" nofamily node add 7 fd00::1
+check "node del 7 (no family)" nofamily node delete 7
+check "link (no family)" nofamily link
+check "link list (no family)" nofamily link list
+check "stats (no family)" nofamily stats
+check "-j stats (no family)" nofamily -j stats
+check "ping 7 -c 3 (no family)" nofamily ping 7 -c 3
+run "$tmp/empty" stats
+check "no family: the message names the family" has "$err" 'no generic netlink family "fractos-absent"'
+unset FRACTCTL_GENL_FAMILY
+
+for c in node link stats ping; do
+	run "$tmp/empty" $c help
+	check "$c help: exit 0, usage on stdout" sh -c "[ $rc = 0 ] && printf '%s' '$out' | grep -q 'fractctl.* $c'"
+done
+run "$tmp/empty" help
+check "help lists the fabric commands" sh -c "printf '%s' '$out' | grep -q 'node add ID ADDR' && printf '%s' '$out' | grep -q 'ping ID'"
+run "$loaded" st
+check "\"st\" is still status, not stats" has "$out" "^module *loaded"
+
 echo "1..$n"
 [ "$fail" = 0 ]
