@@ -93,6 +93,12 @@ module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
 MODULE_PARM_DESC(fabric_port,
 		 "rdma_cm port the fabric listens on, 0 for none (default 18525)");
 
+/* The port a NODE_ADD without one means: the one we listen on, as peers do. */
+u16 fos_fabric_default_port(void)
+{
+	return fos_fabric_port ?: FRACTOS_FABRIC_PORT;
+}
+
 static unsigned int fos_fabric_ring = 64;
 module_param_named(fabric_ring, fos_fabric_ring, uint, 0644);
 MODULE_PARM_DESC(fabric_ring,

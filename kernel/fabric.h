@@ -55,6 +55,7 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
 
 /* Configuration and introspection (genl.c). */
 int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr);
+u16 fos_fabric_default_port(void);
 int fos_fabric_node_del(u32 node_id);
 
 /**

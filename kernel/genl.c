@@ -25,7 +25,7 @@ static int fos_nl_node_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	struct sockaddr_storage ss = {};
-	u16 port = FRACTOS_FABRIC_PORT;
+	u16 port = fos_fabric_default_port();
 
 	if (GENL_REQ_ATTR_CHECK(info, FRACTOS_A_NODE_ID))
 		return -EINVAL;

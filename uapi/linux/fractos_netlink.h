@@ -6,7 +6,8 @@
  * Commands (FRACTOS_CMD_*) and their attributes (FRACTOS_A_*):
  *
  * NODE_ADD  (CAP_NET_ADMIN) NODE_ID, one of NODE_ADDR4 / NODE_ADDR6, and
- *           optionally NODE_PORT (default: the fabric_port module parameter).
+ *           optionally NODE_PORT (default: the fabric_port module
+ *           parameter, or FRACTOS_FABRIC_PORT when that is 0).
  *           EEXIST if the id is configured already.
  * NODE_DEL  (CAP_NET_ADMIN) NODE_ID.  Tears the connection down; returns
  *           when it is gone.  ENOENT for an unknown id.
