@@ -6,7 +6,7 @@
  * Request, and kill -9 at every step of a chain.
  */
 #define _GNU_SOURCE
-#include "fos_req.h"
+#include "fos_proc.h"
 
 /* ------------------------------------------------------------------ */
 

@@ -7,7 +7,7 @@
  * counts add up.
  */
 #define _GNU_SOURCE
-#include "fos_req.h"
+#include "fos_proc.h"
 
 /* ------------------------------------------------------------------ */
 

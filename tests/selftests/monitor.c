@@ -6,7 +6,7 @@
  * clients.
  */
 #define _GNU_SOURCE
-#include "fos_req.h"
+#include "fos_proc.h"
 
 /* ------------------------------------------------------------------ */
 

@@ -5,7 +5,7 @@
  * queue bound (max_queue, FRACTOS_INVOKE_WAIT).
  */
 #define _GNU_SOURCE
-#include "fos_req.h"
+#include "fos_proc.h"
 
 /* ------------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
  * cancellation and ring teardown.
  */
 #define _GNU_SOURCE
-#include "fos_req.h"
+#include "fos_proc.h"
 
 /* ------------------------------------------------------------------ */
 

@@ -6,8 +6,8 @@
  * static and marked unused: each program is one translation unit and
  * takes what it needs.
  */
-#ifndef FRACTOS_SELFTEST_FOS_REQ_H
-#define FRACTOS_SELFTEST_FOS_REQ_H
+#ifndef FRACTOS_SELFTEST_FOS_PROC_H
+#define FRACTOS_SELFTEST_FOS_PROC_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -452,4 +452,4 @@ static __attribute__((unused)) void need_module(void)
 	}
 }
 
-#endif /* FRACTOS_SELFTEST_FOS_REQ_H */
+#endif /* FRACTOS_SELFTEST_FOS_PROC_H */
