@@ -503,7 +503,14 @@ static void test_async(void)
 		if (ud == 60)
 			ok &= res == -ECANCELED || res == -EINTR;
 		else if (ud == 61)
-			ok &= res == 0 || res == -EALREADY;
+			/*
+			 * 0: still queued; -EALREADY: running in io-wq and
+			 * signalled.  6.12's io_try_cancel() goes on to the
+			 * poll and timeout lists after -EALREADY and may
+			 * report their -ENOENT instead; the receive (ud 60)
+			 * must end either way.
+			 */
+			ok &= res == 0 || res == -EALREADY || res == -ENOENT;
 		else
 			ok = 0;
 	}
