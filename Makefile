@@ -8,6 +8,7 @@
 #   make userspace       libcaladan, fractctl, the demo, benchmarks, selftests
 #   make unit            host unit tests (no module, no VM)
 #   make check           unit tests, then the guest selftests on 6.1 and 6.12
+#   make multinode       the multi-node transport tests (2 and 3 guests)
 #   make demo            boot a guest and run the demos
 #   make sparse|w1|checkpatch   static checks of the module
 #   make clean
@@ -35,7 +36,7 @@ krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
-.PHONY: all module kmod kmods userspace unit check selftests demo sparse w1 \
+.PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps FORCE
 
 all: module userspace
@@ -65,6 +66,7 @@ userspace:
 	$(MAKE) -C lib
 	$(MAKE) -C tools
 	$(MAKE) -C tests/selftests
+	$(MAKE) -C tests/multinode
 
 unit:
 	$(MAKE) -C lib check
@@ -78,10 +80,17 @@ selftests: userspace kmods
 			-- tests/selftests/run_all.sh || rc=1; \
 	done; exit $$rc
 
+# The multi-node transport suite (tests/multinode/suite.sh) on every kernel.
+multinode: userspace kmods
+	@rc=0; for v in $(KVERS); do \
+		tests/multinode/suite.sh $$v || rc=1; \
+	done; exit $$rc
+
 check: deps
 	@$(MAKE) --no-print-directory static
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory selftests
+	@$(MAKE) --no-print-directory multinode
 
 demo: deps userspace kmods
 	vm/run --kernel $(firstword $(KVERS)) --timeout 600 -- tools/demo.sh
@@ -111,4 +120,5 @@ clean:
 	$(MAKE) -C lib clean
 	$(MAKE) -C tools clean
 	-$(MAKE) -C tests/selftests clean
+	-$(MAKE) -C tests/multinode clean
 	rm -rf build

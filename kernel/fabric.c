@@ -1025,7 +1025,7 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	const struct fos_msg_type *t;
 	struct fos_wire_hdr *hdr = b->data;
 	u32 credits, len, owed;
-	bool bad_credits, closing;
+	bool bad_credits;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		fos_wc_error(conn, wc, "receive");
@@ -1065,16 +1065,16 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (t->recv)
 		t->recv(peer, hdr, hdr + 1, len);
 
-	spin_lock(&conn->lock);
-	closing = conn->state == FOS_CONN_CLOSING;
-	owed = ++conn->owed;
-	spin_unlock(&conn->lock);
-	if (closing)
+	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)
 		return;
+	/* A credit is returned only for a buffer that is posted again. */
 	if (fos_post_recv(conn, b)) {
 		fos_conn_fail(conn);
 		return;
 	}
+	spin_lock(&conn->lock);
+	owed = ++conn->owed;
+	spin_unlock(&conn->lock);
 	/*
 	 * At least two: a CREDIT consumes a buffer too, and answering each
 	 * one with another would never stop.
@@ -1160,7 +1160,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	}
 	if (le32_to_cpu(h->dst_node_id) != fos_node_id)
 		reason = FOS_WIRE_REJ_WRONG_NODE;
-	else if (!fos_peer_initiator(node) && node != fos_node_id)
+	else if (fos_peer_initiator(node) && node != fos_node_id)
 		reason = FOS_WIRE_REJ_NOT_INITIATOR;
 	if (reason) {
 		fos_peer_put(peer);

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the multi-node TAP scripts, sourced by each of them (run.sh
+# runs them in this directory, on every node of vm/run --nodes N).
+#
+# Roles come from vm/run's environment: $me is FRACTOS_NODE (node ids are
+# the vm/run node numbers: run.sh loads the module with node_id=$me),
+# $nodes is FRACTOS_NODES.  Nodes synchronise with "fosnet barrier" (TCP
+# over the test network, node 1 coordinates), which also exchanges one
+# value per node: eval "$(barrier TAG VALUE)" sets N1, N2, ...
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+me=${FRACTOS_NODE:?not a vm/run node}
+nodes=${FRACTOS_NODES:-1}
+test_name=${0##*/}
+test_name=${test_name%.sh}
+t_n=0
+t_fail=0
+CTL=../../vm/ctl
+LIVE=/sys/class/misc/fractos/live
+PARAMS=/sys/module/fractos/parameters
+
+fosnet() { ./fosnet "$@"; }
+
+# ok STATUS DESCRIPTION: one TAP line; STATUS 0 passes.
+ok() {
+	local rc=$1
+	shift
+	t_n=$((t_n + 1))
+	if [ "$rc" = 0 ]; then
+		echo "ok $t_n - $*"
+	else
+		echo "not ok $t_n - $*"
+		t_fail=$((t_fail + 1))
+	fi
+	return "$rc"
+}
+
+# A known problem: reported, not counted as a failure.
+todo() {
+	local rc=$1
+	shift
+	t_n=$((t_n + 1))
+	if [ "$rc" = 0 ]; then
+		echo "ok $t_n - $* # TODO passes now"
+	else
+		echo "not ok $t_n - $* # TODO"
+	fi
+}
+
+diag() { echo "# $*"; }
+
+finish() {
+	echo "1..$t_n"
+	[ "$t_fail" = 0 ]
+	exit
+}
+
+# Milliseconds of CLOCK_REALTIME (GNU date from the host's root).
+ms() { date +%s%3N; }
+
+addr_of() { echo "$FRACTOS_ADDRS" | cut -d' ' -f"$1"; }
+
+# barrier TAG [VALUE [SECS]]: prints N1=.. N2=..; fails on a timeout.
+barrier() {
+	fosnet barrier "$test_name-$1" "${2:--}" "${3:-90}"
+}
+
+self_epoch() { cat $PARAMS/epoch; }
+
+hb_ms() { cat $PARAMS/fabric_heartbeat_ms; }
+
+# RC QPs on this node (the fabric's; nothing else makes RC QPs here).
+qp_count() { rdma res show qp 2>/dev/null | grep -c 'type RC'; }
+
+live() { cat "$LIVE/$1"; }
+
+# Wait up to $2 seconds for live counter $1 to be zero.
+live_zero_within() {
+	local i=0
+	while [ "$(live "$1")" != 0 ]; do
+		i=$((i + 1))
+		[ $i -gt $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
+# Forget every peer (ignore errors).
+del_all() {
+	local i
+	for i in $(seq 1 "$nodes"); do
+		fosnet del "$i" >/dev/null 2>&1
+	done
+}
+
+# add_peer ID: configure node ID at its vm/run address.
+add_peer() {
+	local out
+	out=$(fosnet add "$1" "$(addr_of "$1")")
+	ok $? "node $me: add node $1 at $(addr_of "$1") $out"
+}
+
+# wait_up ID SECS [EPOCH]: a TAP check that node ID comes up.
+wait_up() {
+	local out rc
+	out=$(fosnet wait "$1" up "$2" ${3:+"$3"} 2>&1)
+	rc=$?
+	ok $rc "node $me sees node $1 UP${3:+ with epoch $3} (after $(kv elapsed_ms "$out") ms: state $(kv state "$out"), epoch $(kv epoch "$out"), qpn $(kv qpn "$out"))"
+	[ $rc = 0 ] || diag "$out"
+	return $rc
+}
+
+# kv KEY LINE: the value of KEY=... in a fosnet line.
+kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# wait_down_bg ID SECS FILE: start waiting for node ID to go down, in the
+# background (before the cut, so that since_rx_ms sees the last message).
+wait_down_bg() {
+	./fosnet wait "$1" down "$2" > "$3" 2>&1 &
+	wait_pid=$!
+}
+
+# check_down ID FILE: the heartbeat bound.  fabric.c: a peer silent for
+# FOS_HB_MISSES (4) intervals is dead, checked once per interval, so it is
+# declared down 4-5 intervals after its last message.  Slack: 1 s late
+# (TCG), and early by up to one interval (the QP's own retransmission
+# limit may fail the connection first).
+check_down() {
+	local rc out s iv lo hi
+	wait "$wait_pid"
+	rc=$?
+	out=$(cat "$2")
+	iv=$(hb_ms)
+	lo=$((3 * iv))
+	hi=$((5 * iv + 1000))
+	s=$(kv since_rx_ms "$out")
+	[ $rc = 0 ] && [ "$s" -ge $lo ] && [ "$s" -le $hi ]
+	ok $? "node $me: node $1 declared down $s ms after its last message (bound $lo..$hi ms; heartbeat $iv ms)"
+	[ $rc = 0 ] || diag "$out"
+	line=$(fosnet list "$1")
+	diag "$line"
+	[ "$(kv hb_timeouts "$line")" -ge 1 ] || [ "$(kv disconnects "$line")" -ge 1 ]
+	ok $? "node $me: $(kv hb_timeouts "$line") heartbeat timeout(s), $(kv disconnects "$line") disconnect(s)"
+}

@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run multi-node transport tests on this node of a vm/run --nodes N:
+#
+#   vm/run --nodes 2 -- tests/multinode/run.sh connect refuse link loss restart kill
+#   vm/run --nodes 3 -- tests/multinode/run.sh mesh
+#
+# Every node runs the same command; each TEST.sh here is a TAP program
+# that picks its role from FRACTOS_NODE.  run.sh first reloads fractos.ko
+# with node_id=FRACTOS_NODE, runs the tests in order (after each one it
+# forgets every peer and meets the other nodes at a barrier), checks that
+# every live-object counter is zero, and prints "# fractos: N passed, N
+# failed" (TAP programs, per node).  "kill" must come last: every node but
+# node 1 prints its summary first and then waits to be killed by node 1.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+
+pass=0
+fail=0
+failed=""
+summary() {
+	[ -n "$failed" ] && echo "# node $me failed:$failed"
+	echo "# fractos: $pass passed, $fail failed"
+}
+count() {
+	if [ "$1" = 0 ]; then
+		pass=$((pass + 1)); echo "# PASS $2 (node $me)"
+	else
+		fail=$((fail + 1)); failed="$failed $2"
+		echo "# FAIL $2 (node $me, exit $1)"
+	fi
+}
+
+if [ ! -x ./fosnet ]; then
+	echo "# fosnet is not built (make userspace)"
+	count 1 build; summary; exit 1
+fi
+if [ "$(cat $PARAMS/node_id 2>/dev/null)" != "$me" ]; then
+	rmmod fractos 2>/dev/null
+	if ! insmod "$FRACTOS_KO" node_id="$me"; then
+		count 1 insmod; summary; exit 1
+	fi
+fi
+diag "node $me of $nodes: $(fosnet stats | cut -d' ' -f1-3), heartbeat $(hb_ms) ms"
+
+for t in "$@"; do
+	echo "# ---- $t (node $me)"
+	if [ ! -r "./$t.sh" ]; then
+		count 1 "$t"; continue
+	fi
+	if [ "$t" = kill ] && [ "$me" != 1 ]; then
+		summary
+		exec sh ./kill.sh
+	fi
+	start=$(ms)
+	timeout "${TEST_TIMEOUT:-240}" sh "./$t.sh"
+	count $? "$t"
+	diag "$t took $(( ($(ms) - start) / 1000 )) s"
+	del_all
+	[ "$t" = kill ] || barrier "after-$t" - 120 >/dev/null ||
+		diag "barrier after $t failed"
+done
+
+# Nothing may outlive the tests: every live-object counter must be zero.
+bad=""
+for f in "$LIVE"/*; do
+	v=$(cat "$f")
+	[ "$v" = 0 ] || bad="$bad $(basename "$f")=$v"
+done
+if [ -z "$bad" ]; then
+	count 0 live-objects-zero
+else
+	diag "live objects:$bad"
+	count 1 live-objects-zero
+fi
+summary
+[ $fail = 0 ]

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The multi-node transport suite on one kernel, from the host:
+#
+#   tests/multinode/suite.sh [6.1|6.12]
+#
+# Two guests run connect, refuse, link, loss, restart and kill (in that
+# order: kill ends the run), then three guests run mesh.  Every node prints
+# its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
+# unprefixed, for .ci/run.  A vm/run failure outside the counted tests
+# (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
+# Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 480),
+# MULTINODE_MODULE (a prebuilt fractos.ko for vm/run --module),
+# MULTINODE_2 / MULTINODE_3 (the tests of each run).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+kver=${1:-6.1}
+pass=0
+fail=0
+rc=0
+mkdir -p build
+
+run() {
+	local n=$1 smp=$2 out=build/multinode-$kver-$1.out r p f
+	shift 2
+	echo "=== multinode on $kver, $n nodes: $*"
+	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
+		--timeout "${MULTINODE_TIMEOUT:-480}" \
+		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
+		--log "build/vm-$kver-multinode$n.log" \
+		-- tests/multinode/run.sh "$@" 2>&1 | tee "$out"
+	r=${PIPESTATUS[0]}
+	read -r p f < <(awk '/^\[n[0-9]+\] # fractos: [0-9]+ passed, [0-9]+ failed/ {
+		p += $4; f += $6 } END { print p + 0, f + 0 }' "$out")
+	if [ "$r" != 0 ]; then
+		rc=1
+		if [ "$f" = 0 ]; then
+			echo "# multinode: vm/run with $n nodes exited $r"
+			f=1
+		fi
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+run 2 2 ${MULTINODE_2:-connect refuse link loss restart kill}
+# one vCPU each: three guests on a small host
+run 3 1 ${MULTINODE_3:-mesh}
+echo "# fractos: $pass passed, $fail failed"
+exit $rc
