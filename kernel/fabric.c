@@ -47,19 +47,15 @@
  * RDMA devices come from an ib_client: each one gets a PD; removing the
  * device tears down its connections first.  The module works without any.
  *
- * DOC: Routing of remote objects (the next step, not implemented here)
+ * DOC: Routing of remote objects
  *
- * An object is named globally by (node id, epoch, object id), the id being
- * fos_object.id.  A capability to a remote object will be a local proxy
- * object that records that triple; operations on it (invoke, memory_copy,
- * revoke, monitor) become messages to fos_peer_find(node id), sent with
- * fos_fabric_send() and matched to their replies by the header cookie.  The
- * receiving node checks the epoch against its own fos_epoch (a stale epoch
- * is -EKEYREVOKED) and looks the id up in a per-node export table that the
- * sender filled when it passed the capability.  When a peer's epoch
- * changes, or a peer is deleted, every proxy for that (node, old epoch) is
- * revoked, which fires the ordinary monitors: failure becomes revocation.
- * New message types are rows in fos_msg_types[] and structs in wire.h.
+ * remote.c: objects are named by (node id, epoch, object id); a
+ * capability to another node's object is a local proxy, and operations on
+ * it are messages to fos_peer_find(node id) matched to their answers by the
+ * header cookie.  The rows for those messages are in fos_msg_types[]; this
+ * file only tells remote.c when a peer's connection goes down, its epoch
+ * changes or it is deleted (fos_remote_node_down()), which revokes every
+ * proxy of that node: failure becomes revocation.
  *
  * Locking, outermost first:
  * - fos_fabric_mutex serialises configuration (add, delete, exit).
@@ -290,6 +286,16 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 	[FOS_WIRE_HEARTBEAT] = { "heartbeat", fos_wire_check_empty, NULL },
 	[FOS_WIRE_PING] = { "ping", fos_wire_check_ping, fos_ping_recv },
 	[FOS_WIRE_PONG] = { "pong", fos_wire_check_ping, fos_pong_recv },
+	[FOS_WIRE_INVOKE] = { "invoke", fos_wire_check_invoke, fos_invoke_recv },
+	[FOS_WIRE_ACK] = { "ack", fos_wire_check_ack, fos_ack_recv },
+	[FOS_WIRE_REVOKE] = { "revoke", fos_wire_check_obj, fos_revoke_recv },
+	[FOS_WIRE_REVOKE_REQ] = { "revoke_req", fos_wire_check_obj,
+				  fos_revoke_req_recv },
+	[FOS_WIRE_IMPORT] = { "import", fos_wire_check_obj, fos_import_recv },
+	[FOS_WIRE_LOOKUP] = { "lookup", fos_wire_check_lookup, fos_lookup_recv },
+	[FOS_WIRE_LOOKUP_REPLY] = { "lookup_reply",
+				    fos_wire_check_lookup_reply,
+				    fos_lookup_reply_recv },
 };
 
 static DEFINE_MUTEX(fos_fabric_mutex);
@@ -339,6 +345,17 @@ void fos_peer_put(struct fos_peer *peer)
 u32 fos_peer_node_id(const struct fos_peer *peer)
 {
 	return peer->node_id;
+}
+
+/* The peer's last epoch seen, 0 if it never connected. */
+u32 fos_peer_epoch(struct fos_peer *peer)
+{
+	u32 epoch;
+
+	spin_lock(&peer->lock);
+	epoch = peer->epoch;
+	spin_unlock(&peer->lock);
+	return epoch;
 }
 
 /**
@@ -583,7 +600,7 @@ static void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	fos_stat_add(peer, FRACTOS_STAT_EPOCH_CHANGES, 1);
 	pr_info("fractos: node %u restarted (epoch %#x -> %#x)\n",
 		peer->node_id, old, epoch);
-	/* Remote objects: revoke every proxy for (node, old) here. */
+	fos_remote_node_down(peer->node_id, old);
 	if (stale)
 		fos_conn_fail(stale);
 }
@@ -710,8 +727,10 @@ static void fos_conn_close_work(struct work_struct *work)
 
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
 		     FRACTOS_STAT_CONNECT_ERRORS, 1);
-	if (conn->was_up && conn->primary)
+	if (conn->was_up && conn->primary) {
 		pr_info("fractos: node %u down\n", peer->node_id);
+		fos_remote_node_down(peer->node_id, conn->peer_epoch);
+	}
 
 	spin_lock(&peer->lock);
 	if (conn->primary && !peer->conn) {
@@ -1440,7 +1459,7 @@ static void fos_peer_delete(struct fos_peer *peer)
 	spin_unlock(&fos_conns_lock);
 	cancel_delayed_work_sync(&peer->connect_work);
 	flush_workqueue(fos_fabric_wq);
-	/* Remote objects: revoke every proxy for the node here. */
+	fos_remote_node_down(peer->node_id, 0);
 	fos_peer_put(peer);
 }
 

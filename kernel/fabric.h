@@ -37,6 +37,7 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 struct fos_peer *fos_peer_find(u32 node_id);
 void fos_peer_put(struct fos_peer *peer);
 u32 fos_peer_node_id(const struct fos_peer *peer);
+u32 fos_peer_epoch(struct fos_peer *peer);
 void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
 
 /*
@@ -50,8 +51,31 @@ void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		   const void *payload, u32 len);
 
+void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		  const void *payload, u32 len);
+void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			 const void *payload, u32 len);
+void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_lookup_reply_recv(struct fos_peer *peer,
+			   const struct fos_wire_hdr *hdr,
+			   const void *payload, u32 len);
+
 /* ping.c */
 int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
+
+/*
+ * remote.c: a node, or one epoch of it (@epoch), is gone - its connection
+ * went down, it restarted, or it was deleted (@epoch 0: every epoch).
+ * Any context that may allocate atomically.
+ */
+void fos_remote_node_down(u32 node, u32 epoch);
 
 /* Configuration and introspection (genl.c). */
 int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr);

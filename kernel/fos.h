@@ -39,9 +39,10 @@
  * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
  *   (written under it, read locklessly as a hint only), the parent's
  *   children list and the sibling links, the owner pointer and owner_link,
- *   the owned lists of all spaces, and fos_object.mem.  Nothing under it
- *   sleeps.  It is global because revocation must see a whole tree at once;
- *   splitting it per tree is a later optimisation.
+ *   the owned lists of all spaces, fos_object.mem and fos_object.export
+ *   (remote.c has the locks of the export and proxy tables).  Nothing
+ *   under it sleeps.  It is global because revocation must see a whole
+ *   tree at once; splitting it per tree is a later optimisation.
  * - A space's xarray lock protects its cid table.  It nests inside nothing
  *   and is never held while taking fos_tree_lock.
  */
@@ -75,6 +76,8 @@ enum fos_counter {
 	FOS_LIVE_NAMES,
 	FOS_LIVE_PEERS,
 	FOS_LIVE_CONNS,
+	FOS_LIVE_EXPORTS,
+	FOS_LIVE_PROXIES,
 	FOS_LIVE_NR,
 };
 
@@ -190,7 +193,11 @@ struct fos_dead {
 	struct list_head fire;
 	struct list_head drop;
 	struct list_head names;
+	struct list_head exports;
 };
+
+struct fos_export;
+struct fos_proxy;
 
 /**
  * struct fos_object - a FractOS object (Memory, later Request)
@@ -217,6 +224,10 @@ struct fos_dead {
  *	counts in the parent's @ndelegated until revoked or freed; under
  *	fos_tree_lock
  * @names: published names of this object (name.c), under fos_tree_lock
+ * @export: the export-table entry (remote.c) while another node may hold
+ *	a capability to this object, NULL once revoked; under fos_tree_lock
+ * @proxy: set (immutable) when this object stands for an object of another
+ *	node (remote.c); such a proxy has no owner, no contents, no parent
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -238,6 +249,8 @@ struct fos_object {
 	u32 ndelegated;
 	bool delegatee;
 	struct list_head names;
+	struct fos_export *export;
+	struct fos_proxy *proxy;
 	struct list_head work;
 	struct list_head reap;
 };
@@ -293,6 +306,7 @@ void fos_dead_init(struct fos_dead *dead);
 void fos_dead_release(struct fos_dead *dead);
 
 /* name.c */
+int fos_name_get(const char *name, u32 len, kuid_t uid, struct fos_cap *out);
 void fos_name_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
 void fos_name_release(struct list_head *list);
 
@@ -306,12 +320,28 @@ void fos_mem_put(struct fos_mem *mem);
 void fos_req_put(struct fos_req *req);
 
 /* request.c */
+int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
+		    const struct fos_cap *caps, u32 ncaps);
 struct fos_ep *fos_ep_create(void);
 void fos_ep_put(struct fos_ep *ep);
 void fos_ep_close(struct fos_ep *ep);
 void fos_ep_post_event(struct fos_ep *ep, u32 type, u64 cookie);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
+
+/* remote.c: objects of other nodes (see "Remote objects" there) */
+int fos_remote_init(void);
+void fos_remote_exit(void);
+bool fos_remote_loopback(void);
+int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps, bool wait);
+int fos_remote_revoke(struct fos_object *obj);
+int fos_remote_lookup(u32 node, const char *name, u32 len,
+		      struct fos_cap *out);
+void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid);
+void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
+void fos_remote_exports_release(struct list_head *list);
+void fos_remote_proxy_free(struct fos_proxy *p);
 
 /* space.c */
 int fos_space_init(void);

@@ -69,6 +69,8 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(names, FOS_LIVE_NAMES),
 	FOS_LIVE_ATTR(peers, FOS_LIVE_PEERS),
 	FOS_LIVE_ATTR(conns, FOS_LIVE_CONNS),
+	FOS_LIVE_ATTR(exports, FOS_LIVE_EXPORTS),
+	FOS_LIVE_ATTR(proxies, FOS_LIVE_PROXIES),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
@@ -110,9 +112,12 @@ static int __init fos_init(void)
 	ret = fos_space_init();
 	if (ret)
 		goto err_obj;
-	ret = fos_fabric_init();
+	ret = fos_remote_init();
 	if (ret)
 		goto err_space;
+	ret = fos_fabric_init();
+	if (ret)
+		goto err_remote;
 	ret = fos_genl_init();
 	if (ret)
 		goto err_fabric;
@@ -128,6 +133,8 @@ err_genl:
 	fos_genl_exit();
 err_fabric:
 	fos_fabric_exit();
+err_remote:
+	fos_remote_exit();
 err_space:
 	fos_space_exit();
 err_obj:
@@ -142,6 +149,7 @@ static void __exit fos_exit(void)
 	misc_deregister(&fos_miscdev);
 	fos_genl_exit();
 	fos_fabric_exit();
+	fos_remote_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {
 		struct fos_live_attr *la = &fos_live_attrs[i];

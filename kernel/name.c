@@ -230,34 +230,50 @@ out_name:
 	return ret;
 }
 
+/**
+ * fos_name_get - look a name up for a given uid
+ * @name: the name (checked by the caller)
+ * @len: its length
+ * @uid: the asker's effective uid
+ * @out: the published capability, with a reference the caller drops
+ *
+ * Return: 0 or -ENOENT (no such name, not visible to @uid, or revoked).
+ */
+int fos_name_get(const char *name, u32 len, kuid_t uid, struct fos_cap *out)
+{
+	struct fos_name *n;
+	int ret = -ENOENT;
+
+	mutex_lock(&fos_names_lock);
+	n = fos_name_find(name, len, fos_name_hash(name, len));
+	if (n && ((n->flags & FRACTOS_NAME_WORLD) || uid_eq(n->uid, uid)) &&
+	    !fos_obj_revoked(n->cap.obj)) {
+		*out = n->cap;
+		fos_obj_get(out->obj);
+		ret = 0;
+	}
+	mutex_unlock(&fos_names_lock);
+	return ret;
+}
+
 int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_name *a = &c->args.name;
 	struct fos_cap cap = {};
-	struct fos_name *n;
 	char *name;
 	int ret;
 
 	ret = fos_name_args_bad(a, FRACTOS_NAME_NODE);
 	if (ret)
 		return ret;
-	if ((a->flags & FRACTOS_NAME_NODE) && a->node != fos_node_id)
-		return -EHOSTUNREACH;
 	name = fos_name_copy(a);
 	if (IS_ERR(name))
 		return PTR_ERR(name);
-
-	ret = -ENOENT;
-	mutex_lock(&fos_names_lock);
-	n = fos_name_find(name, a->name_len, fos_name_hash(name, a->name_len));
-	if (n && ((n->flags & FRACTOS_NAME_WORLD) ||
-		  uid_eq(n->uid, current_euid())) &&
-	    !fos_obj_revoked(n->cap.obj)) {
-		cap = n->cap;
-		fos_obj_get(cap.obj);
-		ret = 0;
-	}
-	mutex_unlock(&fos_names_lock);
+	/* Another node's name service answers over the fabric. */
+	if ((a->flags & FRACTOS_NAME_NODE) && a->node != fos_node_id)
+		ret = fos_remote_lookup(a->node, name, a->name_len, &cap);
+	else
+		ret = fos_name_get(name, a->name_len, current_euid(), &cap);
 	kfree(name);
 	if (ret)
 		return ret;

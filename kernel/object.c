@@ -180,6 +180,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 		list_del(&obj->owner_link);
 	mem = obj->mem;
 	req = obj->req;
+	/* An export holds a reference: none can be left. */
+	WARN_ON_ONCE(obj->export);
 	fos_obj_undelegate_locked(obj, &dead);
 	/* Nobody holds it any more: its monitors have nobody to tell. */
 	list_splice_init(&obj->monitors, &dead.drop);
@@ -197,6 +199,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 		fos_reaper_req_put(r, req);
 	if (obj->parent)
 		fos_reaper_obj_put(r, obj->parent);
+	if (obj->proxy)
+		fos_remote_proxy_free(obj->proxy);
 	kmem_cache_free(fos_obj_cache, obj);
 	fos_live_add(FOS_LIVE_OBJECTS, -1);
 }
@@ -207,7 +211,8 @@ static void fos_reaper_free_req(struct fos_reaper *r, struct fos_req *req)
 
 	for (i = 0; i < req->ncaps; i++)
 		fos_reaper_obj_put(r, req->caps[i].obj);
-	fos_ep_put(req->ep);
+	if (req->ep)
+		fos_ep_put(req->ep);
 	kfree(req);
 	fos_live_add(FOS_LIVE_REQUESTS, -1);
 }
@@ -291,6 +296,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			list_add_tail(&cur->req->dead, &dead->reqs);
 			cur->req = NULL;
 		}
+		fos_remote_revoke_locked(cur, dead);
 		list_splice_tail_init(&cur->monitors, &dead->fire);
 		fos_name_revoke_locked(cur, dead);
 		fos_obj_undelegate_locked(cur, dead);
@@ -315,6 +321,7 @@ void fos_dead_init(struct fos_dead *dead)
 	INIT_LIST_HEAD(&dead->fire);
 	INIT_LIST_HEAD(&dead->drop);
 	INIT_LIST_HEAD(&dead->names);
+	INIT_LIST_HEAD(&dead->exports);
 }
 
 /* Release what was taken under fos_tree_lock; may sleep. */
@@ -329,6 +336,7 @@ void fos_dead_release(struct fos_dead *dead)
 	list_for_each_entry_safe(m, mt, &dead->drop, link)
 		fos_monitor_drop(m);
 	fos_name_release(&dead->names);
+	fos_remote_exports_release(&dead->exports);
 
 	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
 		list_del(&mem->dead);
@@ -430,10 +438,17 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 		spin_unlock(&fos_tree_lock);
 		return ERR_PTR(-EKEYREVOKED);
 	}
-	/* Not revoked, so no ancestor is: the root still has its pages. */
+	/*
+	 * Not revoked, so no ancestor is: a local root still has its pages.
+	 * A proxy root has none (remote memory_copy is not there yet).
+	 */
 	while (obj->parent)
 		obj = obj->parent;
 	mem = obj->mem;
+	if (!mem) {
+		spin_unlock(&fos_tree_lock);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	kref_get(&mem->ref);
 	spin_unlock(&fos_tree_lock);
 	return mem;
@@ -445,7 +460,10 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
  *
  * Return: the nearest contents up the tree (a derived Request has its own,
  * a plain revocation-tree child uses its parent's) with a reference the
- * caller drops with fos_req_put(), or ERR_PTR(-EKEYREVOKED).
+ * caller drops with fos_req_put(), ERR_PTR(-EKEYREVOKED), or
+ * ERR_PTR(-EREMOTE) when the nearest contents is a proxy's (which has
+ * none: the Request lives on another node).  Contents derived from a proxy
+ * have a NULL ep.
  */
 struct fos_req *fos_obj_get_req(struct fos_object *obj)
 {
@@ -456,9 +474,13 @@ struct fos_req *fos_obj_get_req(struct fos_object *obj)
 		spin_unlock(&fos_tree_lock);
 		return ERR_PTR(-EKEYREVOKED);
 	}
-	while (!obj->req)
+	while (!obj->req && obj->parent)
 		obj = obj->parent;
 	req = obj->req;
+	if (!req) {
+		spin_unlock(&fos_tree_lock);
+		return ERR_PTR(-EREMOTE);
+	}
 	kref_get(&req->ref);
 	spin_unlock(&fos_tree_lock);
 	return req;

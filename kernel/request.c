@@ -244,7 +244,8 @@ static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
 	req->caps = (struct fos_cap *)(req + 1);
 	req->imm = (u8 *)(req->caps + ncaps);
 	req->ep = ep;
-	kref_get(&ep->ref);
+	if (ep)
+		kref_get(&ep->ref);
 	req->tag = tag;
 	fos_live_add(FOS_LIVE_REQUESTS, 1);
 	return req;
@@ -258,6 +259,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 	struct fos_args_buf b;
 	struct fos_cap cap = {};
 	u32 imm_len = a->imm_len, ncaps = a->ncaps;
+	bool remote = false;
 	int ret;
 
 	if (a->flags || a->__pad ||
@@ -277,10 +279,18 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		if (IS_ERR(base)) {
 			ret = PTR_ERR(base);
 			base = NULL;
-			goto out;
+			/*
+			 * Deriving from a proxy: the new contents hold only
+			 * the arguments added on this node (NULL ep); the
+			 * owner prepends its Request's own when invoked.
+			 */
+			if (ret != -EREMOTE)
+				goto out;
+			remote = true;
+		} else {
+			imm_len += base->imm_len;
+			ncaps += base->ncaps;
 		}
-		imm_len += base->imm_len;
-		ncaps += base->ncaps;
 		if (imm_len > FRACTOS_REQ_MAX_IMM ||
 		    ncaps > FRACTOS_REQ_MAX_CAPS) {
 			ret = -E2BIG;
@@ -288,8 +298,8 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		}
 	}
 
-	req = fos_req_alloc(base ? base->ep : s->ep, base ? base->tag : a->tag,
-			    ncaps, imm_len);
+	req = fos_req_alloc(base ? base->ep : remote ? NULL : s->ep,
+			    base ? base->tag : a->tag, ncaps, imm_len);
 	if (!req) {
 		ret = -ENOMEM;
 		goto out;
@@ -388,6 +398,57 @@ static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 	return ret;
 }
 
+/**
+ * fos_req_deliver - queue an invocation that arrived from another node
+ * @req: the Request's contents (a local provider's)
+ * @imm: immediates appended to the Request's own
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments appended to the Request's own; each gets a
+ *	new object reference, the caller keeps its own
+ * @ncaps: entries at @caps
+ *
+ * Never waits: runs in the fabric's receive context.
+ *
+ * Return: 0, -E2BIG, -ENOMEM, -EAGAIN (queue full) or -EKEYREVOKED
+ * (the provider is gone).
+ */
+int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
+		    const struct fos_cap *caps, u32 ncaps)
+{
+	struct fos_args_buf b;
+	struct fos_msg *msg;
+	u32 i;
+	int ret;
+
+	if (!req->ep)
+		return -EOPNOTSUPP;
+	if (req->imm_len + imm_len > FRACTOS_REQ_MAX_IMM ||
+	    req->ncaps + ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+	msg = fos_msg_alloc(req->ncaps + ncaps, req->imm_len + imm_len);
+	if (!msg)
+		return -ENOMEM;
+	msg->type = FRACTOS_MSG_REQUEST;
+	msg->tag = req->tag;
+	b.caps = msg->caps;
+	b.ncaps = &msg->ncaps;
+	b.imm = msg->imm;
+	b.imm_len = 0;
+	b.delegated = 0;
+	fos_args_add_req(&b, req);
+	memcpy(b.imm + b.imm_len, imm, imm_len);
+	b.imm_len += imm_len;
+	for (i = 0; i < ncaps; i++) {
+		b.caps[msg->ncaps++] = caps[i];
+		fos_obj_get(caps[i].obj);
+	}
+	msg->imm_len = b.imm_len;
+	ret = fos_ep_send(req->ep, msg, false, true);
+	if (ret)
+		fos_msg_free(msg);
+	return ret;
+}
+
 int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_request_invoke *a = &c->args.request_invoke;
@@ -395,6 +456,8 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	struct fos_msg *msg;
 	struct fos_req *req;
 	struct fos_cap cap;
+	u32 pre_imm = 0, pre_caps = 0;
+	bool remote, loop = false;
 	int ret;
 
 	if ((a->flags & ~FRACTOS_INVOKE_WAIT) ||
@@ -409,31 +472,63 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	req = fos_obj_get_req(cap.obj);
 	if (IS_ERR(req)) {
 		ret = PTR_ERR(req);
-		goto out_cap;
+		if (ret != -EREMOTE)
+			goto out_cap;
+		req = NULL;	/* a proxy: the owner adds the arguments */
 	}
-	if (req->imm_len + a->imm_len > FRACTOS_REQ_MAX_IMM ||
-	    req->ncaps + a->ncaps > FRACTOS_REQ_MAX_CAPS) {
+	/*
+	 * The provider is on another node (a proxy, or contents derived
+	 * from one), or fabric_loopback sends local invocations through the
+	 * fabric to this node, whose provider then adds the arguments.
+	 */
+	remote = !req || !req->ep;
+	if (!remote && fos_remote_loopback()) {
+		remote = true;
+		loop = true;
+	}
+	if (remote && c->nowait) {
+		ret = -EAGAIN;	/* waits for the owner's answer */
+		goto out_req;
+	}
+	if (req && (req->imm_len + a->imm_len > FRACTOS_REQ_MAX_IMM ||
+		    req->ncaps + a->ncaps > FRACTOS_REQ_MAX_CAPS)) {
 		ret = -E2BIG;
 		goto out_req;
 	}
+	if (req && !loop) {
+		pre_imm = req->imm_len;
+		pre_caps = req->ncaps;
+	}
 
-	msg = fos_msg_alloc(req->ncaps + a->ncaps, req->imm_len + a->imm_len);
+	msg = fos_msg_alloc(pre_caps + a->ncaps, pre_imm + a->imm_len);
 	if (!msg) {
 		ret = -ENOMEM;
 		goto out_req;
 	}
 	msg->type = FRACTOS_MSG_REQUEST;
-	msg->tag = req->tag;
 	b.caps = msg->caps;
 	b.ncaps = &msg->ncaps;
 	b.imm = msg->imm;
 	b.imm_len = 0;
 	b.delegated = 0;
-	fos_args_add_req(&b, req);
+	if (req && !loop) {
+		msg->tag = req->tag;
+		fos_args_add_req(&b, req);
+	}
 	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
 	if (!ret)
 		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
 	msg->imm_len = b.imm_len;
+	if (!ret && remote) {
+		/* @msg only carried the arguments: the owner queues its own. */
+		ret = fos_remote_invoke(cap.obj, msg->imm, msg->imm_len,
+					msg->caps, msg->ncaps,
+					a->flags & FRACTOS_INVOKE_WAIT);
+		if (ret)
+			fos_args_undelegate(&b);
+		fos_msg_free(msg);
+		goto out_req;
+	}
 	if (!ret)
 		ret = fos_ep_send(req->ep, msg,
 				  a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
@@ -442,7 +537,8 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 		fos_msg_free(msg);
 	}
 out_req:
-	fos_req_put(req);
+	if (req)
+		fos_req_put(req);
 out_cap:
 	fos_obj_put(cap.obj);
 	return ret;

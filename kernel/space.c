@@ -210,7 +210,11 @@ int fos_op_cap_revoke(struct fos_space *s, struct fos_call *c)
 	ret = fos_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	ret = fos_obj_revoke(cap.obj);
+	/* A proxy: the owner revokes the object it stands for. */
+	if (cap.obj->proxy)
+		ret = fos_remote_revoke(cap.obj);
+	else
+		ret = fos_obj_revoke(cap.obj);
 	fos_obj_put(cap.obj);
 	return ret;
 }
@@ -286,11 +290,11 @@ int fos_op_cap_info(struct fos_space *s, struct fos_call *c)
 	a->perms = cap.perms;
 	a->offset = cap.off;
 	a->len = cap.len;
-	a->oid.node = fos_node_id;
-	a->oid.epoch = fos_epoch;
-	a->oid.id = cap.obj->id;
+	fos_remote_oid(cap.obj, &a->oid);
 	a->depth = cap.obj->depth;
 	a->info_flags = 0;
+	if (cap.obj->proxy)
+		a->info_flags |= FRACTOS_INFO_REMOTE;
 	if (fos_obj_revoked(cap.obj))
 		a->info_flags |= FRACTOS_INFO_REVOKED;
 	if (cap.obj->parent)

@@ -3,7 +3,7 @@
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
  *
- * DOC: Wire format, version 1
+ * DOC: Wire format, version 2
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -36,11 +36,14 @@
 #define FRACTOS_WIRE_H
 
 #include <linux/build_bug.h>
+#include <linux/err.h>
 #include <linux/errno.h>
+#include <linux/string.h>
 #include <linux/types.h>
+#include <linux/fractos.h>
 
 #define FOS_WIRE_MAGIC		0x534f5246	/* "FROS" in memory */
-#define FOS_WIRE_VERSION	1
+#define FOS_WIRE_VERSION	2	/* 2: remote objects (remote.c) */
 
 /* Receive buffer sizes a peer may announce, header included. */
 #define FOS_WIRE_MSG_MIN	256
@@ -105,6 +108,14 @@ enum fos_wire_type {
 	FOS_WIRE_HEARTBEAT,	/* no payload: "still here", returns credits */
 	FOS_WIRE_PING,		/* struct fos_wire_ping */
 	FOS_WIRE_PONG,		/* struct fos_wire_ping, cookie echoed */
+	/* Remote objects (remote.c; see "Remote objects" below). */
+	FOS_WIRE_INVOKE,	/* struct fos_wire_invoke + caps + imms */
+	FOS_WIRE_ACK,		/* struct fos_wire_ack, cookie echoed */
+	FOS_WIRE_REVOKE,	/* struct fos_wire_obj: owner -> importer */
+	FOS_WIRE_REVOKE_REQ,	/* struct fos_wire_obj: holder -> owner */
+	FOS_WIRE_IMPORT,	/* struct fos_wire_obj: new holder -> owner */
+	FOS_WIRE_LOOKUP,	/* struct fos_wire_lookup + name */
+	FOS_WIRE_LOOKUP_REPLY,	/* struct fos_wire_lookup_reply, cookie echoed */
 	FOS_WIRE_NR,
 };
 
@@ -136,10 +147,138 @@ struct fos_wire_ping {
 	__le32 reserved;
 };
 
+/*
+ * DOC: Remote objects
+ *
+ * An object is named by (node, epoch, oid).  A capability crosses the
+ * fabric as a struct fos_wire_cap: that name, the object type and the
+ * view (off, len, perms) exactly as the sender's capability has it.  A
+ * capability to a proxy is sent as the name of the object it stands for,
+ * so forwarding never chains through the forwarder.
+ *
+ * INVOKE (cookie: the caller's token) names a Request exported by the
+ * receiver (oid, epoch = the receiver's epoch) and carries the immediates
+ * and capability arguments appended to the Request's own.  The receiver
+ * answers ACK with the same cookie and status 0 (queued on the provider)
+ * or a positive errno (nothing was delivered).  REVOKE_REQ (a holder asks
+ * the owner to revoke) is answered with ACK too.  LOOKUP asks the
+ * receiver's name service; LOOKUP_REPLY carries the status and, on
+ * success, the capability.
+ *
+ * REVOKE (owner to importer) and IMPORT (a node that received a capability
+ * from a third node tells the owner it holds it) are notices: best effort,
+ * never answered.
+ *
+ * Every field is validated by the per-type checks below; the receiver then
+ * checks the names against its own tables (remote.c).
+ */
+
+/**
+ * struct fos_wire_cap - a capability on the wire
+ * @node: the owner node of the object
+ * @epoch: the owner's epoch, never zero
+ * @oid: the object id within (node, epoch)
+ * @off: Memory: start of the view; Request: zero
+ * @len: Memory: length of the view, non-zero; Request: zero
+ * @type: FRACTOS_OBJ_MEMORY or FRACTOS_OBJ_REQUEST
+ * @perms: Memory: FRACTOS_PERM_* bits; Request: zero
+ * @flags: FOS_WIRE_CAP_* bits
+ * @reserved: zero
+ */
+struct fos_wire_cap {
+	__le32 node;
+	__le32 epoch;
+	__le64 oid;
+	__le64 off;
+	__le64 len;
+	__le32 type;
+	__le32 perms;
+	__le32 flags;
+	__le32 reserved;
+};
+
+/* fos_wire_cap.flags: the sender's capability was already revoked. */
+#define FOS_WIRE_CAP_REVOKED	0x1U
+
+/**
+ * struct fos_wire_invoke - payload of INVOKE
+ * @oid: the Request, an object of the receiver
+ * @epoch: the receiver's epoch as the sender knows it, never zero
+ * @flags: zero
+ * @imm_len: immediate bytes after the capabilities, at most 4096
+ * @ncaps: struct fos_wire_cap entries after this header, at most 32
+ *
+ * Followed by @ncaps struct fos_wire_cap, then @imm_len bytes.
+ */
+struct fos_wire_invoke {
+	__le64 oid;
+	__le32 epoch;
+	__le32 flags;
+	__le32 imm_len;
+	__le32 ncaps;
+};
+
+/**
+ * struct fos_wire_ack - payload of ACK
+ * @status: 0 or a positive errno, at most 4095
+ * @reserved: zero
+ */
+struct fos_wire_ack {
+	__le32 status;
+	__le32 reserved;
+};
+
+/**
+ * struct fos_wire_obj - payload of REVOKE, REVOKE_REQ and IMPORT
+ * @oid: the object id
+ * @epoch: its owner's epoch, never zero
+ * @reserved: zero
+ *
+ * The owner node is the sender (REVOKE) or the receiver (REVOKE_REQ,
+ * IMPORT).
+ */
+struct fos_wire_obj {
+	__le64 oid;
+	__le32 epoch;
+	__le32 reserved;
+};
+
+/**
+ * struct fos_wire_lookup - payload of LOOKUP
+ * @uid: the asker's effective uid (in the initial user namespace)
+ * @name_len: bytes of name after this header, 1..255, each in 0x21..0x7e
+ */
+struct fos_wire_lookup {
+	__le32 uid;
+	__le32 name_len;
+};
+
+/**
+ * struct fos_wire_lookup_reply - payload of LOOKUP_REPLY
+ * @status: 0 or a positive errno, at most 4095
+ * @reserved: zero
+ * @cap: on success the capability, else zero
+ */
+struct fos_wire_lookup_reply {
+	__le32 status;
+	__le32 reserved;
+	struct fos_wire_cap cap;
+};
+
+#define FOS_WIRE_NAME_MAX	255
+#define FOS_WIRE_MAX_IMM	4096
+#define FOS_WIRE_MAX_CAPS	32
+
 static_assert(sizeof(struct fos_wire_hello) == 32);
 static_assert(sizeof(struct fos_wire_reject) == 12);
 static_assert(sizeof(struct fos_wire_hdr) == 16);
 static_assert(sizeof(struct fos_wire_ping) == 16);
+static_assert(sizeof(struct fos_wire_cap) == 48);
+static_assert(sizeof(struct fos_wire_invoke) == 24);
+static_assert(sizeof(struct fos_wire_ack) == 8);
+static_assert(sizeof(struct fos_wire_obj) == 16);
+static_assert(sizeof(struct fos_wire_lookup) == 8);
+static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 
 /**
  * fos_wire_check_hello - validate connection private data
@@ -191,6 +330,98 @@ static inline int fos_wire_check_empty(const void *payload, u32 len)
 static inline int fos_wire_check_ping(const void *payload, u32 len)
 {
 	return len == sizeof(struct fos_wire_ping) ? 0 : -EPROTO;
+}
+
+/* A capability: known type, a view that fits the type, a real epoch. */
+static inline int fos_wire_check_cap(const struct fos_wire_cap *c)
+{
+	u64 off = le64_to_cpu(c->off), len = le64_to_cpu(c->len);
+	u32 perms = le32_to_cpu(c->perms);
+
+	if (!c->epoch || c->reserved ||
+	    (le32_to_cpu(c->flags) & ~FOS_WIRE_CAP_REVOKED))
+		return -EPROTO;
+	switch (le32_to_cpu(c->type)) {
+	case FRACTOS_OBJ_MEMORY:
+		if (!len || off + len < off || (perms & ~FRACTOS_PERM_ALL))
+			return -EPROTO;
+		return 0;
+	case FRACTOS_OBJ_REQUEST:
+		return off || len || perms ? -EPROTO : 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+static inline int fos_wire_check_invoke(const void *payload, u32 len)
+{
+	const struct fos_wire_invoke *iv = payload;
+	const struct fos_wire_cap *caps = (const void *)(iv + 1);
+	u32 imm_len, ncaps, i;
+
+	if (len < sizeof(*iv))
+		return -EPROTO;
+	imm_len = le32_to_cpu(iv->imm_len);
+	ncaps = le32_to_cpu(iv->ncaps);
+	if (!iv->epoch || iv->flags || imm_len > FOS_WIRE_MAX_IMM ||
+	    ncaps > FOS_WIRE_MAX_CAPS ||
+	    len != sizeof(*iv) + ncaps * sizeof(*caps) + imm_len)
+		return -EPROTO;
+	for (i = 0; i < ncaps; i++)
+		if (fos_wire_check_cap(&caps[i]))
+			return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_ack(const void *payload, u32 len)
+{
+	const struct fos_wire_ack *a = payload;
+
+	if (len != sizeof(*a) || a->reserved ||
+	    le32_to_cpu(a->status) > MAX_ERRNO)
+		return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_obj(const void *payload, u32 len)
+{
+	const struct fos_wire_obj *o = payload;
+
+	if (len != sizeof(*o) || !o->epoch || o->reserved)
+		return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_lookup(const void *payload, u32 len)
+{
+	const struct fos_wire_lookup *l = payload;
+	const u8 *name = (const u8 *)(l + 1);
+	u32 n, i;
+
+	if (len < sizeof(*l))
+		return -EPROTO;
+	n = le32_to_cpu(l->name_len);
+	if (!n || n > FOS_WIRE_NAME_MAX || len != sizeof(*l) + n)
+		return -EPROTO;
+	for (i = 0; i < n; i++)
+		if (name[i] < 0x21 || name[i] > 0x7e)
+			return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_lookup_reply(const void *payload, u32 len)
+{
+	const struct fos_wire_lookup_reply *r = payload;
+	u32 status;
+
+	if (len != sizeof(*r) || r->reserved)
+		return -EPROTO;
+	status = le32_to_cpu(r->status);
+	if (status > MAX_ERRNO)
+		return -EPROTO;
+	if (status)
+		return memchr_inv(&r->cap, 0, sizeof(r->cap)) ? -EPROTO : 0;
+	return fos_wire_check_cap(&r->cap);
 }
 
 /**

@@ -30,6 +30,29 @@
  * When a space goes away (last close of its fd, exit, kill -9) its
  * capabilities are dropped and every object it created is revoked.
  *
+ * DOC: Remote objects
+ *
+ * Capabilities cross nodes as Request or invocation arguments and as the
+ * answer of a NAME_LOOKUP on another node.  A capability received from
+ * another node names a *proxy*: CAP_INFO reports the remote object's
+ * (node, epoch, id), its type, and exactly the view and rights it was sent
+ * with, plus FRACTOS_INFO_REMOTE.  A capability that comes back to the
+ * node owning its object is the real object again (with the view it was
+ * sent with, never more).  Forwarding a proxy names the original object:
+ * it never chains through the forwarder.  REQUEST_INVOKE on a remote
+ * Request (or on one derived from it) waits for the owner's answer, and
+ * fails as a local invocation would (EKEYREVOKED, EAGAIN, E2BIG...) or
+ * with the remote errors below; nothing is delivered when it fails.
+ * CAP_REVOKE on a proxy asks the owner to revoke the object (as any local
+ * holder may) and revokes the proxy in any case; revoking a local
+ * revocation-tree child of a proxy stays local.  When the owner revokes
+ * the object, when its node's connection is lost, or when it restarts
+ * (new epoch), every proxy of it is revoked: monitors fire and uses fail
+ * with EKEYREVOKED, as for a local revocation.  Not yet: MEMORY_COPY on a
+ * remote Memory (EOPNOTSUPP), and sending a capability to a local
+ * revocation-tree child of a proxy, or a Request derived from one, to
+ * another node (EOPNOTSUPP).
+ *
  * DOC: Calling convention
  *
  * Every operation is an ioctl whose argument is one struct.  The kernel
@@ -82,8 +105,12 @@
  *                   EINVAL  both ranges overlap within the same memory.
  *                   EINTR   a fatal signal interrupted a long copy; a
  *                           prefix of the range may have been written.
+ *                   EOPNOTSUPP  a capability names another node's Memory
+ *                           (remote copies are not there yet).
  *   CAP_REVOKE      no errors beyond the common ones; revoking an already
- *                   revoked object gives EKEYREVOKED.
+ *                   revoked object gives EKEYREVOKED.  On a proxy: the
+ *                   owner's EKEYREVOKED, or EHOSTUNREACH / ETIMEDOUT if it
+ *                   could not be asked (the proxy is revoked anyway).
  *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
  *   CAP_CLOSE       EBADF only.  Closing a revoked capability succeeds.
  *   CAP_DUP         EMFILE.  Duplicating a revoked capability succeeds
@@ -109,6 +136,18 @@
  *                           (module parameter) and FRACTOS_INVOKE_WAIT is
  *                           not set.
  *                   EINTR   a signal arrived while waiting.
+ *                   Remote providers (and fabric_loopback, see below):
+ *                   EKEYREVOKED also when the owner revoked the Request,
+ *                           or its node was lost or restarted (the proxy
+ *                           is revoked then);
+ *                   EHOSTUNREACH  the provider's node is not configured
+ *                           or not connected (with fabric_loopback: this
+ *                           node is not its own peer);
+ *                   ETIMEDOUT  no answer within 10 s (delivery unknown);
+ *                   EMSGSIZE  the arguments do not fit one fabric message
+ *                           (4056 bytes less 48 per capability);
+ *                   EOPNOTSUPP  an argument is a local child of a proxy;
+ *                   EPROTO  the owner found an argument inconsistent.
  *   REQUEST_RECEIVE EAGAIN  nothing queued and FRACTOS_RECV_NONBLOCK.
  *                   ETIMEDOUT  nothing arrived within timeout_ns.
  *                   EINTR   a signal arrived while waiting.
@@ -126,7 +165,8 @@
  *                           caller (same-uid names for other uids), or
  *                           its object was revoked.
  *                   EHOSTUNREACH  FRACTOS_NAME_NODE names another node
- *                           (until the RDMA fabric carries lookups).
+ *                           that is not configured or not connected.
+ *                   ETIMEDOUT  that node did not answer within 10 s.
  *                   EMFILE  the space is full.
  *   NAME_UNPUBLISH  ENOENT  no such name.
  *                   EPERM   this space did not create the object.
@@ -287,6 +327,7 @@ struct fractos_cap_arg {
 #define FRACTOS_INFO_REVOKED	0x1U	/* object is revoked */
 #define FRACTOS_INFO_REVTREE	0x2U	/* object is a revtree child */
 #define FRACTOS_INFO_OWNED	0x4U	/* this space created the object */
+#define FRACTOS_INFO_REMOTE	0x8U	/* a proxy: @oid names another node's */
 
 /**
  * struct fractos_cap_info - FRACTOS_IOC_CAP_INFO
@@ -503,6 +544,9 @@ struct fractos_monitor {
  * uid, or to everybody with FRACTOS_NAME_WORLD.  Names vanish when their
  * object is revoked, including when the publishing space goes away.
  * Names are 1..FRACTOS_NAME_MAX bytes in 0x21..0x7e (no NUL terminator).
+ * LOOKUP with FRACTOS_NAME_NODE asks another node's name service over the
+ * fabric (with the asker's effective uid, as a number) and installs a
+ * proxy of the object (see "Remote objects").
  */
 #define FRACTOS_NAME_MAX	255
 
@@ -584,7 +628,8 @@ struct fractos_uring_cmd {
  *
  * /sys/class/misc/fractos/live/ holds one read-only decimal file per
  * counter: spaces, objects, caps, memories, pinned_pages, capfds, requests,
- * messages, names.  All are
+ * messages, names, peers, conns, exports (local objects other nodes may
+ * hold), proxies (other nodes' objects held here).  All are
  * zero when nothing uses the module; rmmod is refused (EBUSY) while any
  * space or capability fd is open.
  */

@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# remote_2node: remote invocation, cross-node delegation, revocation and
+# node death between real nodes (remote_node.c says what each node does).
+#
+#   vm/run --nodes 2 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
+#   vm/run --nodes 3 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
+#
+# Every node reloads fractos.ko with node_id=FRACTOS_NODE and runs its
+# part of remote_node (built on the host by make -C tests/multinode).  Node 1 kills node 2 at the end
+# (vm/ctl): node 2's own checks reach node 1 before, in an invocation.
+cd "$(dirname "$0")" || exit 1
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+me=${FRACTOS_NODE:?not a vm/run --nodes guest}
+
+if [ "$(cat /sys/module/fractos/parameters/node_id 2>/dev/null)" != "$me" ]; then
+	rmmod fractos 2>/dev/null
+	insmod "${FRACTOS_KO:?}" node_id="$me" || { echo "Bail out! insmod"; exit 1; }
+fi
+bin=./remote_node
+[ -x "$bin" ] || { echo "Bail out! $bin is not built (make -C tests/multinode)"; exit 1; }
+"$bin"
+rc=$?
+echo "# remote_2node: node $me exit $rc"
+# One program per node, counted by suite.sh like run.sh's summary.
+if [ $rc = 0 ]; then
+	echo "# fractos: 1 passed, 0 failed"
+else
+	echo "# fractos: 0 passed, 1 failed"
+fi
+exit $rc

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * remote_node: one node's part of remote_2node.sh (vm/run --nodes 2 or 3).
+ * The role comes from FRACTOS_NODE; the peers from FRACTOS_ADDRS.
+ *
+ * Node 1 (provider) publishes Request R("hello", [Mdim]) as "svc".
+ * Node 2 (client) looks it up on node 1 (FRACTOS_NAME_NODE) and invokes
+ * it with [Ndim, K]; node 1 sees its own argument first, then proxies
+ * with the views node 2 sent, and answers through K with [Mdim2].  Node 2
+ * sends Mdim2 back (node 1 must get its real local object) with K3, then
+ * revokes N (node 1's proxy and monitor must see it) while node 1 revokes
+ * K through its proxy (node 2's monitor must see it).  With 3 nodes node 2
+ * also forwards node 1's Mdim2 and R to node 3, which must see node 1's
+ * names and reach node 1 directly.  Last, node 1 kills node 2 and its
+ * proxy K3 must be revoked (monitor, EKEYREVOKED), and nothing may be left.
+ * Other nodes report their failure count to node 1 in an invocation.
+ */
+#include <signal.h>
+#include <sys/mman.h>
+#include "../selftests/tap.h"
+#include "../selftests/fos_util.h"
+#include "../selftests/fos_nl.h"
+#include "../selftests/fos_req.h"
+
+#define TAG_R	0x1234
+#define TAG_K	0x77
+#define TAG_K3	0x78
+
+static uint32_t me, nodes;
+static struct in_addr addrs[9];
+
+static int lookup(int fd, uint32_t node, const char *name, uint32_t *cid)
+{
+	struct fractos_name a = {
+		.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)name,
+		.name_len = strlen(name), .node = node,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_NAME_LOOKUP, &a);
+
+	if (!ret)
+		*cid = a.cid;
+	return ret;
+}
+
+static int publish(int fd, uint32_t cid, const char *name)
+{
+	struct fractos_name a = {
+		.cid = cid, .flags = FRACTOS_NAME_WORLD,
+		.name = (uintptr_t)name, .name_len = strlen(name),
+	};
+
+	return ioctl(fd, FRACTOS_IOC_NAME_PUBLISH, &a);
+}
+
+static int monitor(int fd, uint32_t cid, uint64_t cookie)
+{
+	struct fractos_monitor a = { .cid = cid, .cookie = cookie };
+
+	return ioctl(fd, FRACTOS_IOC_MONITOR_RECEIVE, &a);
+}
+
+/* A capability to another node's object with this view. */
+static int is_remote(int fd, uint32_t cid, uint32_t node, uint32_t type,
+		     uint64_t off, uint64_t len, uint32_t perms)
+{
+	struct fractos_cap_info i;
+
+	if (fos_info(fd, cid, &i))
+		return 0;
+	if (!(i.info_flags & FRACTOS_INFO_REMOTE) || i.oid.node != node ||
+	    i.type != type || i.offset != off || i.len != len ||
+	    i.perms != perms) {
+		tap_diag("cid %u: flags %#x node %u type %u view %llu+%llu perms %u",
+			 cid, i.info_flags, i.oid.node, i.type,
+			 (unsigned long long)i.offset,
+			 (unsigned long long)i.len, i.perms);
+		return 0;
+	}
+	return 1;
+}
+
+static int revoked(int fd, uint32_t cid)
+{
+	struct fractos_cap_info i;
+
+	return !fos_info(fd, cid, &i) && (i.info_flags & FRACTOS_INFO_REVOKED);
+}
+
+/* Wait for the monitor event @cookie. */
+static int event(int fd, uint64_t cookie, uint64_t secs)
+{
+	struct msg m;
+
+	fos_req_timeout_ns = secs * 1000000000ULL;
+	if (receive(fd, &m))
+		return 0;
+	return m.type == FRACTOS_MSG_MONITOR_RECEIVE && m.tag == cookie;
+}
+
+static void peers_up(void)
+{
+	uint32_t i;
+
+	for (i = 1; i <= nodes; i++) {
+		if (i == me)
+			continue;
+		tap_eq(fos_nl_node_add(i, addrs[i]), 0, "node %u: add node %u", me, i);
+		tap_ok(fos_nl_wait_up(i, 60), "node %u: node %u is UP", me, i);
+	}
+}
+
+static int provider(void)
+{
+	uint32_t mem, mdim, mdim2 = ~0U, r, local, k, k3, nd, i;
+	struct fos_counts want = {}, now;
+	char *buf, out[300];
+	unsigned int fails = 99;
+	uint64_t copied = 0;
+	struct msg m;
+	int fd, ok, ret;
+
+	tap_plan(23 + 3 * (nodes - 1) + 5 * (nodes == 3));
+	peers_up();
+	fd = fos_open();
+	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || buf == MAP_FAILED)
+		tap_bail("open/mmap");
+	fos_fill(buf, 4096, 1);
+	ok = !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &mem) &&
+	     !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 100, 200, &mdim) &&
+	     !req_create(fd, FRACTOS_CID_INVALID, TAG_R, "hello", 5, &mdim, 1, &r) &&
+	     !publish(fd, r, "svc") &&
+	     !fos_mem_create(fd, buf + 4096, 4096, FRACTOS_PERM_ALL, &local);
+	tap_ok(ok, "node 1: R(\"hello\", [Mdim]) published as \"svc\"");
+
+	fos_req_timeout_ns = 120000000000ULL;
+	ret = receive(fd, &m);
+	tap_ok(!ret && m.tag == TAG_R && m.imm_len == 10 &&
+	       !memcmp(m.imm, "hellofrom2", 10) && m.ncaps == 3,
+	       "node 1: node 2's invocation: tag, \"hellofrom2\", 3 caps (ret %d)", ret);
+	nd = m.caps[1];
+	k = m.caps[2];
+	tap_ok(same_cap(fd, mdim, fd, m.caps[0]), "node 1: cap 0 is R's own argument");
+	tap_ok(is_remote(fd, nd, 2, FRACTOS_OBJ_MEMORY, 8, 64, FRACTOS_PERM_READ),
+	       "node 1: cap 1 is node 2's Memory, view [8, 72), read-only");
+	tap_ok(is_remote(fd, k, 2, FRACTOS_OBJ_REQUEST, 0, 0, 0),
+	       "node 1: cap 2 is node 2's Request");
+	tap_errno(fos_copy(fd, nd, 0, local, 0, 8, NULL), EOPNOTSUPP,
+		  "node 1: memory_copy from a remote Memory: EOPNOTSUPP (not yet)");
+	tap_eq(monitor(fd, nd, 7), 0, "node 1: monitor_receive on the proxy");
+
+	ok = !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 1000, 300, &mdim2);
+	tap_eq(ok ? invoke(fd, k, "reply", 5, &mdim2, 1) : -1, 0,
+	       "node 1: invoke node 2's K with [Mdim2] (remote invoke)");
+
+	ret = receive(fd, &m);
+	tap_ok(!ret && m.tag == TAG_R && m.imm_len == 9 &&
+	       !memcmp(m.imm, "helloback", 9) && m.ncaps == 3,
+	       "node 1: second invocation \"helloback\" with 3 caps (ret %d)", ret);
+	k3 = m.caps[2];
+	tap_ok(same_cap(fd, mdim2, fd, m.caps[1]),
+	       "node 1: Mdim2 came back as the real local object, same view");
+	ret = fos_copy(fd, m.caps[1], 0, local, 0, 0, &copied);
+	tap_ok(!ret && copied == 300 && !memcmp(buf + 4096, buf + 1000, 300),
+	       "node 1: memory_copy from it (local speed)");
+	tap_ok(is_remote(fd, k3, 2, FRACTOS_OBJ_REQUEST, 0, 0, 0),
+	       "node 1: cap 2 is node 2's K3");
+	tap_eq(monitor(fd, k3, 9), 0, "node 1: monitor_receive on K3");
+
+	tap_ok(event(fd, 7, 30), "node 1: node 2 revoked N: the proxy's monitor fires");
+	tap_ok(revoked(fd, nd), "node 1: the proxy is revoked");
+	tap_eq(fos_revoke(fd, k), 0, "node 1: revoke node 2's K through its proxy");
+	tap_ok(revoked(fd, k), "node 1: the proxy of K is revoked");
+	tap_errno(invoke(fd, k, NULL, 0, NULL, 0), EKEYREVOKED,
+		  "node 1: invoke it: EKEYREVOKED");
+
+	/*
+	 * The others report their failures; with 3 nodes, node 3 also
+	 * invokes R (forwarded by node 2) with Mdim2.  Any order.
+	 */
+	for (i = 0; i < nodes - 1 + (nodes == 3); i++) {
+		fos_req_timeout_ns = 120000000000ULL;
+		ret = receive(fd, &m);
+		if (!ret && m.imm_len == 10 && !memcmp(m.imm, "hellonode3", 10)) {
+			tap_ok(m.ncaps == 2, "node 1: node 3 invoked the forwarded R");
+			tap_ok(same_cap(fd, mdim2, fd, m.caps[1]),
+			       "node 1: Mdim2 forwarded 1 -> 2 -> 3 -> 1 is the local object");
+			close_all(fd, &m);
+			continue;
+		}
+		fails = 99;
+		if (!ret && m.imm_len > 9 && m.imm_len < 20) {
+			memcpy(out, m.imm, m.imm_len);
+			out[m.imm_len] = 0;
+			sscanf(out, "hellodone%u", &fails);
+		}
+		tap_eq(fails, 0, "node 1: a node reports %u failure(s)", fails);
+	}
+	ret = system("../../vm/ctl kill 2");
+	tap_eq(ret, 0, "node 1: vm/ctl kill 2");
+	tap_ok(event(fd, 9, 60), "node 1: node 2 is gone: K3's proxy monitor fires");
+	tap_ok(revoked(fd, k3), "node 1: K3's proxy is revoked");
+	tap_errno(invoke(fd, k3, NULL, 0, NULL, 0), EKEYREVOKED,
+		  "node 1: invoke it: EKEYREVOKED");
+	if (nodes == 3) {
+		uint32_t n3 = ~0U;
+
+		/* Node 3 checks that node 1's objects outlived node 2. */
+		tap_eq(lookup(fd, 3, "n3", &n3), 0, "node 1: NAME_LOOKUP \"n3\" on node 3");
+		tap_eq(invoke(fd, n3, "killed", 6, NULL, 0), 0,
+		       "node 1: tell node 3 that node 2 is gone");
+		fos_req_timeout_ns = 120000000000ULL;
+		fails = 99;
+		ret = receive(fd, &m);
+		if (!ret && m.imm_len > 10 && m.imm_len < 20) {
+			memcpy(out, m.imm, m.imm_len);
+			out[m.imm_len] = 0;
+			sscanf(out, "hellofinal%u", &fails);
+		}
+		tap_eq(fails, 0, "node 1: node 3 reports %u failure(s) at the end", fails);
+	}
+
+	close(fd);
+	munmap(buf, 8192);
+	for (ret = 2; ret <= (int)nodes; ret++)
+		fos_nl_node_del(ret);
+	ok = fos_counts_wait(&want, &now, 5000);
+	if (!ok)
+		fos_counts_print("left", &now);
+	tap_ok(ok && fos_live("exports") == 0 && fos_live("proxies") == 0 &&
+	       fos_live("messages") == 0 && fos_live("requests") == 0,
+	       "node 1: nothing left (exports %lld, proxies %lld)",
+	       fos_live("exports"), fos_live("proxies"));
+	return tap_finish();
+}
+
+static int client(void)
+{
+	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, sub, local, cap[2];
+	char *buf, done[32];
+	struct msg m;
+	int fd, ok, ret, i;
+
+	tap_plan(14 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	peers_up();
+	fd = fos_open();
+	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || buf == MAP_FAILED)
+		tap_bail("open/mmap");
+	ok = !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &n) &&
+	     !fos_diminish(fd, n, FRACTOS_PERM_WRITE, 8, 64, &ndim) &&
+	     !fos_mem_create(fd, buf + 4096, 4096, FRACTOS_PERM_ALL, &local) &&
+	     !req_create(fd, FRACTOS_CID_INVALID, TAG_K, NULL, 0, NULL, 0, &k) &&
+	     !req_create(fd, FRACTOS_CID_INVALID, TAG_K3, NULL, 0, NULL, 0, &k3) &&
+	     !monitor(fd, k, 5);
+	tap_ok(ok, "node 2: Memory N, view Ndim, Requests K and K3");
+
+	for (i = 0; i < 600; i++) {
+		ret = lookup(fd, 1, "svc", &r);
+		if (!ret || errno != ENOENT)
+			break;
+		usleep(100000);
+	}
+	tap_eq(ret, 0, "node 2: NAME_LOOKUP \"svc\" on node 1");
+	tap_ok(is_remote(fd, r, 1, FRACTOS_OBJ_REQUEST, 0, 0, 0),
+	       "node 2: it is a proxy of node 1's Request");
+	cap[0] = ndim;
+	cap[1] = k;
+	tap_eq(invoke(fd, r, "from2", 5, cap, 2), 0, "node 2: invoke R with [Ndim, K]");
+
+	fos_req_timeout_ns = 60000000000ULL;
+	ret = receive(fd, &m);
+	tap_ok(!ret && m.tag == TAG_K && m.imm_len == 5 && !memcmp(m.imm, "reply", 5) &&
+	       m.ncaps == 1, "node 2: node 1 invoked K: \"reply\", 1 cap (ret %d)", ret);
+	mdim2 = m.caps[0];
+	tap_ok(is_remote(fd, mdim2, 1, FRACTOS_OBJ_MEMORY, 1000, 300, FRACTOS_PERM_READ),
+	       "node 2: Mdim2 is node 1's Memory, view [1000, 1300), read-only");
+	tap_errno(fos_copy(fd, mdim2, 0, local, 0, 0, NULL), EOPNOTSUPP,
+		  "node 2: memory_copy from it: EOPNOTSUPP (not yet)");
+	ok = !fos_diminish(fd, mdim2, 0, 10, 20, &sub);
+	tap_ok(ok && is_remote(fd, sub, 1, FRACTOS_OBJ_MEMORY, 1010, 20,
+			       FRACTOS_PERM_READ),
+	       "node 2: diminishing the proxy narrows the view");
+	tap_errno(fos_diminish(fd, mdim2, 0, 290, 20, &sub), ERANGE,
+		  "node 2: not past it (ERANGE)");
+	cap[0] = mdim2;
+	cap[1] = k3;
+	tap_eq(invoke(fd, r, "back", 4, cap, 2), 0,
+	       "node 2: invoke R with [Mdim2, K3] (Mdim2 goes home)");
+	tap_eq(fos_revoke(fd, ndim), 0, "node 2: revoke N");
+	tap_ok(event(fd, 5, 30), "node 2: node 1 revoked K: our monitor fires");
+	tap_ok(revoked(fd, k), "node 2: K is revoked");
+
+	if (nodes == 3) {
+		/* Forward R and Mdim2 (node 1's) to node 3 through its K. */
+		uint32_t k_n3 = ~0U;
+
+		for (i = 0; i < 600; i++) {
+			ret = lookup(fd, 3, "n3", &k_n3);
+			if (!ret || errno != ENOENT)
+				break;
+			usleep(100000);
+		}
+		cap[0] = r;
+		cap[1] = mdim2;
+		tap_eq(ret, 0, "node 2: NAME_LOOKUP \"n3\" on node 3");
+		tap_eq(invoke(fd, k_n3, NULL, 0, cap, 2), 0,
+		       "node 2: forward [R, Mdim2] to node 3");
+	}
+
+	snprintf(done, sizeof(done), "done%u", tap_failed);
+	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
+	       "node 2: report to node 1");
+	tap_finish();
+	fflush(stdout);
+	/* Node 1 kills us now. */
+	sleep(300);
+	return 1;
+}
+
+/* Node 3: gets node 1's objects forwarded by node 2. */
+static int third(void)
+{
+	uint32_t k, r, mdim2, cap[1];
+	char done[32];
+	struct msg m;
+	int fd, ok, ret;
+
+	tap_plan(14 + 2 * (nodes - 1));
+	peers_up();
+	fd = fos_open();
+	ok = fd >= 0 &&
+	     !req_create(fd, FRACTOS_CID_INVALID, 3, NULL, 0, NULL, 0, &k) &&
+	     !publish(fd, k, "n3");
+	tap_ok(ok, "node 3: Request published as \"n3\"");
+	fos_req_timeout_ns = 180000000000ULL;
+	ret = receive(fd, &m);
+	tap_ok(!ret && m.ncaps == 2, "node 3: node 2 forwards 2 caps (ret %d)", ret);
+	r = m.caps[0];
+	mdim2 = m.caps[1];
+	tap_ok(is_remote(fd, r, 1, FRACTOS_OBJ_REQUEST, 0, 0, 0),
+	       "node 3: R names node 1 directly");
+	tap_ok(is_remote(fd, mdim2, 1, FRACTOS_OBJ_MEMORY, 1000, 300, FRACTOS_PERM_READ),
+	       "node 3: Mdim2 names node 1 directly, same view");
+	cap[0] = mdim2;
+	tap_eq(invoke(fd, r, "node3", 5, cap, 1), 0,
+	       "node 3: invoke R on node 1 directly with [Mdim2]");
+	tap_ok(!revoked(fd, r), "node 3: R is live");
+	snprintf(done, sizeof(done), "done%u", tap_failed);
+	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
+	       "node 3: report to node 1");
+	tap_eq(monitor(fd, r, 11), 0, "node 3: monitor_receive on R");
+	/* Node 1 kills node 2, then tells us. */
+	ret = receive(fd, &m);
+	tap_ok(!ret && m.imm_len == 6 && !memcmp(m.imm, "killed", 6),
+	       "node 3: node 1 says node 2 is gone (ret %d)", ret);
+	tap_ok(!revoked(fd, r), "node 3: node 2's death leaves node 1's R alone");
+	snprintf(done, sizeof(done), "final%u", tap_failed);
+	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
+	       "node 3: final report to node 1");
+	/* Node 1 then unloads its module: its objects are gone for us. */
+	tap_ok(event(fd, 11, 120), "node 3: node 1 left: R's monitor fires");
+	tap_ok(revoked(fd, r), "node 3: R's proxy is revoked");
+	close(fd);
+	sleep(1);
+	tap_eq(fos_live("proxies"), 0, "node 3: no proxies left");
+	return tap_finish();
+}
+
+int main(void)
+{
+	const char *a = getenv("FRACTOS_ADDRS");
+	char *copy, *tok, *save = NULL;
+
+	me = getenv("FRACTOS_NODE") ? atoi(getenv("FRACTOS_NODE")) : 0;
+	if (!a || !me)
+		tap_bail("not a vm/run --nodes guest");
+	copy = strdup(a);
+	for (tok = strtok_r(copy, " ", &save); tok && nodes < 8;
+	     tok = strtok_r(NULL, " ", &save))
+		inet_pton(AF_INET, tok, &addrs[++nodes]);
+	if (me == 1)
+		return provider();
+	if (me == 2)
+		return client();
+	return third();
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Request helpers for the remote-invocation tests (remote.c here,
+ * tests/multinode/remote_node.c): create, invoke, receive into a struct
+ * msg, and compare two capabilities.  Include after fos_util.h.
+ */
+#ifndef FRACTOS_FOS_REQ_H
+#define FRACTOS_FOS_REQ_H
+
+/* How long receive() waits. */
+static uint64_t fos_req_timeout_ns = 5000000000ULL;
+
+static inline int req_create(int fd, uint32_t base, uint64_t tag, const void *imm,
+		      uint32_t imm_len, const uint32_t *caps, uint32_t ncaps,
+		      uint32_t *cid)
+{
+	struct fractos_request_create a = {
+		.base = base, .tag = tag, .imms = (uintptr_t)imm,
+		.imm_len = imm_len, .caps = (uintptr_t)caps, .ncaps = ncaps,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_REQUEST_CREATE, &a);
+
+	if (!ret)
+		*cid = a.cid;
+	return ret;
+}
+
+static inline int invoke(int fd, uint32_t cid, const void *imm, uint32_t imm_len,
+		  const uint32_t *caps, uint32_t ncaps)
+{
+	struct fractos_request_invoke a = {
+		.cid = cid, .imms = (uintptr_t)imm, .imm_len = imm_len,
+		.caps = (uintptr_t)caps, .ncaps = ncaps,
+	};
+
+	return ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a);
+}
+
+struct msg {
+	uint32_t type, imm_len, ncaps;
+	uint64_t tag;
+	char imm[4096];
+	uint32_t caps[32];
+};
+
+static inline int receive(int fd, struct msg *m)
+{
+	struct fractos_request_receive a = {
+		.flags = FRACTOS_RECV_TIMEOUT, .timeout_ns = fos_req_timeout_ns,
+		.imms = (uintptr_t)m->imm, .imm_len = sizeof(m->imm),
+		.caps = (uintptr_t)m->caps, .ncaps = 32,
+	};
+	int ret = ioctl(fd, FRACTOS_IOC_REQUEST_RECEIVE, &a);
+
+	if (!ret) {
+		m->type = a.type;
+		m->tag = a.tag;
+		m->imm_len = a.imm_len;
+		m->ncaps = a.ncaps;
+	}
+	return ret;
+}
+
+/* Same object, same view, no remote flag. */
+static inline int same_cap(int fd1, uint32_t c1, int fd2, uint32_t c2)
+{
+	struct fractos_cap_info a, b;
+
+	if (fos_info(fd1, c1, &a) || fos_info(fd2, c2, &b))
+		return 0;
+	return a.type == b.type && a.perms == b.perms &&
+	       a.offset == b.offset && a.len == b.len &&
+	       a.oid.node == b.oid.node && a.oid.epoch == b.oid.epoch &&
+	       a.oid.id == b.oid.id && !(b.info_flags & FRACTOS_INFO_REMOTE);
+}
+
+static inline void close_all(int fd, const struct msg *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->ncaps; i++)
+		fos_close(fd, m->caps[i]);
+}
+
+#endif /* FRACTOS_FOS_REQ_H */

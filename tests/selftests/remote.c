@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * remote: remote invocation in one guest.  The node is configured as its
+ * own peer (rxe loopback) and fabric_loopback=1 sends invocations of local
+ * Requests through the fabric to itself: the export table, INVOKE/ACK,
+ * capability descriptors that resolve back to the real local objects (so
+ * the provider sees exactly what a local invocation gives it), the errors
+ * that come back from the receiving side, derived Requests, io_uring, and
+ * cleanup when the peer is deleted.  (Proxies need a second node: see
+ * tests/multinode/remote_2node.sh.)
+ */
+#include <liburing.h>
+#include <sys/mman.h>
+#include "tap.h"
+#include "fos_util.h"
+#include "fos_nl.h"
+#include "fos_req.h"
+
+static uint64_t tx_msgs(uint32_t id)
+{
+	struct fos_nl_node n;
+
+	return fos_nl_node_get(id, &n) ? 0 : n.stats[FRACTOS_STAT_TX_MSGS];
+}
+
+static long long qmax = -1;
+static uint32_t self_id;
+
+/* Whatever happens, leave the module as the other tests expect it. */
+static void restore(void)
+{
+	fos_set_param("fabric_loopback", 0);
+	if (qmax > 0)
+		fos_set_param("max_queue", qmax);
+	fos_nl_node_del(self_id);
+}
+
+int main(void)
+{
+	struct fractos_cap_info info;
+	struct in_addr addr;
+	struct msg m;
+	uint32_t id, mem = 0, dim = 0, req = 0, cli_req = ~0U, der = ~0U, caps[32] = { 0 },
+		 rcid = ~0U;
+	char *buf, big[4096];
+	int prov, cli, capfd = -1, ok, ret;
+	uint64_t tx0;
+
+	if (access("/sys/class/misc/fractos", F_OK)) {
+		printf("1..0 # SKIP fractos.ko is not loaded\n");
+		return 0;
+	}
+	if (!fos_nl_self_addr(&addr)) {
+		printf("1..0 # SKIP no IPv4 address on eth0\n");
+		return 0;
+	}
+	if (access(FOS_PARAM_DIR "fabric_loopback", F_OK)) {
+		printf("1..0 # SKIP no fabric_loopback parameter\n");
+		return 0;
+	}
+	tap_plan(40);
+	id = fos_param("node_id");
+	qmax = fos_param("max_queue");
+	self_id = id;
+	atexit(restore);
+
+	tap_eq(fos_nl_node_add(id, addr), 0, "NODE_ADD node %u (this node)", id);
+	tap_ok(fos_nl_wait_up(id, 30), "node %u is UP", id);
+
+	prov = fos_open();
+	cli = fos_open();
+	if (prov < 0 || cli < 0)
+		tap_bail("open");
+	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		tap_bail("mmap");
+	fos_fill(buf, 8192, 3);
+
+	/* Provider: a Request with an immediate and a diminished Memory. */
+	ok = !fos_mem_create(prov, buf, 4096, FRACTOS_PERM_ALL, &mem) &&
+	     !fos_diminish(prov, mem, FRACTOS_PERM_WRITE, 100, 200, &dim) &&
+	     !req_create(prov, FRACTOS_CID_INVALID, 42, "abc", 3, &dim, 1, &req);
+	tap_ok(ok, "provider: Memory, diminished view, Request(tag 42, \"abc\", view)");
+	/* The client gets the Request through a capability fd. */
+	ok = !fos_export(prov, req, 0, &capfd) &&
+	     !fos_import(cli, capfd, &cli_req);
+	close(capfd);
+	tap_ok(ok, "client holds the Request");
+	ok = !fos_mem_create(cli, buf + 4096, 4096, FRACTOS_PERM_ALL, &caps[0]) &&
+	     !fos_diminish(cli, caps[0], FRACTOS_PERM_WRITE, 8, 16, &caps[1]);
+	tap_ok(ok, "client: Memory and a read-only view [8, 24)");
+
+	/* Locally first, as the reference. */
+	tap_eq(invoke(cli, cli_req, "xyz", 3, caps, 2), 0, "local invoke");
+	ret = receive(prov, &m);
+	tap_ok(!ret && m.tag == 42 && m.imm_len == 6 && !memcmp(m.imm, "abcxyz", 6) &&
+	       m.ncaps == 3, "local: tag 42, \"abcxyz\", 3 caps");
+	close_all(prov, &m);
+
+	/* Now through the fabric. */
+	tap_eq(fos_set_param("fabric_loopback", 1), 0, "fabric_loopback=1");
+	tx0 = tx_msgs(id);
+	tap_eq(invoke(cli, cli_req, "xyz", 3, caps, 2), 0, "invoke through the fabric");
+	tap_ok(tx_msgs(id) >= tx0 + 2, "it crossed the fabric (%llu messages sent)",
+	       (unsigned long long)(tx_msgs(id) - tx0));
+	tap_ok(fos_live("exports") >= 2, "exports: %lld", fos_live("exports"));
+	ret = receive(prov, &m);
+	tap_ok(!ret && m.type == FRACTOS_MSG_REQUEST && m.tag == 42 &&
+	       m.imm_len == 6 && !memcmp(m.imm, "abcxyz", 6) && m.ncaps == 3,
+	       "received: tag 42, \"abcxyz\", 3 caps (ret %d)", ret);
+	tap_ok(same_cap(prov, dim, prov, m.caps[0]), "cap 0 is the Request's own view");
+	tap_ok(same_cap(cli, caps[0], prov, m.caps[1]), "cap 1: the same object, whole view, RW");
+	tap_ok(same_cap(cli, caps[1], prov, m.caps[2]),
+	       "cap 2: the same object, view [8, 24), read-only (diminished view kept)");
+	{
+		uint32_t tmp;
+		uint64_t copied = 0;
+
+		/* The received view is the real local object: copy works. */
+		ret = fos_mem_create(prov, buf + 2048, 16, FRACTOS_PERM_ALL, &tmp);
+		ret = ret ?: fos_copy(prov, m.caps[2], 0, tmp, 0, 0, &copied);
+		tap_ok(!ret && copied == 16 && !memcmp(buf + 2048, buf + 4096 + 8, 16),
+		       "memory_copy from the received view (local object, full speed)");
+		tap_errno(fos_copy(prov, tmp, 0, m.caps[2], 0, 1, NULL), EACCES,
+			  "the received view is read-only");
+		fos_revoke(prov, tmp);
+		fos_close(prov, tmp);
+	}
+	close_all(prov, &m);
+
+	/* A revoked argument arrives revoked. */
+	{
+		uint32_t rv;
+
+		ok = !fos_revtree(cli, caps[0], &rv) && !fos_revoke(cli, rv);
+		tap_eq(ok ? invoke(cli, cli_req, NULL, 0, &rv, 1) : -1, 0,
+		       "invoke with a revoked argument");
+		ret = receive(prov, &m);
+		tap_ok(!ret && m.ncaps == 2 && !fos_info(prov, m.caps[1], &info) &&
+		       (info.info_flags & FRACTOS_INFO_REVOKED),
+		       "it arrives revoked");
+		close_all(prov, &m);
+		fos_close(cli, rv);
+	}
+
+	/* A derived Request: its arguments follow the base's. */
+	ok = !req_create(cli, cli_req, 0, "DER", 3, NULL, 0, &der);
+	tap_ok(ok, "client derives a Request (\"DER\")");
+	tap_eq(invoke(cli, der, "!", 1, NULL, 0), 0, "invoke the derived Request");
+	ret = receive(prov, &m);
+	tap_ok(!ret && m.imm_len == 7 && !memcmp(m.imm, "abcDER!", 7) && m.ncaps == 1,
+	       "received \"abcDER!\" and the base's cap");
+	close_all(prov, &m);
+
+	/* io_uring goes the same way (retried from a worker). */
+	{
+		struct fractos_request_invoke a = {
+			.cid = cli_req, .imms = (uintptr_t)"U", .imm_len = 1,
+		};
+		struct fractos_uring_cmd *pdu;
+		struct io_uring_sqe *sqe;
+		struct io_uring_cqe *cqe;
+		struct io_uring ring;
+		int res = -1;
+
+		if (!io_uring_queue_init(4, &ring, 0)) {
+			sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_rw(IORING_OP_URING_CMD, sqe, cli, NULL, 0, 0);
+			sqe->cmd_op = FRACTOS_IOC_REQUEST_INVOKE;
+			pdu = (struct fractos_uring_cmd *)sqe->cmd;
+			pdu->arg = (uintptr_t)&a;
+			pdu->reserved = 0;
+			io_uring_submit(&ring);
+			if (!io_uring_wait_cqe(&ring, &cqe)) {
+				res = cqe->res;
+				io_uring_cqe_seen(&ring, cqe);
+			}
+			io_uring_queue_exit(&ring);
+		}
+		tap_eq(res, 0, "io_uring invoke through the fabric");
+		ret = receive(prov, &m);
+		tap_ok(!ret && m.imm_len == 4 && !memcmp(m.imm, "abcU", 4),
+		       "received \"abcU\"");
+		close_all(prov, &m);
+	}
+
+	/* Errors come back from the receiving side. */
+	fos_set_param("max_queue", 1);
+	tap_eq(invoke(cli, cli_req, NULL, 0, NULL, 0), 0, "queue: one message");
+	tap_errno(invoke(cli, cli_req, NULL, 0, NULL, 0), EAGAIN,
+		  "full queue on the receiving side: EAGAIN");
+	ret = receive(prov, &m);
+	close_all(prov, &m);
+	fos_set_param("max_queue", qmax);
+	memset(big, 'b', sizeof(big));
+	tap_errno(invoke(cli, cli_req, big, 4090, NULL, 0), EMSGSIZE,
+		  "arguments larger than one fabric message: EMSGSIZE");
+	tap_errno(invoke(cli, cli_req, big, 4094, NULL, 0), E2BIG,
+		  "past FRACTOS_REQ_MAX_IMM with the Request's own: E2BIG");
+	tap_eq(fos_revoke(prov, req), 0, "provider revokes the Request");
+	tap_errno(invoke(cli, cli_req, NULL, 0, NULL, 0), EKEYREVOKED,
+		  "invoke a revoked Request: EKEYREVOKED");
+	tap_errno(invoke(cli, der, NULL, 0, NULL, 0), EKEYREVOKED,
+		  "invoke the derived one: EKEYREVOKED");
+	tap_errno(receive(prov, &m), ETIMEDOUT, "nothing was delivered");
+
+	/* A Request whose provider is gone. */
+	{
+		int p2 = fos_open();
+		uint32_t r2, c2 = ~0U;
+
+		ok = p2 >= 0 && !req_create(p2, FRACTOS_CID_INVALID, 7, NULL, 0,
+					    NULL, 0, &r2) &&
+		     !fos_export(p2, r2, 0, &capfd) && !fos_import(cli, capfd, &c2);
+		close(capfd);
+		close(p2);
+		tap_ok(ok, "a second provider hands out a Request and exits");
+		tap_errno(invoke(cli, c2, NULL, 0, NULL, 0), EKEYREVOKED,
+			  "invoke it: EKEYREVOKED");
+		fos_close(cli, c2);
+	}
+
+	/* Names: another node that is not configured. */
+	{
+		struct fractos_name a = {
+			.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)"x",
+			.name_len = 1, .node = id + 1,
+		};
+
+		tap_errno(ioctl(cli, FRACTOS_IOC_NAME_LOOKUP, &a), EHOSTUNREACH,
+			  "NAME_LOOKUP on an unknown node: EHOSTUNREACH");
+	}
+
+	/* Without the peer, loopback invocations cannot go anywhere. */
+	tap_eq(fos_nl_node_del(id), 0, "NODE_DEL node %u", id);
+	ok = !req_create(prov, FRACTOS_CID_INVALID, 9, NULL, 0, NULL, 0, &rcid);
+	tap_errno(ok ? invoke(prov, rcid, NULL, 0, NULL, 0) : -1, EHOSTUNREACH,
+		  "fabric_loopback without a peer: EHOSTUNREACH");
+	for (ret = 0; ret < 200 && fos_live("exports"); ret++)
+		usleep(10000);
+	tap_eq(fos_live("exports"), 0, "the peer's exports are dropped");
+	fos_set_param("fabric_loopback", 0);
+	tap_eq(invoke(prov, rcid, NULL, 0, NULL, 0), 0, "fabric_loopback=0: local again");
+
+	close(cli);
+	close(prov);
+	munmap(buf, 8192);
+	{
+		struct fos_counts want = {}, now;
+
+		ok = fos_counts_wait(&want, &now, 2000);
+		if (!ok)
+			fos_counts_print("left", &now);
+		tap_ok(ok && fos_live("exports") == 0 && fos_live("proxies") == 0 &&
+		       fos_live("messages") == 0 && fos_live("requests") == 0,
+		       "nothing left: objects, caps, exports, proxies, messages");
+	}
+	return tap_finish();
+}
