@@ -33,6 +33,11 @@ struct live_counters {
 	std::uint64_t capfds = 0;
 	std::uint64_t requests = 0;
 	std::uint64_t messages = 0;
+	std::uint64_t names = 0;
+	std::uint64_t peers = 0;
+	std::uint64_t conns = 0;
+	std::uint64_t exports = 0;
+	std::uint64_t proxies = 0;
 };
 
 /// One counter: its file name under live_dir and its field.
@@ -42,7 +47,7 @@ struct live_counter_field {
 };
 
 /// Every counter, in the uAPI's order.
-inline constexpr std::array<live_counter_field, 8> live_counter_fields{{
+inline constexpr std::array<live_counter_field, 13> live_counter_fields{{
 	{"spaces", &live_counters::spaces},
 	{"objects", &live_counters::objects},
 	{"caps", &live_counters::caps},
@@ -51,6 +56,11 @@ inline constexpr std::array<live_counter_field, 8> live_counter_fields{{
 	{"capfds", &live_counters::capfds},
 	{"requests", &live_counters::requests},
 	{"messages", &live_counters::messages},
+	{"names", &live_counters::names},
+	{"peers", &live_counters::peers},
+	{"conns", &live_counters::conns},
+	{"exports", &live_counters::exports},
+	{"proxies", &live_counters::proxies},
 }};
 
 /// The contents of a small text file, trailing newline removed.
