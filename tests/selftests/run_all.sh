@@ -33,7 +33,9 @@ for t in $tests; do
 		fail=$((fail + 1)); failed="$failed $t"
 		continue
 	fi
-	timeout "${TEST_TIMEOUT:-300}" "./$t"
+	# A test may ask for more time with a "# timeout: SECONDS" line.
+	to=$(sed -n 's/^# timeout: \([0-9][0-9]*\)$/\1/p' "./$t" 2>/dev/null | head -n 1)
+	timeout "${TEST_TIMEOUT:-${to:-300}}" "./$t"
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))

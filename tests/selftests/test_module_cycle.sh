@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# timeout: 1200
 #
 # fractos selftest: unload and reload the module CYCLES times (default 50).
 #
