@@ -433,7 +433,17 @@ int main(void)
 		tap_ok(r.stats[FRACTOS_STAT_REFUSED] > refused0,
 		       "our listener refuses the unconfigured node (%llu refusals)",
 		       (unsigned long long)r.stats[FRACTOS_STAT_REFUSED]);
-		ret = node_get(other, &n);
+		/*
+		 * The refusal is counted by our listener before the
+		 * rejection reaches the connecting side: wait for that too.
+		 */
+		do {
+			ret = node_get(other, &n);
+			if (ret || n.state == FRACTOS_NODE_UP ||
+			    n.stats[FRACTOS_STAT_CONNECT_ERRORS] >= 1)
+				break;
+			usleep(100000);
+		} while (now() < end);
 		tap_ok(!ret && n.state != FRACTOS_NODE_UP &&
 		       n.stats[FRACTOS_STAT_CONNECT_ERRORS] >= 1,
 		       "node %u never comes up (state %u, %llu failed attempts)",
