@@ -21,6 +21,17 @@
  *             receives).  One op = one invoke + its receive.
  *   copy      FRACTOS_IOC_MEMORY_COPY between two local Memory objects for
  *             1 B, 4 KiB, 64 KiB and 1 MiB, with memcpy() for reference.
+ *   fabric    (not in the default set) the node configured as its own
+ *             peer, fabric_loopback toggled around each turn: the
+ *             invoke->receive->reply round trip between two processes,
+ *             local vs through the RDMA fabric; invoke+receive in one
+ *             process with 0, 1, 8 and 32 delegated capabilities, local vs
+ *             fabric (slope = cost per delegated capability); memory_copy
+ *             1 B..1 MiB local vs fabric when a probe shows that the fabric
+ *             copies ("fabric copy: not available" otherwise).  With -B,
+ *             ratios against perftest over the same RDMA device.
+ *   revoke    (not in the default set) CAP_REVOKE of a Memory held by 1,
+ *             10, 100 and -H (1000) spaces of this process.
  *
  * Timing: CLOCK_MONOTONIC around each sample.  A sample is one operation
  * unless the operation is so cheap that the clock read would weigh more
@@ -61,6 +72,7 @@
 #include <sys/mman.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -111,6 +123,10 @@ struct Options {
 	const char *dev = FRACTOS_DEVICE;	/* -d */
 	std::string affinity = "none";	/* -a: ping-pong CPU placement */
 	unsigned rounds = 5;		/* -r: interleaved rounds per group */
+	std::string json_file;		/* -J: also write JSON there */
+	std::string baselines;		/* -B: perftest baselines file */
+	unsigned holders = 1000;	/* -H: most spaces holding a revoked cap */
+	bool force_copy = false;	/* -C: trust a fabric-mode copy */
 };
 
 Options opt;
@@ -458,6 +474,10 @@ void print_row(const Result &r)
 		return;
 	if (r.skipped)
 		printf(" %-44s skipped: %s\n", r.name.c_str(), r.note.c_str());
+	else if (std::isnan(r.p99_ns))	/* a perftest baseline */
+		printf(" %-44s %10s %10.3f %10.3f %10s %12.0f %6s\n",
+		       r.name.c_str(), r.note.c_str(), r.avg_ns / 1e3,
+		       r.p50_ns / 1e3, "-", 1e9 / r.avg_ns, "-");
 	else
 		printf(" %-44s %10" PRIu64 " %10.3f %10.3f %10.3f %12.0f %6" PRIu64 "\n",
 		       r.name.c_str(), r.iters, r.avg_ns / 1e3, r.p50_ns / 1e3,
@@ -523,33 +543,61 @@ void add_bandwidth(const std::string &label, const std::string &name,
 	ratios.push_back(q);
 }
 
-void json_num(double x)
+/* (time(a) - time(b)) / @d in us: the cost of each of @d extra units. */
+void add_slope(const std::string &label, const std::string &a,
+	       const std::string &b, double d)
 {
-	if (std::isnan(x))
-		printf("null");
-	else
-		printf("%.4f", x);
+	const Result *ra = find(a), *rb = find(b);
+
+	if (!ra || !rb)
+		return;
+	Ratio q {label, (ra->avg_ns - rb->avg_ns) / d / 1e3,
+		 (ra->p50_ns - rb->p50_ns) / d / 1e3, "us"};
+	if (ra->gid == rb->gid && ra->round_ns.size() == rb->round_ns.size())
+		for (size_t r = 0; r < ra->round_ns.size(); r++) {
+			double x = (ra->round_ns[r] - rb->round_ns[r]) / d / 1e3;
+
+			if (std::isnan(x))
+				continue;
+			q.rmin = std::isnan(q.rmin) ? x : std::min(q.rmin, x);
+			q.rmax = std::isnan(q.rmax) ? x : std::max(q.rmax, x);
+		}
+	ratios.push_back(q);
 }
 
-void json_str(const std::string &s)
+void json_num(FILE *f, double x)
 {
-	putchar('"');
+	if (std::isnan(x))
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.4f", x);
+}
+
+void json_str(FILE *f, const std::string &s)
+{
+	putc('"', f);
 	for (char c : s) {
 		if (c == '"' || c == '\\')
-			printf("\\%c", c);
+			fprintf(f, "\\%c", c);
 		else if ((unsigned char)c < 0x20)
-			printf("\\u%04x", c);
+			fprintf(f, "\\u%04x", c);
 		else
-			putchar(c);
+			putc(c, f);
 	}
-	putchar('"');
+	putc('"', f);
 }
+
+/* Fabric messages and bytes sent per operation (node tx counters). */
+struct Wire {
+	std::string name;
+	double msgs, bytes;
+};
+std::vector<Wire> wires;
+
+void print_json(FILE *jf);
 
 void print_final()
 {
-	struct utsname u {};
-
-	uname(&u);
 	if (!opt.json) {
 		printf("\n%s\n %-54s %9s %9s %9s %9s\n%s\n", rule,
 		       "ratios (time a / time b: < 1 means a is faster)",
@@ -565,53 +613,84 @@ void print_final()
 		printf("%s\n", rule);
 		printf(" rnd min/max: lowest/highest ratio of the per-round means "
 		       "(same group only; %u rounds)\n", opt.rounds);
-		return;
+		for (const Wire &w : wires)
+			printf(" fabric wire: %-40s %6.2f msgs %8.1f bytes per op\n",
+			       w.name.c_str(), w.msgs, w.bytes);
+	} else {
+		print_json(stdout);
 	}
-	printf("{\n  \"tool\": \"fractos-bench\",\n  \"kernel\": ");
-	json_str(u.release);
-	printf(",\n  \"cpus\": %ld", sysconf(_SC_NPROCESSORS_ONLN));
-	printf(",\n  \"iters_max\": %" PRIu64 ",\n  \"seconds_max\": %g,\n"
+	if (!opt.json_file.empty()) {
+		FILE *f = fopen(opt.json_file.c_str(), "w");
+
+		if (!f)
+			die_err("open " + opt.json_file, errno);
+		print_json(f);
+		if (fclose(f) != 0)
+			die_err("write " + opt.json_file, errno);
+	}
+}
+
+void print_json(FILE *jf)
+{
+	struct utsname u {};
+
+	uname(&u);
+	fprintf(jf, "{\n  \"tool\": \"fractos-bench\",\n  \"kernel\": ");
+	json_str(jf, u.release);
+	fprintf(jf, ",\n  \"cpus\": %ld", sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(jf, ",\n  \"iters_max\": %" PRIu64 ",\n  \"seconds_max\": %g,\n"
 	       "  \"rounds\": %u,\n  \"timer_ns\": %.1f,\n  \"pingpong_affinity\": ",
 	       opt.iters, opt.seconds, opt.rounds, timer_ns);
-	json_str(opt.affinity);
-	printf(",\n  \"results\": [");
+	json_str(jf, opt.affinity);
+	fprintf(jf, ",\n  \"results\": [");
 	for (size_t i = 0; i < results.size(); i++) {
 		const Result &r = results[i];
 
-		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_str(r.name);
+		fprintf(jf, "%s\n    {\"name\": ", i ? "," : "");
+		json_str(jf, r.name);
 		if (r.skipped) {
-			printf(", \"skipped\": ");
-			json_str(r.note);
-			printf("}");
+			fprintf(jf, ", \"skipped\": ");
+			json_str(jf, r.note);
+			fprintf(jf, "}");
 			continue;
 		}
-		printf(", \"iters\": %" PRIu64 ", \"t_avg_us\": %.4f, "
-		       "\"t_p50_us\": %.4f, \"t_p99_us\": %.4f, "
-		       "\"ops_per_s\": %.1f, \"ops_per_sample\": %" PRIu64
-		       ", \"t_round_avg_us\": [",
-		       r.iters, r.avg_ns / 1e3, r.p50_ns / 1e3, r.p99_ns / 1e3,
-		       1e9 / r.avg_ns, r.group);
-		for (size_t k = 0; k < r.round_ns.size(); k++) {
-			printf("%s", k ? ", " : "");
-			json_num(r.round_ns[k] / 1e3);
+		if (!r.note.empty()) {
+			fprintf(jf, ", \"source\": ");
+			json_str(jf, r.note);
 		}
-		printf("]}");
+		fprintf(jf, ", \"iters\": %" PRIu64 ", \"t_avg_us\": %.4f, "
+		       "\"t_p50_us\": %.4f, \"t_p99_us\": ",
+		       r.iters, r.avg_ns / 1e3, r.p50_ns / 1e3);
+		json_num(jf, r.p99_ns / 1e3);
+		fprintf(jf, ", \"ops_per_s\": %.1f, \"ops_per_sample\": %" PRIu64
+		       ", \"t_round_avg_us\": [", 1e9 / r.avg_ns, r.group);
+		for (size_t k = 0; k < r.round_ns.size(); k++) {
+			fprintf(jf, "%s", k ? ", " : "");
+			json_num(jf, r.round_ns[k] / 1e3);
+		}
+		fprintf(jf, "]}");
 	}
-	printf("\n  ],\n  \"ratios\": [");
+	fprintf(jf, "\n  ],\n  \"ratios\": [");
 	for (size_t i = 0; i < ratios.size(); i++) {
-		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_str(ratios[i].name);
-		printf(", \"from_avg\": %.4f, \"from_p50\": %.4f, \"round_min\": ",
+		fprintf(jf, "%s\n    {\"name\": ", i ? "," : "");
+		json_str(jf, ratios[i].name);
+		fprintf(jf, ", \"from_avg\": %.4f, \"from_p50\": %.4f, \"round_min\": ",
 		       ratios[i].avg, ratios[i].p50);
-		json_num(ratios[i].rmin);
-		printf(", \"round_max\": ");
-		json_num(ratios[i].rmax);
-		printf(", \"unit\": ");
-		json_str(ratios[i].unit);
-		printf("}");
+		json_num(jf, ratios[i].rmin);
+		fprintf(jf, ", \"round_max\": ");
+		json_num(jf, ratios[i].rmax);
+		fprintf(jf, ", \"unit\": ");
+		json_str(jf, ratios[i].unit);
+		fprintf(jf, "}");
 	}
-	printf("\n  ]\n}\n");
+	fprintf(jf, "\n  ],\n  \"wire\": [");
+	for (size_t i = 0; i < wires.size(); i++) {
+		fprintf(jf, "%s\n    {\"name\": ", i ? "," : "");
+		json_str(jf, wires[i].name);
+		fprintf(jf, ", \"msgs_per_op\": %.2f, \"bytes_per_op\": %.1f}",
+			wires[i].msgs, wires[i].bytes);
+	}
+	fprintf(jf, "\n  ]\n}\n");
 }
 
 /* ---- io_uring helpers -------------------------------------------------- */
@@ -1237,6 +1316,649 @@ void bench_copy()
 	watchdog(nullptr);
 }
 
+/* ---- fabric: the node as its own peer ------------------------------------- */
+
+/*
+ * The fabric groups need the node configured as its own peer and UP
+ * (tools/bench.sh --fabric does that: fractctl node add NODE_ID ETH0_ADDR).
+ * The benchmarks toggle /sys/module/fractos/parameters/fabric_loopback
+ * around their turns (outside the timing): 1 sends invocations of local
+ * Requests through the RDMA path to the node itself, 0 keeps them local,
+ * so the local and the fabric variant of each benchmark take turns in the
+ * same rounds.  Messages and bytes per operation come from the node's tx
+ * counters (fractctl -j node show ID -s), in untimed runs of their own.
+ */
+const char *const param_dir = "/sys/module/fractos/parameters/";
+
+bool param_read(const char *name, long long *v)
+{
+	std::string path = std::string(param_dir) + name;
+	FILE *f = fopen(path.c_str(), "re");
+	char buf[64] = "";
+
+	if (!f)
+		return false;
+	bool ok = fgets(buf, sizeof(buf), f) != nullptr;
+	fclose(f);
+	if (!ok)
+		return false;
+	if (buf[0] == 'Y' || buf[0] == 'N') {
+		*v = buf[0] == 'Y';
+		return true;
+	}
+	char *end;
+	errno = 0;
+	*v = strtoll(buf, &end, 0);
+	return !errno && end != buf;
+}
+
+void param_write(const char *name, long long v)
+{
+	std::string path = std::string(param_dir) + name;
+	std::string s = std::to_string(v) + "\n";
+	int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		die_err("open " + path, errno);
+	if (write(fd, s.data(), s.size()) != (ssize_t)s.size())
+		die_err("write " + path, errno);
+	check_sys(close(fd), "close " + path);
+}
+
+void set_loopback(bool on)
+{
+	param_write("fabric_loopback", on);
+}
+
+std::string fractctl_path()
+{
+	const char *e = getenv("FRACTCTL");
+
+	if (e && *e)
+		return e;
+	if (access("tools/fractctl", X_OK) == 0)
+		return "tools/fractctl";
+	return "fractctl";
+}
+
+struct NodeStat {
+	std::string state;
+	uint64_t tx_msgs = 0, tx_bytes = 0;
+};
+
+/* Node @id's state and tx counters, from fractctl's JSON; false if unknown. */
+bool node_stat(uint32_t id, NodeStat *ns)
+{
+	std::string cmd = fractctl_path() + " -j node show " +
+			  std::to_string(id) + " -s 2>/dev/null";
+	FILE *p = popen(cmd.c_str(), "re");
+	std::string out;
+	char buf[4096];
+	size_t n;
+
+	if (!p)
+		return false;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	if (pclose(p) != 0)
+		return false;
+	auto value = [&](const char *key) -> size_t {
+		size_t i = out.find(std::string("\"") + key + "\"");
+
+		return i == std::string::npos ? i : out.find(':', i);
+	};
+	size_t i = value("state"), j;
+	if (i == std::string::npos || (i = out.find('"', i)) == std::string::npos ||
+	    (j = out.find('"', i + 1)) == std::string::npos)
+		return false;
+	ns->state = out.substr(i + 1, j - i - 1);
+	if ((i = value("tx_msgs")) == std::string::npos)
+		return false;
+	ns->tx_msgs = strtoull(out.c_str() + i + 1, nullptr, 10);
+	if ((i = value("tx_bytes")) == std::string::npos)
+		return false;
+	ns->tx_bytes = strtoull(out.c_str() + i + 1, nullptr, 10);
+	return true;
+}
+
+uint32_t fabric_node;	/* this node's id, configured as its own peer */
+
+/* Why the fabric groups cannot run here, or "" if they can. */
+std::string fabric_unavailable()
+{
+	long long v;
+	NodeStat ns;
+
+	if (!param_read("fabric_loopback", &v))
+		return "the module has no fabric_loopback parameter";
+	if (!param_read("node_id", &v))
+		return "the module has no node_id parameter";
+	fabric_node = (uint32_t)v;
+	if (!node_stat(fabric_node, &ns))
+		return "node " + std::to_string(fabric_node) + " (this node) is not "
+		       "configured as its own peer (" + fractctl_path() +
+		       " node add " + std::to_string(fabric_node) +
+		       " ETH0_ADDR; tools/bench.sh --fabric does it)";
+	if (ns.state != "up")
+		return "node " + std::to_string(fabric_node) + " is " + ns.state +
+		       ", not up";
+	return "";
+}
+
+/* Run @op @n times with fabric_loopback=1, untimed; record msgs/bytes per op. */
+void wire_count(const std::string &name, unsigned n,
+		const std::function<void()> &op,
+		const std::function<void()> &enter = {},
+		const std::function<void()> &leave = {})
+{
+	NodeStat a, b;
+
+	set_loopback(true);
+	if (enter)
+		enter();
+	if (!node_stat(fabric_node, &a))
+		die("fractctl node show %u failed", fabric_node);
+	for (unsigned i = 0; i < n; i++)
+		op();
+	if (!node_stat(fabric_node, &b))
+		die("fractctl node show %u failed", fabric_node);
+	if (leave)
+		leave();
+	set_loopback(false);
+	wires.push_back({name, (double)(b.tx_msgs - a.tx_msgs) / n,
+			 (double)(b.tx_bytes - a.tx_bytes) / n});
+}
+
+/*
+ * perftest baselines (-B FILE, written by tools/bench.sh): lines
+ *   lat TOOL:SIZE T_TYPICAL_US T_AVG_US
+ *   bw TOOL:SIZE MIB_PER_S
+ * Latencies become results "perftest TOOL SIZE" (t_p50 = t_typical; the
+ * row's iters column says "perftest"), ib_send_lat also "... x2" (two
+ * one-ways, i.e. perftest's round trip); bandwidths "perftest TOOL SIZE
+ * (per MiB)" with the time per MiB.
+ */
+void load_baselines()
+{
+	if (opt.baselines.empty())
+		return;
+	FILE *f = fopen(opt.baselines.c_str(), "re");
+	char line[256];
+	bool header = false;
+
+	if (!f)
+		die_err("open " + opt.baselines, errno);
+	while (fgets(line, sizeof(line), f)) {
+		char kind[8], name[128];
+		double a = 0, b = 0;
+		int n = sscanf(line, "%7s %127s %lf %lf", kind, name, &a, &b);
+
+		/* perftest prints inf when its clock calibration failed */
+		if (n < 3 || !(a > 0) || !std::isfinite(a) ||
+		    (n == 4 && (!(b > 0) || !std::isfinite(b))))
+			continue;
+		if (!header) {
+			print_header("perftest baselines (tools/bench.sh, same device)");
+			header = true;
+		}
+		std::replace(name, name + strlen(name), ':', ' ');
+		Result r;
+		r.note = "perftest";
+		r.iters = 1;
+		if (!strcmp(kind, "lat") && n == 4) {
+			r.name = std::string("perftest ") + name;
+			r.p50_ns = a * 1e3;
+			r.avg_ns = b * 1e3;
+			r.p99_ns = NAN;
+			results.push_back(r);
+			print_row(results.back());
+			if (strncmp(name, "ib_send_lat", 11) != 0)
+				continue;
+			r.name += " x2";
+			r.p50_ns *= 2;
+			r.avg_ns *= 2;
+			results.push_back(r);
+			print_row(results.back());
+		} else if (!strcmp(kind, "bw")) {
+			/* ns per MiB */
+			r.name = std::string("perftest ") + name + " (per MiB)";
+			r.avg_ns = r.p50_ns = 1e9 / a;
+			r.p99_ns = NAN;
+			results.push_back(r);
+			print_row(results.back());
+		}
+	}
+	fclose(f);
+}
+
+/* Fork the ping-pong peer (pingpong_child) and set up both Requests. */
+struct Peer {
+	PingFds f {};
+	int sp = -1;
+	uint32_t service = 0, reply = 0;
+	struct sigaction old {};
+	cpu_set_t old_mask;
+
+	/* -a same|split places the two processes as for the ping-pong group. */
+	void start()
+	{
+		f.p2c[0] = f.p2c[1] = f.c2p[0] = f.c2p[1] = -1;
+		f.e2c = f.e2p = -1;
+		check_sys(sched_getaffinity(0, sizeof(old_mask), &old_mask),
+			  "sched_getaffinity");
+		if (opt.affinity != "none") {
+			int cpus[2] = {-1, -1}, n = 0;
+
+			for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+				if (CPU_ISSET(c, &old_mask))
+					cpus[n++] = c;
+			if (opt.affinity == "split" && n < 2)
+				die("-a split: needs two CPUs, this process may use %d", n);
+			f.cpu_parent = cpus[0];
+			f.cpu_child = opt.affinity == "split" ? cpus[1] : cpus[0];
+		}
+		check_sys(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+				     f.ctl), "socketpair");
+		fflush(stdout);
+		fflush(stderr);
+		child_pid = fork();
+		check_sys(child_pid, "fork");
+		if (child_pid == 0)
+			pingpong_child(f);
+		pin(f.cpu_parent, "client");
+		struct sigaction sa {};
+		sa.sa_handler = on_sigchld;
+		sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+		check_sys(sigaction(SIGCHLD, &sa, &old), "sigaction");
+
+		sp = space_open();
+		int efd;
+		if (recv_byte(f.ctl[0], &efd) != 'S')
+			die("fabric ping-pong setup: bad control message");
+		struct fractos_cap_import im {};
+		im.fd = efd;
+		fos(sp, FRACTOS_IOC_CAP_IMPORT, &im);
+		check_sys(close(efd), "close imported fd");
+		service = im.cid;
+		reply = request_create(sp, TAG_REPLY);
+		uint64_t v = HELLO;
+		invoke(sp, service, &v, &reply, 1);
+		if (receive(sp, 0, TAG_REPLY) != READY)
+			die("fabric ping-pong setup: bad ready");
+	}
+	void rt(uint64_t x)
+	{
+		invoke(sp, service, &x);
+		if (__builtin_expect(receive(sp, 0, TAG_REPLY) != x, 0))
+			die("fabric ping-pong: payload mismatch");
+	}
+	void begin() { send_byte(f.ctl[0], 'F'); }
+	void end() { rt(QUIT); }
+	void stop()
+	{
+		cap_close(sp, reply);
+		cap_close(sp, service);
+		space_close(sp, 0, "fabric ping-pong");
+		check_sys(sigaction(SIGCHLD, &old, nullptr), "sigaction");
+		send_byte(f.ctl[0], 'Q');
+		if (recv_byte(f.ctl[0]) != 'D')
+			die("fabric ping-pong teardown: bad control message");
+		int st;
+		pid_t p;
+		do
+			p = waitpid(child_pid, &st, 0);
+		while (p < 0 && errno == EINTR);
+		check_sys(p, "waitpid");
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("fabric ping-pong peer failed (status %#x)", st);
+		check_sys(close(f.ctl[0]), "close");
+		check_sys(close(f.ctl[1]), "close");
+		if (sched_setaffinity(0, sizeof(old_mask), &old_mask) != 0)
+			die_err("sched_setaffinity (restore)", errno);
+	}
+};
+
+const unsigned cap_counts[] = {0, 1, 8, 32};
+
+void bench_fabric()
+{
+	watchdog("fabric");
+	std::string why = fabric_unavailable();
+	if (!why.empty()) {
+		print_header("fabric (node as its own peer, fabric_loopback=1)");
+		fprintf(stderr, "%s: fabric groups skipped: %s\n", prog, why.c_str());
+		skip("fabric invoke/receive rt", why);
+		skip("fabric invoke+receive 0 caps", why);
+		skip("fabric MEMORY_COPY", why);
+		watchdog(nullptr);
+		return;
+	}
+	set_loopback(false);
+
+	/* Round trip between two processes: local and through the fabric. */
+	print_header(("invoke->receive->reply rt, 2 processes" +
+		      (opt.affinity == "none" ? std::string() : ", -a " + opt.affinity) +
+		      " (node " + std::to_string(fabric_node) +
+		      " as its own peer)").c_str());
+	{
+		Peer p;
+		uint64_t seq = 0;
+
+		p.start();
+		wire_count("fabric invoke/receive rt", 200, [&] { p.rt(++seq); },
+			   [&] { p.begin(); }, [&] { p.end(); });
+		measure("local invoke/receive rt", 1, [&] { p.rt(++seq); },
+			[&] { p.begin(); }, [&] { p.end(); });
+		measure("fabric invoke/receive rt", 1, [&] { p.rt(++seq); },
+			[&] { set_loopback(true); p.begin(); },
+			[&] { p.end(); set_loopback(false); });
+		run_group();
+		p.stop();
+	}
+
+	/* Invoke + receive in one process with 0..32 delegated capabilities. */
+	print_header("invoke+receive with N delegated caps (1 process)");
+	{
+		const uint64_t tag = 0xca95;
+		int sp = space_open();
+		uint32_t req = request_create(sp, tag);
+		const size_t page = 4096;
+		char *buf = (char *)mmap(nullptr, 32 * page, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+					 -1, 0);
+		if (buf == MAP_FAILED)
+			die_err("mmap", errno);
+		uint32_t mems[32], got[32];
+		for (unsigned i = 0; i < 32; i++) {
+			struct fractos_memory_create mc {};
+
+			mc.addr = (uintptr_t)(buf + i * page);
+			mc.len = page;
+			mc.perms = FRACTOS_PERM_ALL;
+			fos(sp, FRACTOS_IOC_MEMORY_CREATE, &mc);
+			mems[i] = mc.cid;
+		}
+		auto op = [sp, req, &mems, &got](unsigned n) {
+			uint64_t imm = n;
+
+			invoke(sp, req, &imm, mems, n);
+			if (__builtin_expect(receive(sp, 0, tag, got, n) != n, 0))
+				die("invoke+receive: payload mismatch");
+			for (unsigned i = 0; i < n; i++)
+				cap_close(sp, got[i]);
+		};
+		for (unsigned n : cap_counts)
+			wire_count("fabric invoke+receive " + std::to_string(n) +
+				   " caps", 100, [&op, n] { op(n); });
+		for (unsigned n : cap_counts) {
+			std::string ns = std::to_string(n);
+
+			measure("local invoke+receive " + ns + " caps", 1,
+				[&op, n] { op(n); });
+			measure("fabric invoke+receive " + ns + " caps", 1,
+				[&op, n] { op(n); }, [] { set_loopback(true); },
+				[] { set_loopback(false); });
+		}
+		run_group();
+		for (uint32_t m : mems)
+			cap_close(sp, m);
+		cap_close(sp, req);
+		space_close(sp, 0, "fabric invoke");
+		check_sys(munmap(buf, 32 * page), "munmap");
+	}
+	watchdog(nullptr);
+}
+
+/*
+ * memory_copy through the fabric: probed with a 1-byte copy between two
+ * Memory objects with fabric_loopback=1.  It counts as a fabric copy when
+ * it succeeds and the node's tx counters moved (or with -C, which trusts a
+ * success alone: for an implementation whose one-sided RDMA is not
+ * counted); EOPNOTSUPP, another error or a copy that stayed local skip the
+ * rows with "fabric copy: not available".
+ */
+const size_t fcopy_sizes[] = {1, 64, 4096, 65536, 1 << 20};
+const char *const fcopy_labels[] = {"1B", "64B", "4KiB", "64KiB", "1MiB"};
+
+void bench_fabric_copy()
+{
+	watchdog("fabric copy");
+	if (!fabric_unavailable().empty()) {
+		watchdog(nullptr);
+		return;	/* bench_fabric() said why */
+	}
+	print_header("memory_copy through the fabric vs local");
+
+	const size_t max = 1 << 20;
+	char *src = (char *)mmap(nullptr, max, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *dst = (char *)mmap(nullptr, max, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (src == MAP_FAILED || dst == MAP_FAILED)
+		die_err("mmap", errno);
+	int fd = space_open();
+	uint32_t cids[2];
+	char *bufs[2] = {src, dst};
+	for (int i = 0; i < 2; i++) {
+		struct fractos_memory_create mc {};
+
+		mc.addr = (uintptr_t)bufs[i];
+		mc.len = max;
+		mc.perms = FRACTOS_PERM_ALL;
+		fos(fd, FRACTOS_IOC_MEMORY_CREATE, &mc);
+		cids[i] = mc.cid;
+	}
+
+	/* The probe. */
+	NodeStat a, b;
+	struct fractos_memory_copy probe {};
+	probe.src = cids[0];
+	probe.dst = cids[1];
+	probe.len = 1;
+	src[0] = 0x5a;
+	dst[0] = 0;
+	if (!node_stat(fabric_node, &a))
+		die("fractctl node show %u failed", fabric_node);
+	set_loopback(true);
+	int ret = ioctl(fd, FRACTOS_IOC_MEMORY_COPY, &probe), err = errno;
+	set_loopback(false);
+	if (!node_stat(fabric_node, &b))
+		die("fractctl node show %u failed", fabric_node);
+	std::string why;
+	if (ret != 0)
+		why = std::string("MEMORY_COPY with fabric_loopback=1: ") +
+		      strerror(err) + (err == EOPNOTSUPP ? " (EOPNOTSUPP)" : "");
+	else if (probe.copied != 1 || dst[0] != 0x5a)
+		why = "MEMORY_COPY with fabric_loopback=1: data did not arrive";
+	else if (b.tx_msgs == a.tx_msgs && !opt.force_copy)
+		why = "MEMORY_COPY with fabric_loopback=1 sent no fabric message: "
+		      "it stayed local (-C counts it anyway)";
+	if (!why.empty()) {
+		printf(" fabric copy: not available (%s)\n", why.c_str());
+		for (const char *l : fcopy_labels)
+			skip(std::string("fabric MEMORY_COPY ") + l,
+			     "fabric copy: not available");
+	} else {
+		struct fractos_memory_copy mcs[5] = {};
+
+		for (size_t s = 0; s < 5; s++) {
+			struct fractos_memory_copy &mc = mcs[s];
+			size_t n = fcopy_sizes[s];
+
+			mc.src = cids[0];
+			mc.dst = cids[1];
+			mc.len = n;
+			memset(src, (int)(0x11 * (s + 1)), n);
+			memset(dst, 0, n);
+			set_loopback(true);
+			fos(fd, FRACTOS_IOC_MEMORY_COPY, &mc);
+			set_loopback(false);
+			if (mc.copied != n || memcmp(src, dst, n) != 0)
+				die("fabric MEMORY_COPY of %zu bytes: data did not "
+				    "arrive (copied %" PRIu64 ")", n,
+				    (uint64_t)mc.copied);
+			wire_count(std::string("fabric MEMORY_COPY ") +
+				   fcopy_labels[s], n >= 65536 ? 10 : 50,
+				   [fd, &mc] { fos(fd, FRACTOS_IOC_MEMORY_COPY, &mc); });
+			measure(std::string("local MEMORY_COPY ") + fcopy_labels[s], 1,
+				[fd, &mc] { fos(fd, FRACTOS_IOC_MEMORY_COPY, &mc); });
+			measure(std::string("fabric MEMORY_COPY ") + fcopy_labels[s], 1,
+				[fd, &mc] { fos(fd, FRACTOS_IOC_MEMORY_COPY, &mc); },
+				[] { set_loopback(true); },
+				[] { set_loopback(false); });
+		}
+		run_group();
+	}
+	cap_close(fd, cids[0]);
+	cap_close(fd, cids[1]);
+	space_close(fd, 0, "fabric copy");
+	check_sys(munmap(src, max), "munmap");
+	check_sys(munmap(dst, max), "munmap");
+	watchdog(nullptr);
+}
+
+/* ---- group: revoke one capability held by N spaces ------------------------ */
+
+/*
+ * A Memory object of an owner space is exported once (CAP_EXPORT) and
+ * imported into N other spaces (N opens of the device in this process);
+ * the timed operation is the owner's CAP_REVOKE, which revokes every
+ * holder's capability.  Set-up and the holders' CAP_CLOSEs are untimed.
+ * N = 1, 10, 100 and -H (default 1000) take turns in -r rounds; each
+ * round gives each N at least one revocation and at most 1/rounds of -t
+ * (set-up included).  RLIMIT_NOFILE is raised to fit; if the hard limit
+ * is too low, the larger N are skipped.
+ */
+void bench_revoke()
+{
+	watchdog("revoke");
+	print_header("CAP_REVOKE of a Memory held by N spaces");
+
+	std::vector<unsigned> ns;
+	for (unsigned n : {1u, 10u, 100u})
+		if (n < opt.holders)
+			ns.push_back(n);
+	ns.push_back(opt.holders);
+
+	struct rlimit rl {};
+	check_sys(getrlimit(RLIMIT_NOFILE, &rl), "getrlimit");
+	rlim_t need = (rlim_t)opt.holders + 64;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? need :
+			      std::min(need, rl.rlim_max);
+		check_sys(setrlimit(RLIMIT_NOFILE, &rl), "setrlimit");
+	}
+	unsigned maxn = opt.holders;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		maxn = rl.rlim_cur > 64 ? (unsigned)(rl.rlim_cur - 64) : 0;
+
+	int owner = space_open();
+	std::vector<int> spaces;
+	for (unsigned i = 0; i < std::min(maxn, opt.holders); i++)
+		spaces.push_back(space_open());
+	std::vector<uint32_t> held(spaces.size());
+	char *buf = (char *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die_err("mmap", errno);
+
+	struct Acc {
+		std::vector<double> samples;
+		std::vector<uint64_t> rsum, rn;
+	};
+	std::vector<Acc> acc(ns.size());
+	const uint64_t budget = (uint64_t)(opt.seconds * 1e9) / opt.rounds;
+	const uint64_t most = std::max<uint64_t>(1, opt.iters / opt.rounds);
+
+	for (size_t k = 0; k < ns.size(); k++) {
+		acc[k].rsum.assign(opt.rounds, 0);
+		acc[k].rn.assign(opt.rounds, 0);
+	}
+	/* rep < 0: one untimed warm-up round */
+	for (int r = -1; r < (int)opt.rounds; r++) {
+		for (size_t k = 0; k < ns.size(); k++) {
+			unsigned n = ns[k];
+
+			if (n > spaces.size())
+				continue;
+			uint64_t t0 = now_ns(), reps = 0;
+			do {
+				struct fractos_memory_create mc {};
+				mc.addr = (uintptr_t)buf;
+				mc.len = 4096;
+				mc.perms = FRACTOS_PERM_ALL;
+				fos(owner, FRACTOS_IOC_MEMORY_CREATE, &mc);
+				struct fractos_cap_export ex {};
+				ex.cid = mc.cid;
+				ex.flags = FRACTOS_EXPORT_CLOEXEC;
+				fos(owner, FRACTOS_IOC_CAP_EXPORT, &ex);
+				for (unsigned i = 0; i < n; i++) {
+					struct fractos_cap_import im {};
+
+					im.fd = ex.fd;
+					fos(spaces[i], FRACTOS_IOC_CAP_IMPORT, &im);
+					held[i] = im.cid;
+				}
+				check_sys(close(ex.fd), "close exported fd");
+
+				struct fractos_cap_arg rv {};
+				rv.cid = mc.cid;
+				uint64_t a = now_ns();
+				fos(owner, FRACTOS_IOC_CAP_REVOKE, &rv);
+				uint64_t e = now_ns();
+
+				struct fractos_cap_info ci {};
+				ci.cid = held[n - 1];
+				fos(spaces[n - 1], FRACTOS_IOC_CAP_INFO, &ci);
+				if (!(ci.info_flags & FRACTOS_INFO_REVOKED))
+					die("revoke: holder %u's capability is not revoked", n);
+				for (unsigned i = 0; i < n; i++)
+					cap_close(spaces[i], held[i]);
+				cap_close(owner, mc.cid);
+				reps++;
+				if (r >= 0) {
+					acc[k].samples.push_back((double)(e - a));
+					acc[k].rsum[r] += e - a;
+					acc[k].rn[r]++;
+				}
+			} while (r >= 0 && now_ns() - t0 < budget && reps < most);
+		}
+	}
+	group_seq++;
+	for (size_t k = 0; k < ns.size(); k++) {
+		std::string name = "CAP_REVOKE held by " + std::to_string(ns[k]) +
+				   " spaces";
+		if (ns[k] > spaces.size()) {
+			skip(name, "RLIMIT_NOFILE hard limit " +
+				   std::to_string((unsigned long long)rl.rlim_max) +
+				   " is too low");
+			continue;
+		}
+		Result res;
+		uint64_t sum = 0, cnt = 0;
+		res.name = name;
+		for (unsigned r = 0; r < opt.rounds; r++) {
+			sum += acc[k].rsum[r];
+			cnt += acc[k].rn[r];
+			res.round_ns.push_back(acc[k].rn[r] ?
+				(double)acc[k].rsum[r] / (double)acc[k].rn[r] : NAN);
+		}
+		res.iters = cnt;
+		res.avg_ns = (double)std::max<uint64_t>(sum, 1) / (double)cnt;
+		res.p50_ns = pct(acc[k].samples, 0.50);
+		res.p99_ns = pct(acc[k].samples, 0.99);
+		res.gid = group_seq;
+		results.push_back(res);
+		print_row(results.back());
+	}
+
+	for (int s : spaces)
+		space_close(s, 0, "revoke holder");
+	space_close(owner, 0, "revoke owner");
+	check_sys(munmap(buf, 4096), "munmap");
+	watchdog(nullptr);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 void compute_ratios()
@@ -1274,24 +1996,90 @@ void compute_ratios()
 		add_bandwidth(std::string("memcpy bandwidth ") + l,
 			      std::string("memcpy ") + l, n);
 	}
+
+	/* fabric (perftest names as tools/bench.sh writes them) */
+	add_ratio("fabric rt / local rt (2 processes)",
+		  "fabric invoke/receive rt", "local invoke/receive rt");
+	add_ratio("fabric rt / ib_send_lat 8B x2",
+		  "fabric invoke/receive rt", "perftest ib_send_lat 8B x2");
+	add_ratio("fabric rt / ib_send_lat 48B x2",
+		  "fabric invoke/receive rt", "perftest ib_send_lat 48B x2");
+	add_ratio("fabric invoke+receive / local (0 caps)",
+		  "fabric invoke+receive 0 caps", "local invoke+receive 0 caps");
+	add_ratio("fabric invoke+receive 0 caps / ib_send_lat 8B x2",
+		  "fabric invoke+receive 0 caps", "perftest ib_send_lat 8B x2");
+	add_ratio("fabric invoke+receive 0 caps / ib_send_lat 48B x2",
+		  "fabric invoke+receive 0 caps", "perftest ib_send_lat 48B x2");
+	for (const char *w : {"local", "fabric"}) {
+		std::string base = std::string(w) + " invoke+receive ";
+		for (unsigned n : {1u, 8u, 32u})
+			add_slope(std::string(w) + " per delegated cap (0->" +
+				  std::to_string(n) + " caps)",
+				  base + std::to_string(n) + " caps",
+				  base + "0 caps", n);
+	}
+	add_ratio("fabric / local invoke+receive 32 caps",
+		  "fabric invoke+receive 32 caps", "local invoke+receive 32 caps");
+	for (const char *l : fcopy_labels) {
+		add_ratio(std::string("fabric / local MEMORY_COPY ") + l,
+			  std::string("fabric MEMORY_COPY ") + l,
+			  std::string("local MEMORY_COPY ") + l);
+		add_ratio(std::string("fabric MEMORY_COPY / ib_write_lat ") + l,
+			  std::string("fabric MEMORY_COPY ") + l,
+			  std::string("perftest ib_write_lat ") + l);
+	}
+	for (auto [l, n] : {std::pair{"64KiB", 65536.0}, {"1MiB", 1048576.0}}) {
+		add_bandwidth(std::string("fabric MEMORY_COPY bandwidth ") + l,
+			      std::string("fabric MEMORY_COPY ") + l, n);
+		add_bandwidth(std::string("ib_write_bw bandwidth ") + l,
+			      std::string("perftest ib_write_bw ") + l + " (per MiB)",
+			      1048576.0);
+	}
+	/* time per byte: bandwidth(ib_write_bw) / bandwidth(fabric copy) */
+	for (auto [l, n] : {std::pair{"64KiB", 65536.0}, {"1MiB", 1048576.0}}) {
+		const Result *a = find(std::string("fabric MEMORY_COPY ") + l);
+		const Result *b = find(std::string("perftest ib_write_bw ") + l +
+				       " (per MiB)");
+		if (a && b)
+			ratios.push_back({std::string("fabric MEMORY_COPY / ib_write_bw ") +
+					  l + " (time/byte)",
+					  a->avg_ns / n / (b->avg_ns / 1048576.0),
+					  a->p50_ns / n / (b->p50_ns / 1048576.0), "x"});
+	}
+	std::string big = "CAP_REVOKE held by " + std::to_string(opt.holders) + " spaces";
+	add_ratio("CAP_REVOKE " + std::to_string(opt.holders) + " holders / 1 holder",
+		  big, "CAP_REVOKE held by 1 spaces");
+	add_slope("CAP_REVOKE per extra holder (1->" + std::to_string(opt.holders) + ")",
+		  big, "CAP_REVOKE held by 1 spaces", opt.holders - 1.0);
+	add_ratio("CAP_REVOKE " + std::to_string(opt.holders) +
+		  " holders / fabric invoke+receive 0 caps", big,
+		  "fabric invoke+receive 0 caps");
 }
 
 [[noreturn]] void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: %s [-n ITERS] [-t SECONDS] [-r ROUNDS] [-j] [-b GROUPS]\n"
-		"       [-a none|same|split] [-d DEVICE]\n"
+		"usage: %s [-n ITERS] [-t SECONDS] [-r ROUNDS] [-j] [-J FILE] [-b GROUPS]\n"
+		"       [-a none|same|split] [-d DEVICE] [-B FILE] [-H N] [-C]\n"
 		"  -n ITERS    most timed operations per benchmark (default 1000000)\n"
 		"  -t SECONDS  most timed seconds per benchmark (default 1)\n"
 		"  -r ROUNDS   interleave the benchmarks of a group in ROUNDS turns\n"
 		"              each (default 5), so load changes hit all alike\n"
 		"  -j          print JSON instead of tables\n"
-		"  -b GROUPS   comma-separated: null,pingpong,invoke,copy or all\n"
-		"              (default all)\n"
+		"  -J FILE     also write the JSON to FILE\n"
+		"  -b GROUPS   comma-separated: null,pingpong,invoke,copy,fabric,\n"
+		"              revoke or all (default null,pingpong,invoke,copy);\n"
+		"              fabric needs the node configured as its own peer\n"
+		"              (tools/bench.sh --fabric), else it is skipped\n"
 		"  -a MODE     ping-pong placement: none (the scheduler's choice,\n"
 		"              default), same (both processes on one CPU) or split\n"
 		"              (client and peer on two different CPUs)\n"
 		"  -d DEVICE   the fractos device (default " FRACTOS_DEVICE ")\n"
+		"  -B FILE     perftest baselines for the fabric ratios\n"
+		"              (lines: lat NAME T_TYPICAL_US T_AVG_US | bw NAME MIB/S)\n"
+		"  -H N        revoke: most spaces holding the capability (default 1000)\n"
+		"  -C          fabric copy: count a copy made with fabric_loopback=1\n"
+		"              as a fabric copy even if no fabric message was sent\n"
 		"Each benchmark warms up, then runs until ITERS operations or\n"
 		"SECONDS have passed, whichever comes first (in ROUNDS turns).\n",
 		prog);
@@ -1304,7 +2092,7 @@ int main(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:r:jb:a:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:r:jJ:b:a:d:B:H:Ch")) != -1) {
 		char *end;
 
 		switch (c) {
@@ -1330,6 +2118,22 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			opt.json = true;
+			break;
+		case 'J':
+			opt.json_file = optarg;
+			break;
+		case 'B':
+			opt.baselines = optarg;
+			break;
+		case 'C':
+			opt.force_copy = true;
+			break;
+		case 'H':
+			errno = 0;
+			opt.holders = (unsigned)strtoul(optarg, &end, 0);
+			if (errno || *end || opt.holders < 2 ||
+			    opt.holders > 100000 || optarg[0] == '-')
+				die("-H: bad number of holders '%s' (2..100000)", optarg);
 			break;
 		case 'b':
 			opt.groups = optarg;
@@ -1357,7 +2161,7 @@ int main(int argc, char **argv)
 			q = opt.groups.size();
 		std::string g = opt.groups.substr(p, q - p);
 		if (g != "null" && g != "pingpong" && g != "invoke" &&
-		    g != "copy" && g != "all")
+		    g != "copy" && g != "fabric" && g != "revoke" && g != "all")
 			die("-b: unknown group '%s'", g.c_str());
 		p = q + 1;
 	}
@@ -1390,6 +2194,13 @@ int main(int argc, char **argv)
 		bench_pingpong();
 	if (group_enabled("copy"))
 		bench_copy();
+	load_baselines();
+	if (group_enabled("fabric")) {
+		bench_fabric();
+		bench_fabric_copy();
+	}
+	if (group_enabled("revoke"))
+		bench_revoke();
 
 	compute_ratios();
 	print_final();
