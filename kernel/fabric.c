@@ -69,10 +69,13 @@
  * only the spinlocks; everything that destroys a cm_id runs on
  * fos_fabric_wq.
  */
+#include <linux/completion.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -112,13 +115,20 @@ MODULE_PARM_DESC(fabric_heartbeat_ms,
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
+/* Send queue slots per connection for RDMA READs and REG_MRs. */
+#define FOS_RDMA_SQ		32
+/* SGEs per RDMA READ, bytes per RDMA READ, READs in flight per transfer. */
+#define FOS_RDMA_SGE		16
+#define FOS_RDMA_CHUNK		SZ_1M
+#define FOS_RDMA_INFLIGHT	8
 
 /**
  * struct fos_ibdev - an RDMA device, from the ib_client
  * @ibdev: the device
  * @pd: protection domain for every connection on it
  * @link: on fos_devs, under fos_conns_lock
- * @nconns: connections using it, under fos_conns_lock
+ * @nconns: connections, memory regions and RDMA transfers using it, under
+ *	fos_conns_lock
  * @dying: being removed; no new connection may use it (fos_conns_lock)
  */
 struct fos_ibdev {
@@ -164,7 +174,8 @@ enum fos_conn_state {
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @tx_free and @backlog
+ * @lock: protects @state, @tx_credits, @owed, @tx_free, @backlog and
+ *	@rdma_wrs
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
@@ -177,6 +188,8 @@ enum fos_conn_state {
  * @tx_free: unused send buffers
  * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
  * @nbacklog: entries on @backlog
+ * @rdma_wrs: RDMA READs and REG_MRs posted and not completed, at most
+ *	FOS_RDMA_SQ (under @lock)
  * @last_rx: jiffies of the last message received
  * @last_tx: jiffies of the last message sent
  * @born: jiffies at creation
@@ -205,6 +218,7 @@ struct fos_conn {
 	struct list_head tx_free;
 	struct list_head backlog;
 	u32 nbacklog;
+	u32 rdma_wrs;
 	unsigned long last_rx;
 	unsigned long last_tx;
 	unsigned long born;
@@ -296,6 +310,12 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 	[FOS_WIRE_LOOKUP_REPLY] = { "lookup_reply",
 				    fos_wire_check_lookup_reply,
 				    fos_lookup_reply_recv },
+	[FOS_WIRE_COPY] = { "copy", fos_wire_check_copy, fos_copy_recv },
+	[FOS_WIRE_GRANT] = { "grant", fos_wire_check_grant, fos_grant_recv },
+	[FOS_WIRE_GRANT_REPLY] = { "grant_reply", fos_wire_check_grant_reply,
+				   fos_grant_reply_recv },
+	[FOS_WIRE_RELEASE] = { "release", fos_wire_check_release,
+			       fos_release_recv },
 };
 
 static DEFINE_MUTEX(fos_fabric_mutex);
@@ -525,8 +545,8 @@ static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	for (i = 0; i < conn->nbufs; i++)
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 
-	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2, 0,
-			       IB_POLL_WORKQUEUE);
+	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2 + FOS_RDMA_SQ,
+			       0, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -536,10 +556,11 @@ static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	qa.qp_context = conn;
 	qa.send_cq = conn->cq;
 	qa.recv_cq = conn->cq;
-	/* One more of each for ib_drain_qp(). */
-	qa.cap.max_send_wr = conn->nbufs + 1;
+	/* One more of each for ib_drain_qp(); RDMA READs and REG_MRs. */
+	qa.cap.max_send_wr = conn->nbufs + 1 + FOS_RDMA_SQ;
 	qa.cap.max_recv_wr = conn->nbufs + 1;
-	qa.cap.max_send_sge = 1;
+	qa.cap.max_send_sge = clamp_t(u32, ibdev->attrs.max_send_sge, 1,
+				      FOS_RDMA_SGE);
 	qa.cap.max_recv_sge = 1;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
@@ -1119,6 +1140,408 @@ static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		fos_conn_flush(conn);
 	wake_up_all(&conn->peer->wq);
+}
+
+/* ---- one-sided RDMA (remote memory_copy) ---- */
+
+/*
+ * DOC: One-sided RDMA
+ *
+ * remote.c copies Memory between nodes with RDMA READs on the peer's
+ * connection, straight between pinned pages: the owner of the source
+ * registers a memory region over exactly the pages asked for
+ * (fos_fabric_reg_mr(): ib_alloc_mr() + ib_map_mr_sg() + an IB_WR_REG_MR
+ * on the peer's QP, IB_ACCESS_REMOTE_READ only) and the puller reads into
+ * its own pages, DMA-mapped for the transfer and addressed through the
+ * PD's local_dma_lkey (fos_fabric_rdma_read()).  Nothing else is ever
+ * registered for remote access.
+ *
+ * These WRs share the connection's send queue with the messages: each
+ * connection has FOS_RDMA_SQ slots for them (fos_conn.rdma_wrs); a
+ * transfer waits on the peer's wait queue for a slot.  Every WR is
+ * signalled and has its own struct ib_cqe, so it completes - possibly
+ * flushed - before ib_drain_qp() returns; a transfer waits for all of its
+ * WRs whatever happens.  A failed (not flushed) RDMA WR fails the
+ * connection, as a failed SEND does.  Regions and transfers count as users
+ * of the device (fos_ibdev.nconns): device removal waits for them.
+ */
+
+/**
+ * struct fos_fabric_mr - a memory region registered for a peer
+ * @dev: the device (counted in its nconns)
+ * @mr: the fast-registration MR
+ * @sgt: the pages, DMA-mapped while registered (the caller's table)
+ */
+struct fos_fabric_mr {
+	struct fos_ibdev *dev;
+	struct ib_mr *mr;
+	struct sg_table *sgt;
+};
+
+/**
+ * struct fos_rdma_op - the WRs of one transfer
+ * @pending: WRs posted and not completed, plus one for the poster
+ * @status: 0, or the first failure (-ECOMM)
+ * @done: completed when @pending drops to zero
+ */
+struct fos_rdma_op {
+	atomic_t pending;
+	int status;
+	struct completion done;
+};
+
+/**
+ * struct fos_rdma_wr - one RDMA WR, freed by its completion
+ * @cqe: completion hook
+ * @conn: the connection it was posted on
+ * @op: its transfer
+ * @rdma: READ: the work request
+ * @reg: REG_MR: the work request
+ * @sge: READ: local segments
+ */
+struct fos_rdma_wr {
+	struct ib_cqe cqe;
+	struct fos_conn *conn;
+	struct fos_rdma_op *op;
+	union {
+		struct ib_rdma_wr rdma;
+		struct ib_reg_wr reg;
+	};
+	struct ib_sge sge[FOS_RDMA_SGE];
+};
+
+/* The device of @peer's connection, counted as a user; NULL if not up. */
+static struct fos_ibdev *fos_peer_dev_get(struct fos_peer *peer)
+{
+	struct fos_ibdev *d = NULL;
+	struct fos_conn *conn;
+
+	spin_lock(&fos_conns_lock);
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn && conn->dev && !conn->dev->dying) {
+		d = conn->dev;
+		d->nconns++;
+	}
+	spin_unlock(&peer->lock);
+	spin_unlock(&fos_conns_lock);
+	return d;
+}
+
+static void fos_dev_put(struct fos_ibdev *d)
+{
+	spin_lock(&fos_conns_lock);
+	if (!--d->nconns)
+		wake_up_all(&fos_dev_wq);
+	spin_unlock(&fos_conns_lock);
+}
+
+static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_rdma_wr *w = container_of(wc->wr_cqe, struct fos_rdma_wr,
+					     cqe);
+	struct fos_conn *conn = w->conn;
+	struct fos_rdma_op *op = w->op;
+	bool last;
+
+	kfree(w);
+	spin_lock(&conn->lock);
+	conn->rdma_wrs--;
+	spin_unlock(&conn->lock);
+	if (wc->status != IB_WC_SUCCESS) {
+		cmpxchg(&op->status, 0, -ECOMM);
+		fos_wc_error(conn, wc, "rdma");
+	}
+	/*
+	 * The owner's bias keeps @pending above zero while it posts and
+	 * waits on the peer's queue; zero means it waits on @op->done, so
+	 * @op stays until complete() - the last access to it.
+	 */
+	last = atomic_dec_and_test(&op->pending);
+	wake_up_all(&conn->peer->wq);
+	if (last)
+		complete(&op->done);
+}
+
+/* Is there a free RDMA slot on @peer's connection, or no point waiting? */
+static bool fos_rdma_room(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+	bool ok = true;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn) {
+		spin_lock(&conn->lock);
+		ok = conn->state != FOS_CONN_UP ||
+		     conn->rdma_wrs < FOS_RDMA_SQ;
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&peer->lock);
+	return ok;
+}
+
+/*
+ * Post @w (its WR filled in) on @peer's connection, which must be up on
+ * device @d, waiting for a slot.  On success @w belongs to its completion.
+ */
+static int fos_rdma_post(struct fos_peer *peer, struct fos_ibdev *d,
+			 struct fos_rdma_op *op, struct fos_rdma_wr *w,
+			 const struct ib_send_wr *wr)
+{
+	struct fos_conn *conn;
+	int ret;
+
+	w->op = op;
+	w->cqe.done = fos_rdma_done;
+	for (;;) {
+		spin_lock(&peer->lock);
+		conn = peer->conn;
+		/* An up connection's dev is set and stays: no fos_conns_lock. */
+		if (!conn || conn->dev != d) {
+			ret = -ENOTCONN;
+		} else {
+			spin_lock(&conn->lock);
+			if (conn->state != FOS_CONN_UP) {
+				ret = -ENOTCONN;
+			} else if (conn->rdma_wrs >= FOS_RDMA_SQ) {
+				ret = -EAGAIN;
+			} else {
+				w->conn = conn;
+				atomic_inc(&op->pending);
+				ret = ib_post_send(conn->id->qp, wr, NULL);
+				if (ret)
+					atomic_dec(&op->pending);
+				else
+					conn->rdma_wrs++;
+			}
+			spin_unlock(&conn->lock);
+		}
+		spin_unlock(&peer->lock);
+		if (ret != -EAGAIN)
+			return ret;
+		wait_event_timeout(peer->wq, fos_rdma_room(peer), HZ);
+	}
+}
+
+static void fos_rdma_op_init(struct fos_rdma_op *op)
+{
+	atomic_set(&op->pending, 1);
+	op->status = 0;
+	init_completion(&op->done);
+}
+
+/* Wait for every WR of @op; its status. */
+static int fos_rdma_op_wait(struct fos_rdma_op *op)
+{
+	if (!atomic_dec_and_test(&op->pending))
+		wait_for_completion(&op->done);
+	return READ_ONCE(op->status);
+}
+
+/**
+ * fos_fabric_reg_mr - register pages for RDMA READs by a peer
+ * @peer: the peer that will read (the region is on its connection's PD)
+ * @sgt: the pages; must stay valid until fos_fabric_dereg_mr()
+ * @npages: pages @sgt spans (at most fos_fabric_mr_max_pages())
+ * @out: the region
+ * @addr: the address of the first byte of @sgt in the region
+ * @rkey: the region's remote key
+ *
+ * Process context; waits for the registration to complete.  The region
+ * allows remote reads only, of exactly the bytes of @sgt.
+ *
+ * Return: 0, -ENOTCONN (the peer is not up), -ENOMEM, -ECOMM, or
+ * another error of the device.
+ */
+int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
+		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
+		      u32 *rkey)
+{
+	struct fos_fabric_mr *m;
+	struct fos_rdma_op op;
+	struct fos_rdma_wr *w;
+	struct fos_ibdev *d;
+	int nents, ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!m || !w) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	d = fos_peer_dev_get(peer);
+	if (!d) {
+		ret = -ENOTCONN;
+		goto err_free;
+	}
+	m->dev = d;
+	m->sgt = sgt;
+	nents = ib_dma_map_sg(d->ibdev, sgt->sgl, sgt->orig_nents,
+			      DMA_TO_DEVICE);
+	if (!nents) {
+		ret = -ENOMEM;
+		goto err_dev;
+	}
+	m->mr = ib_alloc_mr(d->pd, IB_MR_TYPE_MEM_REG, npages);
+	if (IS_ERR(m->mr)) {
+		ret = PTR_ERR(m->mr);
+		goto err_unmap;
+	}
+	ret = ib_map_mr_sg(m->mr, sgt->sgl, nents, NULL, PAGE_SIZE);
+	if (ret != nents) {
+		ret = ret < 0 ? ret : -EINVAL;
+		goto err_mr;
+	}
+	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
+	w->reg.wr.opcode = IB_WR_REG_MR;
+	w->reg.wr.send_flags = IB_SEND_SIGNALED;
+	w->reg.wr.wr_cqe = &w->cqe;
+	w->reg.mr = m->mr;
+	w->reg.key = m->mr->rkey;
+	w->reg.access = IB_ACCESS_REMOTE_READ;
+	fos_rdma_op_init(&op);
+	ret = fos_rdma_post(peer, d, &op, w, &w->reg.wr);
+	if (!ret)
+		w = NULL;	/* its completion frees it */
+	ret = fos_rdma_op_wait(&op) ?: ret;
+	if (ret)
+		goto err_mr;
+	*addr = m->mr->iova;
+	*rkey = m->mr->rkey;
+	*out = m;
+	return 0;
+
+err_mr:
+	ib_dereg_mr(m->mr);
+err_unmap:
+	ib_dma_unmap_sg(d->ibdev, sgt->sgl, sgt->orig_nents, DMA_TO_DEVICE);
+err_dev:
+	fos_dev_put(d);
+err_free:
+	kfree(w);
+	kfree(m);
+	return ret;
+}
+
+/**
+ * fos_fabric_dereg_mr - end a region: its rkey is dead when this returns
+ * @m: from fos_fabric_reg_mr()
+ *
+ * Process context.  The caller may release the pages afterwards.
+ */
+void fos_fabric_dereg_mr(struct fos_fabric_mr *m)
+{
+	ib_dereg_mr(m->mr);
+	ib_dma_unmap_sg(m->dev->ibdev, m->sgt->sgl, m->sgt->orig_nents,
+			DMA_TO_DEVICE);
+	fos_dev_put(m->dev);
+	kfree(m);
+}
+
+/**
+ * fos_fabric_mr_max_pages - the most pages one region may span
+ * @peer: the peer it would be registered for
+ *
+ * Return: a page count, 0 if the peer is not up.
+ */
+u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
+{
+	struct fos_ibdev *d = fos_peer_dev_get(peer);
+	u32 n;
+
+	if (!d)
+		return 0;
+	n = min_t(u32, d->ibdev->attrs.max_fast_reg_page_list_len, 4096);
+	fos_dev_put(d);
+	return n;
+}
+
+/**
+ * fos_fabric_rdma_read - read a peer's region into local pages
+ * @peer: the peer
+ * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
+ * @addr: the address of the first byte to read in the peer's region
+ * @rkey: the region's remote key
+ *
+ * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
+ * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
+ * every READ has completed.
+ *
+ * Return: 0, -ENOTCONN (the peer is not up or went down), -ECOMM (a READ
+ * failed; the connection is torn down), -ENOMEM.
+ */
+int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
+			 u64 addr, u32 rkey)
+{
+	struct scatterlist *sg;
+	struct fos_rdma_op op;
+	struct fos_ibdev *d;
+	u32 max_sge, off = 0;
+	int nents, ret = 0;
+
+	d = fos_peer_dev_get(peer);
+	if (!d)
+		return -ENOTCONN;
+	nents = ib_dma_map_sg(d->ibdev, sgt->sgl, sgt->orig_nents,
+			      DMA_FROM_DEVICE);
+	if (!nents) {
+		fos_dev_put(d);
+		return -ENOMEM;
+	}
+	max_sge = clamp_t(u32, min(d->ibdev->attrs.max_sge_rd,
+				   d->ibdev->attrs.max_send_sge),
+			  1, FOS_RDMA_SGE);
+	fos_rdma_op_init(&op);
+	sg = sgt->sgl;
+	while (nents) {
+		struct fos_rdma_wr *w = kzalloc(sizeof(*w), GFP_KERNEL);
+		u32 n = 0, bytes = 0;
+
+		if (!w) {
+			ret = -ENOMEM;
+			break;
+		}
+		while (nents && n < max_sge && bytes < FOS_RDMA_CHUNK) {
+			u32 take = min(sg_dma_len(sg) - off,
+				       FOS_RDMA_CHUNK - bytes);
+
+			w->sge[n].addr = sg_dma_address(sg) + off;
+			w->sge[n].length = take;
+			w->sge[n].lkey = d->pd->local_dma_lkey;
+			n++;
+			bytes += take;
+			off += take;
+			if (off == sg_dma_len(sg)) {
+				off = 0;
+				if (--nents)
+					sg = sg_next(sg);
+			}
+		}
+		w->rdma.wr.opcode = IB_WR_RDMA_READ;
+		w->rdma.wr.send_flags = IB_SEND_SIGNALED;
+		w->rdma.wr.wr_cqe = &w->cqe;
+		w->rdma.wr.sg_list = w->sge;
+		w->rdma.wr.num_sge = n;
+		w->rdma.remote_addr = addr;
+		w->rdma.rkey = rkey;
+		addr += bytes;
+		ret = fos_rdma_post(peer, d, &op, w, &w->rdma.wr);
+		if (ret) {
+			kfree(w);
+			break;
+		}
+		/* Pipelined: at most FOS_RDMA_INFLIGHT READs of ours. */
+		wait_event(peer->wq,
+			   atomic_read(&op.pending) <= FOS_RDMA_INFLIGHT ||
+			   READ_ONCE(op.status));
+		if (READ_ONCE(op.status))
+			break;
+	}
+	ret = fos_rdma_op_wait(&op) ?: ret;
+	ib_dma_unmap_sg(d->ibdev, sgt->sgl, sgt->orig_nents, DMA_FROM_DEVICE);
+	fos_dev_put(d);
+	return ret;
 }
 
 /* ---- rdma_cm ---- */

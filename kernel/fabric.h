@@ -67,6 +67,28 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 			   const struct fos_wire_hdr *hdr,
 			   const void *payload, u32 len);
 
+/* One-sided RDMA for remote memory_copy (see "One-sided RDMA" in fabric.c). */
+struct sg_table;
+struct fos_fabric_mr;
+
+int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
+		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
+		      u32 *rkey);
+void fos_fabric_dereg_mr(struct fos_fabric_mr *m);
+u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
+int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
+			 u64 addr, u32 rkey);
+
+void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
+void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		    const void *payload, u32 len);
+void fos_grant_reply_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len);
+void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		      const void *payload, u32 len);
+
 /* ping.c */
 int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
 

@@ -63,6 +63,13 @@
 
 #define FOS_VERSION "0.1.0"
 
+/*
+ * Deepest revocation-tree depth (a root is 0).  Walks to the root and
+ * revocation run under fos_tree_lock, so chains must stay short: creating
+ * or delegating past it fails with -EMLINK.
+ */
+#define FOS_MAX_DEPTH	64
+
 /* Live-object counters, shown in /sys/class/misc/fractos/live/. */
 enum fos_counter {
 	FOS_LIVE_SPACES,
@@ -78,6 +85,7 @@ enum fos_counter {
 	FOS_LIVE_CONNS,
 	FOS_LIVE_EXPORTS,
 	FOS_LIVE_PROXIES,
+	FOS_LIVE_GRANTS,
 	FOS_LIVE_NR,
 };
 
@@ -103,7 +111,10 @@ extern u32 fos_epoch;
  * @npages: number of entries in @pages
  * @first_off: offset of the buffer's first byte in pages[0]
  * @len: length of the buffer in bytes
- * @mm: the mm charged for the pin (pinned_vm), grabbed with mmgrab()
+ * @user: the user charged for the pin (locked_vm, against RLIMIT_MEMLOCK),
+ *	a reference held with get_uid()
+ * @mm: the mm the pin shows in (pinned_vm, not limited), grabbed with
+ *	mmgrab()
  * @writable: pages were pinned with FOLL_WRITE
  * @dead: link on a local list of memories to release outside the lock
  */
@@ -113,6 +124,7 @@ struct fos_mem {
 	unsigned long npages;
 	unsigned long first_off;
 	u64 len;
+	struct user_struct *user;
 	struct mm_struct *mm;
 	bool writable;
 	struct list_head dead;
@@ -120,6 +132,8 @@ struct fos_mem {
 
 struct fos_space;
 struct fos_cap;
+struct fos_msg;
+struct user_struct;
 
 /**
  * struct fos_ep - a space's receive queue (the provider end of Requests)
@@ -130,7 +144,8 @@ struct fos_cap;
  * @msgs: queued struct fos_msg, oldest first
  * @len: number of entries in @msgs, at most fos_max_queue
  * @closed: the space is gone; nothing is queued any more
- * @nmonitors: monitors registered to deliver here (bounded by max_caps)
+ * @nmonitors: monitor registrations delivering here, counted until their
+ *	event is received or dropped (bounded by max_caps)
  * @recv_mutex: serialises receivers, so that the head message stays queued
  *	while its capabilities are installed (which may sleep)
  */
@@ -175,12 +190,15 @@ struct fos_req {
  * @ep: the receive queue the event goes to (holds a reference)
  * @cookie: delivered as the event's tag
  * @type: FRACTOS_MSG_MONITOR_RECEIVE or FRACTOS_MSG_MONITOR_DELEGATE
+ * @msg: the event, preallocated so that firing cannot fail; it holds the
+ *	registration's slot in @ep->nmonitors
  */
 struct fos_monitor {
 	struct list_head link;
 	struct fos_ep *ep;
 	u64 cookie;
 	u32 type;
+	struct fos_msg *msg;
 };
 
 /*
@@ -220,6 +238,10 @@ struct fos_proxy;
  * @monitors: monitor_receive registrations, under fos_tree_lock
  * @deleg: the monitor_delegate registration or NULL, under fos_tree_lock
  * @ndelegated: live delegatee children, under fos_tree_lock
+ * @deleg_owed: a delegatee child stopped counting after being handed out
+ *	while others still counted, so @deleg fires when @ndelegated drops
+ *	to zero, even if the last one to go is a delegation taken back
+ *	(fos_obj_undelegate()); under fos_tree_lock
  * @delegatee: this object stands for one delegation of its parent and
  *	counts in the parent's @ndelegated until revoked or freed; under
  *	fos_tree_lock
@@ -247,6 +269,7 @@ struct fos_object {
 	struct list_head monitors;
 	struct fos_monitor *deleg;
 	u32 ndelegated;
+	bool deleg_owed;
 	bool delegatee;
 	struct list_head names;
 	struct fos_export *export;
@@ -316,6 +339,11 @@ void fos_monitor_drop(struct fos_monitor *m);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);
+int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
+		       const struct fos_cap *dst, u64 doff, u64 len, bool dry);
+struct sg_table;
+s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
+		struct sg_table *sgt);
 
 void fos_req_put(struct fos_req *req);
 
@@ -325,7 +353,9 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 struct fos_ep *fos_ep_create(void);
 void fos_ep_put(struct fos_ep *ep);
 void fos_ep_close(struct fos_ep *ep);
-void fos_ep_post_event(struct fos_ep *ep, u32 type, u64 cookie);
+struct fos_msg *fos_ep_event_alloc(struct fos_ep *ep, u32 type, u64 cookie);
+void fos_ep_event_free(struct fos_msg *msg);
+void fos_ep_post_event(struct fos_msg *msg);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 
@@ -342,6 +372,9 @@ void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid);
 void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
 void fos_remote_exports_release(struct list_head *list);
 void fos_remote_proxy_free(struct fos_proxy *p);
+bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst);
+int fos_remote_copy(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len);
 
 /* space.c */
 int fos_space_init(void);

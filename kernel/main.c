@@ -18,7 +18,7 @@ unsigned int fos_node_id;
 module_param_named(node_id, fos_node_id, uint, 0444);
 MODULE_PARM_DESC(node_id, "This node's id in the cluster (default 0)");
 
-unsigned long fos_max_pin_bytes = 64UL << 30;
+unsigned long fos_max_pin_bytes = 64ULL << 30;
 module_param_named(max_pin_bytes, fos_max_pin_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_pin_bytes,
 		 "Largest single Memory object in bytes, 0 for no limit (default 64 GiB); RLIMIT_MEMLOCK still applies");
@@ -71,6 +71,7 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(conns, FOS_LIVE_CONNS),
 	FOS_LIVE_ATTR(exports, FOS_LIVE_EXPORTS),
 	FOS_LIVE_ATTR(proxies, FOS_LIVE_PROXIES),
+	FOS_LIVE_ATTR(grants, FOS_LIVE_GRANTS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];

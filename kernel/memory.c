@@ -6,20 +6,35 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/scatterlist.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include "fos.h"
 
 /* Pages pinned per pin_user_pages_fast() call. */
 #define FOS_PIN_BATCH	512
+
+/* The most pages one Memory spans: its page array fits kvmalloc(). */
+#define FOS_MAX_PIN_PAGES	((u64)INT_MAX / sizeof(struct page *))
+
+/* Return what fos_mem_charge() took. */
+static void fos_mem_uncharge(struct user_struct *user, struct mm_struct *mm,
+			     unsigned long npages)
+{
+	atomic_long_sub(npages, &user->locked_vm);
+	atomic64_sub(npages, &mm->pinned_vm);
+}
 
 static void fos_mem_release(struct kref *ref)
 {
 	struct fos_mem *mem = container_of(ref, struct fos_mem, ref);
 
 	unpin_user_pages_dirty_lock(mem->pages, mem->npages, mem->writable);
-	atomic64_sub(mem->npages, &mem->mm->pinned_vm);
+	fos_mem_uncharge(mem->user, mem->mm, mem->npages);
+	free_uid(mem->user);
 	mmdrop(mem->mm);
 	fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
 	fos_live_add(FOS_LIVE_MEMORIES, -1);
@@ -34,18 +49,22 @@ void fos_mem_put(struct fos_mem *mem)
 }
 
 /*
- * Charge @npages to the caller's pinned_vm against RLIMIT_MEMLOCK, the way
- * RDMA memory registration does.
+ * Charge @npages to the user's locked_vm against RLIMIT_MEMLOCK, as
+ * io_uring does for its registered buffers: a space outlives the process
+ * (and mm) that created it, so a per-mm charge could be multiplied by
+ * forking.  The pin also shows in the mm's pinned_vm (VmPin), unchecked.
  */
-static int fos_mem_charge(struct mm_struct *mm, unsigned long npages)
+static int fos_mem_charge(struct user_struct *user, struct mm_struct *mm,
+			  unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+	unsigned long locked = atomic_long_add_return(npages, &user->locked_vm);
 
-	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
+	if (locked > limit && !capable(CAP_IPC_LOCK)) {
+		atomic_long_sub(npages, &user->locked_vm);
 		return -ENOMEM;
 	}
+	atomic64_add(npages, &mm->pinned_vm);
 	return 0;
 }
 
@@ -53,29 +72,36 @@ static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long first_off = offset_in_page(addr);
-	unsigned long npages = DIV_ROUND_UP(first_off + len, PAGE_SIZE);
 	unsigned int gup = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
 	struct mm_struct *mm = current->mm;
+	struct user_struct *user;
 	unsigned long pinned = 0;
+	unsigned long npages;
 	struct fos_mem *mem;
+	u64 npages64;
 	int ret;
 
 	if (!mm)
 		return ERR_PTR(-EFAULT);
+	/* The caller checked access_ok(), so addr + len is far from wrapping. */
+	npages64 = (PAGE_ALIGN(addr + len) - (u64)start) >> PAGE_SHIFT;
+	if (!npages64 || npages64 > FOS_MAX_PIN_PAGES)
+		return ERR_PTR(-EINVAL);
+	npages = npages64;
 
 	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem)
 		return ERR_PTR(-ENOMEM);
+	user = get_uid(current_user());
+	ret = fos_mem_charge(user, mm, npages);
+	if (ret)
+		goto err_free;
 	mem->pages = kvmalloc_array(npages, sizeof(*mem->pages),
 				    GFP_KERNEL_ACCOUNT);
 	if (!mem->pages) {
 		ret = -ENOMEM;
-		goto err_free;
+		goto err_uncharge;
 	}
-
-	ret = fos_mem_charge(mm, npages);
-	if (ret)
-		goto err_free;
 
 	while (pinned < npages) {
 		int n = min_t(unsigned long, npages - pinned, FOS_PIN_BATCH);
@@ -99,6 +125,7 @@ static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
 	mem->first_off = first_off;
 	mem->len = len;
 	mem->writable = writable;
+	mem->user = user;
 	mmgrab(mm);
 	mem->mm = mm;
 	INIT_LIST_HEAD(&mem->dead);
@@ -108,9 +135,11 @@ static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
 
 err_unpin:
 	unpin_user_pages(mem->pages, pinned);
-	atomic64_sub(npages, &mm->pinned_vm);
-err_free:
 	kvfree(mem->pages);
+err_uncharge:
+	fos_mem_uncharge(user, mm, npages);
+err_free:
+	free_uid(user);
 	kfree(mem);
 	return ERR_PTR(ret);
 }
@@ -133,6 +162,8 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 		return -EINVAL;
 	if (fos_max_pin_bytes && a->len > fos_max_pin_bytes)
 		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(a->addr), a->len))
+		return -EFAULT;
 
 	mem = fos_mem_pin(a->addr, a->len, a->perms & FRACTOS_PERM_WRITE);
 	if (IS_ERR(mem))
@@ -255,10 +286,87 @@ static bool fos_overlap(u64 a, u64 b, u64 len)
 	return a < b + len && b < a + len;
 }
 
+/**
+ * fos_mem_copy_local - copy between two views of local Memory
+ * @src: the source view (READ checked by the caller)
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view (WRITE checked by the caller)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, inside both views (checked by the caller)
+ * @dry: only check that the copy could be done (remote.c's loopback)
+ *
+ * Return: 0, -EKEYREVOKED, -EOPNOTSUPP (a view is not local Memory),
+ * -EINVAL (overlap within one memory), -EACCES, -EINTR.
+ */
+int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
+		       const struct fos_cap *dst, u64 doff, u64 len, bool dry)
+{
+	struct fos_mem *smem, *dmem;
+	int ret;
+
+	smem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(smem))
+		return PTR_ERR(smem);
+	dmem = fos_obj_get_mem(dst->obj);
+	if (IS_ERR(dmem)) {
+		ret = PTR_ERR(dmem);
+		goto out_smem;
+	}
+	/* The writability check at pin time backs the WRITE right. */
+	if (WARN_ON_ONCE(!dmem->writable)) {
+		ret = -EACCES;
+		goto out_dmem;
+	}
+	if (smem == dmem && len &&
+	    fos_overlap(src->off + soff, dst->off + doff, len)) {
+		ret = -EINVAL;
+		goto out_dmem;
+	}
+	ret = dry ? 0 : fos_mem_copy_pages(dmem, dst->off + doff, smem,
+					   src->off + soff, len);
+out_dmem:
+	fos_mem_put(dmem);
+out_smem:
+	fos_mem_put(smem);
+	return ret;
+}
+
+/**
+ * fos_mem_sgt - a scatter table over pinned pages, for RDMA
+ * @mem: the memory (held by the caller for as long as @sgt is used)
+ * @off: first byte, from the start of the buffer
+ * @len: bytes, non-zero, inside the buffer
+ * @max_pages: the most pages the table may span
+ * @sgt: filled in; sg_free_table() it
+ *
+ * The table may end before @len bytes if they span more than @max_pages
+ * pages.
+ *
+ * Return: the bytes covered, or a negative errno.
+ */
+s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
+		struct sg_table *sgt)
+{
+	u64 b = mem->first_off + off;
+	unsigned long first = b >> PAGE_SHIFT, poff = offset_in_page(b);
+	u64 most = (u64)max_pages * PAGE_SIZE - poff;
+	unsigned long npages;
+	int ret;
+
+	if (!max_pages)
+		return -EINVAL;
+	len = min(len, most);
+	npages = DIV_ROUND_UP(poff + len, PAGE_SIZE);
+	if (WARN_ON_ONCE(first + npages > mem->npages))
+		return -EINVAL;
+	ret = sg_alloc_table_from_pages(sgt, mem->pages + first, npages, poff,
+					len, GFP_KERNEL);
+	return ret ? ret : len;
+}
+
 int fos_op_memory_copy(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_memory_copy *a = &c->args.memory_copy;
-	struct fos_mem *smem, *dmem;
 	struct fos_cap src, dst;
 	u64 len, end;
 	int ret;
@@ -293,36 +401,15 @@ int fos_op_memory_copy(struct fos_space *s, struct fos_call *c)
 		goto out_dst;
 	}
 
-	smem = fos_obj_get_mem(src.obj);
-	if (IS_ERR(smem)) {
-		ret = PTR_ERR(smem);
-		goto out_dst;
-	}
-	dmem = fos_obj_get_mem(dst.obj);
-	if (IS_ERR(dmem)) {
-		ret = PTR_ERR(dmem);
-		goto out_smem;
-	}
-	/* The writability check at pin time backs the WRITE right. */
-	if (WARN_ON_ONCE(!dmem->writable)) {
-		ret = -EACCES;
-		goto out_dmem;
-	}
-
-	if (smem == dmem && len &&
-	    fos_overlap(src.off + a->src_offset, dst.off + a->dst_offset, len)) {
-		ret = -EINVAL;
-		goto out_dmem;
-	}
-
-	ret = fos_mem_copy_pages(dmem, dst.off + a->dst_offset,
-				 smem, src.off + a->src_offset, len);
+	/* Another node's Memory, or fabric_loopback: one-sided RDMA. */
+	if (fos_remote_copy_wanted(src.obj, dst.obj))
+		ret = fos_remote_copy(&src, a->src_offset, &dst, a->dst_offset,
+				      len);
+	else
+		ret = fos_mem_copy_local(&src, a->src_offset, &dst,
+					 a->dst_offset, len, false);
 	if (!ret)
 		a->copied = len;
-out_dmem:
-	fos_mem_put(dmem);
-out_smem:
-	fos_mem_put(smem);
 out_dst:
 	fos_obj_put(dst.obj);
 out_src:

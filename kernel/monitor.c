@@ -14,14 +14,21 @@ static struct fos_monitor *fos_monitor_alloc(struct fos_space *s, u32 type,
 					     u64 cookie)
 {
 	struct fos_monitor *m;
+	struct fos_msg *msg;
 
 	if (atomic_inc_return(&s->ep->nmonitors) > READ_ONCE(fos_max_caps)) {
 		atomic_dec(&s->ep->nmonitors);
 		return ERR_PTR(-ENOSPC);
 	}
+	/* From here on the event holds the slot. */
+	msg = fos_ep_event_alloc(s->ep, type, cookie);
+	if (!msg) {
+		atomic_dec(&s->ep->nmonitors);
+		return ERR_PTR(-ENOMEM);
+	}
 	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m) {
-		atomic_dec(&s->ep->nmonitors);
+		fos_ep_event_free(msg);
 		return ERR_PTR(-ENOMEM);
 	}
 	INIT_LIST_HEAD(&m->link);
@@ -29,22 +36,31 @@ static struct fos_monitor *fos_monitor_alloc(struct fos_space *s, u32 type,
 	kref_get(&m->ep->ref);
 	m->cookie = cookie;
 	m->type = type;
+	m->msg = msg;
 	return m;
+}
+
+static void fos_monitor_free(struct fos_monitor *m)
+{
+	fos_ep_put(m->ep);
+	kfree(m);
 }
 
 /* Free a registration without telling anyone. */
 void fos_monitor_drop(struct fos_monitor *m)
 {
-	atomic_dec(&m->ep->nmonitors);
-	fos_ep_put(m->ep);
-	kfree(m);
+	fos_ep_event_free(m->msg);
+	fos_monitor_free(m);
 }
 
-/* Deliver the event and free the registration. */
+/*
+ * Deliver the event and free the registration.  The event keeps the
+ * registration's slot in nmonitors until it is received.
+ */
 void fos_monitor_fire(struct fos_monitor *m)
 {
-	fos_ep_post_event(m->ep, m->type, m->cookie);
-	fos_monitor_drop(m);
+	fos_ep_post_event(m->msg);
+	fos_monitor_free(m);
 }
 
 static int fos_monitor_args(struct fos_space *s, struct fos_call *c,

@@ -70,7 +70,12 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
 	if (!obj->delegatee)
 		return;
 	obj->delegatee = false;
-	if (!--p->ndelegated && p->deleg) {
+	if (--p->ndelegated) {
+		p->deleg_owed = true;
+		return;
+	}
+	p->deleg_owed = false;
+	if (p->deleg) {
 		list_add_tail(&p->deleg->link, &dead->fire);
 		p->deleg = NULL;
 	}
@@ -108,15 +113,19 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
  * @req: a derived Request's contents (taken over on success), or NULL for
  *	a plain revocation-tree child that shares its parent's resource
  *
- * Return: the child with one reference for the caller, ERR_PTR(-ENOMEM), or
- * ERR_PTR(-EKEYREVOKED) when @parent is revoked.
+ * Return: the child with one reference for the caller, ERR_PTR(-ENOMEM),
+ * ERR_PTR(-EKEYREVOKED) when @parent is revoked, or ERR_PTR(-EMLINK) when
+ * the child would be deeper than FOS_MAX_DEPTH.
  */
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_space *owner,
 					struct fos_req *req)
 {
-	struct fos_object *obj = fos_obj_alloc(parent->type);
+	struct fos_object *obj;
 
+	if (parent->depth >= FOS_MAX_DEPTH)
+		return ERR_PTR(-EMLINK);
+	obj = fos_obj_alloc(parent->type);
 	if (!obj)
 		return ERR_PTR(-ENOMEM);
 	obj->depth = parent->depth + 1;
@@ -498,7 +507,8 @@ struct fos_req *fos_obj_get_req(struct fos_object *obj)
  * fos_obj_undelegate().
  *
  * Return: 1 if @cap now references a new delegation child, 0 if it is
- * unchanged, or -ENOMEM.
+ * unchanged, -ENOMEM, or -EMLINK when the child would be deeper than
+ * FOS_MAX_DEPTH.
  */
 int fos_obj_delegate(struct fos_cap *cap)
 {
@@ -506,6 +516,8 @@ int fos_obj_delegate(struct fos_cap *cap)
 
 	if (!READ_ONCE(obj->deleg))
 		return 0;
+	if (obj->depth >= FOS_MAX_DEPTH)
+		return -EMLINK;
 	child = fos_obj_alloc(obj->type);
 	if (!child)
 		return -ENOMEM;
@@ -536,19 +548,30 @@ int fos_obj_delegate(struct fos_cap *cap)
  *	to anyone else
  *
  * The operation that delegated @cap failed.  Its child stops counting as
- * a delegation without firing the parent's monitor_delegate, which stays
- * armed: nothing was handed out, so nothing came back.  (If the parent
- * was revoked meanwhile, the child was revoked with it and already
+ * a delegation.  Nothing was handed out, so nothing came back: the
+ * parent's monitor_delegate stays armed, unless delegations that were
+ * handed out ended while this one was pending (@deleg_owed) and it was the
+ * last one left, when it fires as the last of those would have.  (If the
+ * parent was revoked meanwhile, the child was revoked with it and already
  * stopped counting.)  The caller still drops its reference on the child.
  */
 void fos_obj_undelegate(struct fos_cap *cap)
 {
-	struct fos_object *obj = cap->obj;
+	struct fos_object *obj = cap->obj, *p = obj->parent;
+	struct fos_dead dead;
 
+	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	if (obj->delegatee) {
 		obj->delegatee = false;
-		obj->parent->ndelegated--;
+		if (!--p->ndelegated && p->deleg_owed) {
+			p->deleg_owed = false;
+			if (p->deleg) {
+				list_add_tail(&p->deleg->link, &dead.fire);
+				p->deleg = NULL;
+			}
+		}
 	}
 	spin_unlock(&fos_tree_lock);
+	fos_dead_release(&dead);
 }

@@ -8,6 +8,7 @@
  */
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/nospec.h>
 #include <linux/uaccess.h>
 #include "fos.h"
 
@@ -67,7 +68,10 @@ static const struct fos_op *fos_op_lookup(unsigned int cmd)
 
 	if (_IOC_TYPE(cmd) != FRACTOS_IOC_MAGIC ||
 	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
-	    nr >= ARRAY_SIZE(fos_ops) || !fos_ops[nr].fn)
+	    nr >= ARRAY_SIZE(fos_ops))
+		return NULL;
+	nr = array_index_nospec(nr, ARRAY_SIZE(fos_ops));
+	if (!fos_ops[nr].fn)
 		return NULL;
 	return &fos_ops[nr];
 }

@@ -49,9 +49,50 @@
  * objects.  A node that comes back with the same epoch does not get them
  * back.
  *
+ * Remote copies: memory_copy where either view is another node's Memory
+ * (a proxy or a local child of one), or any memory_copy with
+ * fabric_loopback, is done by the owner of the destination with one-sided
+ * RDMA, straight from and into the pinned pages (no bounce buffer):
+ *
+ * - The caller checks the rights and ranges of its own capabilities as
+ *   for a local copy.  If it owns the destination it pulls itself,
+ *   otherwise it sends COPY (both views, offsets, length) to the
+ *   destination's owner and waits for the ACK (10 s plus 1 s per MiB).
+ *   So a third-party copy (caller on node 1, source on node 2,
+ *   destination on node 3) is COPY 1 -> 3, then 3 pulls from 2.
+ * - The puller checks the destination view against its object (WRITE,
+ *   range) and, unless the source is its own (then it copies locally;
+ *   with fabric_loopback it grants to itself), sends GRANT for the source
+ *   range to its owner.  The owner checks the view (READ, range), takes
+ *   a reference on the pinned pages and registers a fast-registration
+ *   memory region over exactly the pages of that range, remote-read only,
+ *   on the PD of its connection to the puller (fabric.c's "One-sided
+ *   RDMA"), and answers with its address, rkey, a grant id and the bytes
+ *   granted (one region spans at most the device's fast-registration
+ *   page list, 4096 pages: the puller asks again for the rest).
+ * - The puller RDMA-READs the granted bytes into its own pages (chunks of
+ *   at most 1 MiB, 8 in flight), then sends RELEASE; the owner
+ *   deregisters the region - the rkey is dead - and drops its page
+ *   reference.  A grant its puller never releases is ended after
+ *   FOS_GRANT_TTL (30 s), and all grants of a node are ended when it goes
+ *   down.  Nothing but granted ranges is ever registered for remote access.
+ * - Revocation: a revoked object is not in the export table, so GRANT,
+ *   COPY and a local copy all fail with EKEYREVOKED from then on.  A grant
+ *   made before the revocation belongs to a copy that started before it:
+ *   as for a local copy racing a revoke, that copy completes on pages
+ *   that stay pinned (the grant's reference) until its region is
+ *   deregistered, at RELEASE or at the TTL.  The region is not torn down
+ *   at the revocation itself because an RDMA READ that hits a dead rkey
+ *   is fatal to the RC connection (and so to every proxy of the node).
+ * - The owners check everything again: views against their objects,
+ *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
+ *   that goes down during a copy makes it fail with EKEYREVOKED (as for
+ *   invoke) or EHOSTUNREACH (the connection failed under the READs).
+ *   Overlapping ranges of one remote object give unspecified bytes in the
+ *   destination (locally, and with fabric_loopback, EINVAL).
+ *
  * Limits of this step: capabilities to a local child of a proxy cannot be
- * sent to another node (EOPNOTSUPP); memory_copy on a remote Memory gives
- * EOPNOTSUPP; an importer does not tell the owner when it drops its last
+ * sent to another node (EOPNOTSUPP); an importer does not tell the owner when it drops its last
  * capability, so an exported object stays referenced until it is revoked
  * or the importer is gone (and a delegation sent to another node counts
  * until then for monitor_delegate).
@@ -65,6 +106,9 @@
  * - fos_proxy_lock (a spinlock) protects the proxy table and the proxies'
  *   @hashed flags.  Nothing nests inside it.
  * - fos_events_lock protects the deferred events list.
+ * - fos_grants' xa_lock guards taking a grant out of the table; whoever
+ *   takes it out frees it (after cancel_delayed_work_sync() of its TTL,
+ *   unless the TTL work itself took it).  Nothing nests inside it.
  */
 #include <linux/completion.h>
 #include <linux/cred.h>
@@ -72,6 +116,7 @@
 #include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -145,12 +190,14 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
  * @node: the node that must answer
  * @status: 0 or a negative errno
  * @cap: LOOKUP_REPLY: the capability
+ * @grant: GRANT_REPLY: the grant
  */
 struct fos_call_wait {
 	struct completion done;
 	u32 node;
 	int status;
 	struct fos_wire_cap cap;
+	struct fos_wire_grant_reply grant;
 };
 
 /* Calls in flight by cookie; xa_lock guards completing them. */
@@ -183,6 +230,7 @@ static DEFINE_SPINLOCK(fos_events_lock);
 static LIST_HEAD(fos_events);
 static struct workqueue_struct *fos_remote_wq;
 static void fos_events_fn(struct work_struct *work);
+static void fos_grants_drop_node(u32 node);
 static DECLARE_WORK(fos_events_work, fos_events_fn);
 
 bool fos_remote_loopback(void)
@@ -708,8 +756,9 @@ static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
  * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
  * error of fos_fabric_send().
  */
-static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
-		    u32 len, struct fos_call_wait *w)
+static int fos_call_timeout(struct fos_peer *peer, u8 type,
+			    const void *payload, u32 len,
+			    struct fos_call_wait *w, unsigned long timeout)
 {
 	long left;
 	u32 cookie;
@@ -719,6 +768,7 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 	w->node = fos_peer_node_id(peer);
 	w->status = 0;
 	memset(&w->cap, 0, sizeof(w->cap));
+	memset(&w->grant, 0, sizeof(w->grant));
 	ret = xa_alloc(&fos_calls, &cookie, w, xa_limit_32b, GFP_KERNEL);
 	if (ret)
 		return ret;
@@ -729,7 +779,7 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 	if (!ret) {
 		/* Delivered or not, the answer tells: wait for it. */
 		left = wait_for_completion_killable_timeout(&w->done,
-							    FOS_REMOTE_TIMEOUT);
+							    timeout);
 		if (!left)
 			ret = -ETIMEDOUT;
 		else if (left < 0)
@@ -742,8 +792,16 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 	return ret ? ret : w->status;
 }
 
+static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
+		    u32 len, struct fos_call_wait *w)
+{
+	return fos_call_timeout(peer, type, payload, len, w,
+				FOS_REMOTE_TIMEOUT);
+}
+
 static void fos_call_complete(struct fos_peer *peer, u64 cookie, int status,
-			      const struct fos_wire_cap *cap)
+			      const struct fos_wire_cap *cap,
+			      const struct fos_wire_grant_reply *grant)
 {
 	struct fos_call_wait *w;
 
@@ -756,6 +814,8 @@ static void fos_call_complete(struct fos_peer *peer, u64 cookie, int status,
 		w->status = status;
 		if (cap)
 			w->cap = *cap;
+		if (grant)
+			w->grant = *grant;
 		complete(&w->done);
 	}
 	xa_unlock(&fos_calls);
@@ -804,6 +864,7 @@ static void fos_events_fn(struct work_struct *work)
 		if (ev->kind == FOS_EV_DOWN) {
 			fos_proxies_revoke_node(ev->node, ev->epoch);
 			fos_exports_drop_node(ev->node, ev->epoch);
+			fos_grants_drop_node(ev->node);
 		} else {
 			peer = fos_peer_find(ev->node);
 			if (peer) {
@@ -1054,7 +1115,7 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	const struct fos_wire_ack *a = payload;
 
 	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
-			  -(int)le32_to_cpu(a->status), NULL);
+			  -(int)le32_to_cpu(a->status), NULL, NULL);
 }
 
 /* The owner revoked one of its objects: so is our proxy. */
@@ -1146,7 +1207,542 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 	const struct fos_wire_lookup_reply *r = payload;
 
 	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
-			  -(int)le32_to_cpu(r->status), &r->cap);
+			  -(int)le32_to_cpu(r->status), &r->cap, NULL);
+}
+
+/* ---- memory_copy across nodes (see "Remote copies" above) ---- */
+
+/* How long a grant may live: its puller releases it long before. */
+#define FOS_GRANT_TTL		(3 * FOS_REMOTE_TIMEOUT)
+
+static struct workqueue_struct *fos_copy_wq;
+
+/**
+ * struct fos_grant - a source range registered for a puller's RDMA READs
+ * @id: in fos_grants
+ * @node: the puller
+ * @mem: the pinned pages (a reference: they stay pinned while registered)
+ * @sgt: the pages of the range
+ * @mr: the region; its rkey dies with fos_fabric_dereg_mr()
+ * @ttl: releases a grant its puller never released
+ * @dead: on a local list once taken out of fos_grants
+ *
+ * Freed by whoever takes it out of fos_grants.
+ */
+struct fos_grant {
+	u32 id;
+	u32 node;
+	struct list_head dead;
+	struct fos_mem *mem;
+	struct sg_table sgt;
+	struct fos_fabric_mr *mr;
+	struct delayed_work ttl;
+};
+
+/* id -> struct fos_grant; xa_lock guards taking an entry out. */
+static DEFINE_XARRAY_ALLOC(fos_grants);
+
+static void fos_grant_free(struct fos_grant *g)
+{
+	fos_fabric_dereg_mr(g->mr);	/* the rkey is dead from here */
+	sg_free_table(&g->sgt);
+	fos_mem_put(g->mem);
+	kfree(g);
+	fos_live_add(FOS_LIVE_GRANTS, -1);
+}
+
+static void fos_grant_ttl_fn(struct work_struct *work)
+{
+	struct fos_grant *g = container_of(to_delayed_work(work),
+					   struct fos_grant, ttl);
+
+	if (xa_cmpxchg(&fos_grants, g->id, g, NULL, GFP_KERNEL) == g)
+		fos_grant_free(g);
+}
+
+/* Take grant @id (of @node) out and free it. */
+static void fos_grant_release(u32 id, u32 node)
+{
+	struct fos_grant *g;
+
+	xa_lock(&fos_grants);
+	g = xa_load(&fos_grants, id);
+	if (g && g->node == node)
+		__xa_erase(&fos_grants, id);
+	else
+		g = NULL;
+	xa_unlock(&fos_grants);
+	if (!g)
+		return;
+	cancel_delayed_work_sync(&g->ttl);
+	fos_grant_free(g);
+}
+
+/* Release every grant of @node (U32_MAX: of every node). */
+static void fos_grants_drop_node(u32 node)
+{
+	struct fos_grant *g, *tmp;
+	unsigned long idx;
+	LIST_HEAD(dead);
+
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (node != U32_MAX && g->node != node)
+			continue;
+		__xa_erase(&fos_grants, idx);
+		list_add_tail(&g->dead, &dead);
+	}
+	xa_unlock(&fos_grants);
+	list_for_each_entry_safe(g, tmp, &dead, dead) {
+		cancel_delayed_work_sync(&g->ttl);
+		fos_grant_free(g);
+	}
+}
+
+/*
+ * A Memory view of ours named on the wire by @peer: the object, checked
+ * against the view, with rights @perm and [@off, @off + @len) inside it.
+ */
+static int fos_copy_local_view(struct fos_peer *peer,
+			       const struct fos_wire_cap *wc, u32 perm,
+			       u64 off, u64 len, struct fos_cap *out)
+{
+	struct fos_object *obj;
+	int ret;
+
+	if (le32_to_cpu(wc->node) != fos_node_id)
+		return -EPROTO;
+	if (le32_to_cpu(wc->epoch) != fos_epoch)
+		return -EKEYREVOKED;
+	obj = fos_export_get(le64_to_cpu(wc->oid), fos_peer_node_id(peer),
+			     fos_peer_epoch(peer));
+	if (!obj)
+		return -EKEYREVOKED;
+	out->obj = obj;
+	out->off = le64_to_cpu(wc->off);
+	out->len = le64_to_cpu(wc->len);
+	out->perms = le32_to_cpu(wc->perms);
+	if (obj->type != FRACTOS_OBJ_MEMORY)
+		ret = -EPROTO;
+	else
+		ret = fos_view_check(obj, out);
+	if (!ret && !(out->perms & perm))
+		ret = -EACCES;
+	if (!ret && (off > out->len || len > out->len - off))
+		ret = -ERANGE;
+	if (ret)
+		fos_obj_put(obj);
+	return ret;
+}
+
+/* The puller's errors as memory_copy reports them. */
+static int fos_copy_errno(int ret)
+{
+	switch (ret) {
+	case -ECONNRESET:
+		return -EKEYREVOKED;	/* the node is gone: so are its objects */
+	case -ENOTCONN:
+	case -ECOMM:
+		return -EHOSTUNREACH;
+	default:
+		return ret;
+	}
+}
+
+/**
+ * fos_copy_pull - RDMA-read a source view into a local destination
+ * @src: the source view on the wire (names its owner)
+ * @soff: first byte, from the start of @src
+ * @dst: the local destination view (rights and range checked)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, non-zero
+ *
+ * Asks the owner for a grant over (a window of) the source range, reads
+ * it straight into the destination's pinned pages, releases the grant,
+ * and goes on with the next window.  Process context.
+ */
+static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_wire_release rel = {};
+	struct fos_wire_grant g = {};
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	struct fos_mem *mem;
+	struct sg_table sgt;
+	u64 done = 0;
+	int ret = 0;
+
+	mem = fos_obj_get_mem(dst->obj);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	if (!mem->writable) {
+		ret = -EACCES;
+		goto out_mem;
+	}
+	peer = fos_peer_find(le32_to_cpu(src->node));
+	if (!peer) {
+		ret = -EHOSTUNREACH;
+		goto out_mem;
+	}
+	g.src = *src;
+	while (done < len) {
+		u64 glen, addr;
+		s64 n;
+
+		g.off = cpu_to_le64(soff + done);
+		g.len = cpu_to_le64(len - done);
+		ret = fos_call(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
+		if (ret)
+			break;
+		glen = le64_to_cpu(w.grant.len);
+		addr = le64_to_cpu(w.grant.addr);
+		rel.id = w.grant.id;
+		if (glen > len - done) {
+			ret = -EPROTO;
+		} else {
+			n = fos_mem_sgt(mem, dst->off + doff + done, glen,
+					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
+					      U32_MAX),
+					&sgt);
+			ret = n < 0 ? n : 0;
+		}
+		if (!ret) {
+			ret = fos_fabric_rdma_read(peer, &sgt, addr,
+						   le32_to_cpu(w.grant.rkey));
+			sg_free_table(&sgt);
+		}
+		/* Best effort: the grant's TTL ends it otherwise. */
+		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
+				NULL, FOS_SEND_WAIT);
+		if (ret)
+			break;
+		done += glen;
+		cond_resched();
+	}
+	fos_peer_put(peer);
+out_mem:
+	fos_mem_put(mem);
+	return fos_copy_errno(ret);
+}
+
+/*
+ * A capability for the copy protocol, named for node @node: a proxy (or a
+ * local child of one) by the remote object's name with the capability's
+ * view; a local object is exported to @node.
+ */
+static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
+			     struct fos_wire_cap *wc)
+{
+	struct fos_object *root = fos_obj_root(cap->obj);
+	struct fractos_oid oid;
+	int ret;
+
+	if (!root->proxy) {
+		ret = fos_cap_describe(cap, node, epoch, wc);
+		if (!ret && wc->flags)
+			ret = -EKEYREVOKED;
+		return ret;
+	}
+	memset(wc, 0, sizeof(*wc));
+	fos_remote_oid(root, &oid);
+	wc->node = cpu_to_le32(oid.node);
+	wc->epoch = cpu_to_le32(oid.epoch);
+	wc->oid = cpu_to_le64(oid.id);
+	wc->off = cpu_to_le64(cap->off);
+	wc->len = cpu_to_le64(cap->len);
+	wc->type = cpu_to_le32(FRACTOS_OBJ_MEMORY);
+	wc->perms = cpu_to_le32(cap->perms);
+	return 0;
+}
+
+/**
+ * fos_remote_copy_wanted - does memory_copy between these go by fabric?
+ * @src: the source Memory object
+ * @dst: the destination Memory object
+ *
+ * Return: true if either is another node's (a proxy or a local child of
+ * one), or with fabric_loopback.
+ */
+bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
+{
+	return fos_obj_root(src)->proxy || fos_obj_root(dst)->proxy ||
+	       fos_remote_loopback();
+}
+
+/**
+ * fos_remote_copy - memory_copy where a view is another node's
+ * @src: the source view (READ and the range checked by the caller)
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view (WRITE and the range checked)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes
+ *
+ * The owner of the destination pulls the bytes with RDMA READs from the
+ * owner of the source (fos_copy_pull()): this node if it owns the
+ * destination, else it is asked with COPY.  With fabric_loopback, a copy
+ * between local views goes the same way through this node's connection
+ * to itself.  Process context.
+ *
+ * Return: 0, the owners' errors (EKEYREVOKED, EACCES, ERANGE, EPROTO),
+ * -EHOSTUNREACH, -ETIMEDOUT, -EINVAL (loopback: overlapping ranges of one
+ * memory), -EINTR, -ENOMEM.
+ */
+int fos_remote_copy(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_object *droot = fos_obj_root(dst->obj);
+	struct fos_object *sroot = fos_obj_root(src->obj);
+	struct fos_wire_copy *c;
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	struct fractos_oid oid;
+	u32 pepoch;
+	int ret;
+
+	if (!sroot->proxy && !droot->proxy) {
+		ret = fos_mem_copy_local(src, soff, dst, doff, len, true);
+		if (ret)
+			return ret;
+	}
+	if (!len)
+		return 0;
+	fos_remote_oid(droot->proxy ? droot : dst->obj, &oid);
+	if (!droot->proxy)
+		fos_remote_oid(sroot->proxy ? sroot : src->obj, &oid);
+	peer = fos_peer_find(oid.node);
+	if (!peer)
+		return -EHOSTUNREACH;
+	pepoch = fos_peer_epoch(peer);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto out_peer;
+	}
+	ret = fos_copy_describe(src, oid.node, pepoch, &c->src);
+	if (ret)
+		goto out_free;
+	if (!droot->proxy) {
+		/* Ours: pull from the source's owner (maybe ourselves). */
+		ret = fos_copy_pull(&c->src, soff, dst, doff, len);
+		goto out_free;
+	}
+	ret = fos_copy_describe(dst, oid.node, pepoch, &c->dst);
+	if (ret)
+		goto out_free;
+	c->src_off = cpu_to_le64(soff);
+	c->dst_off = cpu_to_le64(doff);
+	c->len = cpu_to_le64(len);
+	/* Ten seconds, plus one per MiB. */
+	ret = fos_call_timeout(peer, FOS_WIRE_COPY, c, sizeof(*c), &w,
+			       FOS_REMOTE_TIMEOUT +
+			       min_t(u64, len >> 20, 3600) * HZ);
+	ret = fos_copy_errno(ret);
+out_free:
+	kfree(c);
+out_peer:
+	fos_peer_put(peer);
+	return ret;
+}
+
+/* COPY on the destination's owner. */
+static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
+{
+	u64 soff = le64_to_cpu(c->src_off), doff = le64_to_cpu(c->dst_off);
+	u64 len = le64_to_cpu(c->len);
+	struct fos_cap dst, src;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &c->dst, FRACTOS_PERM_WRITE, doff, len,
+				  &dst);
+	if (ret)
+		return ret;
+	if (le32_to_cpu(c->src.node) == fos_node_id && !fos_remote_loopback()) {
+		ret = fos_copy_local_view(peer, &c->src, FRACTOS_PERM_READ,
+					  soff, len, &src);
+		if (!ret) {
+			ret = fos_mem_copy_local(&src, soff, &dst, doff, len,
+						 false);
+			fos_obj_put(src.obj);
+		}
+	} else {
+		ret = fos_copy_pull(&c->src, soff, &dst, doff, len);
+	}
+	fos_obj_put(dst.obj);
+	return ret;
+}
+
+/* GRANT on the source's owner: register the range, answer where it is. */
+static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
+			   struct fos_wire_grant_reply *r)
+{
+	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
+	struct fos_grant *g;
+	struct fos_cap src;
+	u32 max_pages, rkey;
+	u64 addr, b;
+	s64 n;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &w->src, FRACTOS_PERM_READ, off, len,
+				  &src);
+	if (ret)
+		return ret;
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g) {
+		ret = -ENOMEM;
+		goto out_obj;
+	}
+	g->node = fos_peer_node_id(peer);
+	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
+	g->mem = fos_obj_get_mem(src.obj);
+	if (IS_ERR(g->mem)) {
+		ret = PTR_ERR(g->mem);
+		kfree(g);
+		goto out_obj;
+	}
+	max_pages = fos_fabric_mr_max_pages(peer);
+	b = g->mem->first_off + src.off + off;
+	n = fos_mem_sgt(g->mem, src.off + off, len, max_pages, &g->sgt);
+	if (n < 0) {
+		ret = max_pages ? n : -EHOSTUNREACH;
+		goto err_mem;
+	}
+	ret = fos_fabric_reg_mr(peer, &g->sgt,
+				DIV_ROUND_UP(offset_in_page(b) + n, PAGE_SIZE),
+				&g->mr, &addr, &rkey);
+	if (ret)
+		goto err_sgt;
+	fos_live_add(FOS_LIVE_GRANTS, 1);
+	ret = xa_alloc(&fos_grants, &g->id, g, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		fos_grant_free(g);
+		goto out_obj;
+	}
+	queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
+	r->rkey = cpu_to_le32(rkey);
+	r->id = cpu_to_le64(g->id);
+	r->addr = cpu_to_le64(addr);
+	r->len = cpu_to_le64(n);
+	goto out_obj;
+
+err_sgt:
+	sg_free_table(&g->sgt);
+err_mem:
+	fos_mem_put(g->mem);
+	kfree(g);
+out_obj:
+	fos_obj_put(src.obj);
+	return ret;
+}
+
+/**
+ * struct fos_copy_work - a COPY or GRANT served in process context
+ * @work: on fos_copy_wq
+ * @peer: the sender (a reference)
+ * @type: FOS_WIRE_COPY or FOS_WIRE_GRANT
+ * @cookie: the sender's cookie
+ * @copy: COPY: the payload
+ * @grant: GRANT: the payload
+ */
+struct fos_copy_work {
+	struct work_struct work;
+	struct fos_peer *peer;
+	u8 type;
+	u64 cookie;
+	union {
+		struct fos_wire_copy copy;
+		struct fos_wire_grant grant;
+	};
+};
+
+static void fos_copy_reply(struct fos_peer *peer, u8 type, u64 cookie,
+			   int status, struct fos_wire_grant_reply *r)
+{
+	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
+
+	if (type == FOS_WIRE_COPY) {
+		fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
+				NULL, FOS_SEND_QUEUE);
+		return;
+	}
+	if (status)
+		memset(r, 0, sizeof(*r));
+	r->status = cpu_to_le32(-status);
+	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, r, sizeof(*r),
+			NULL, FOS_SEND_QUEUE);
+}
+
+static void fos_copy_work_fn(struct work_struct *work)
+{
+	struct fos_copy_work *cw = container_of(work, struct fos_copy_work,
+						work);
+	struct fos_wire_grant_reply r = {};
+	int ret;
+
+	if (cw->type == FOS_WIRE_COPY)
+		ret = fos_copy_serve(cw->peer, &cw->copy);
+	else
+		ret = fos_grant_serve(cw->peer, &cw->grant, &r);
+	/* A reply that cannot go leaves the caller to its timeout. */
+	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
+	fos_peer_put(cw->peer);
+	kfree(cw);
+}
+
+/* COPY and GRANT wait for the fabric: they run on fos_copy_wq. */
+static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			   const void *payload, u32 len)
+{
+	u64 cookie = le64_to_cpu(hdr->cookie);
+	struct fos_wire_grant_reply r = {};
+	struct fos_copy_work *cw;
+
+	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
+	if (cw)
+		cw->peer = fos_peer_find(fos_peer_node_id(peer));
+	if (!cw || !cw->peer) {
+		kfree(cw);
+		fos_copy_reply(peer, hdr->type, cookie, -ENOMEM, &r);
+		return;
+	}
+	cw->type = hdr->type;
+	cw->cookie = cookie;
+	memcpy(&cw->copy, payload, len);	/* validated: len fits */
+	INIT_WORK(&cw->work, fos_copy_work_fn);
+	queue_work(fos_copy_wq, &cw->work);
+}
+
+void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		    const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+void fos_grant_reply_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len)
+{
+	const struct fos_wire_grant_reply *r = payload;
+
+	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
+			  -(int)le32_to_cpu(r->status), NULL, r);
+}
+
+void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		      const void *payload, u32 len)
+{
+	const struct fos_wire_release *r = payload;
+	u64 id = le64_to_cpu(r->id);
+
+	if (id <= U32_MAX)
+		fos_grant_release(id, fos_peer_node_id(peer));
 }
 
 /* ---- setup ---- */
@@ -1154,7 +1750,14 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 int fos_remote_init(void)
 {
 	fos_remote_wq = alloc_ordered_workqueue("fractos_remote", 0);
-	return fos_remote_wq ? 0 : -ENOMEM;
+	if (!fos_remote_wq)
+		return -ENOMEM;
+	fos_copy_wq = alloc_workqueue("fractos_copy", WQ_UNBOUND, 0);
+	if (!fos_copy_wq) {
+		destroy_workqueue(fos_remote_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* After fos_fabric_exit(): no peer is left to send to or hear from. */
@@ -1165,6 +1768,10 @@ void fos_remote_exit(void)
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
+	/* Every peer is gone, so are the grants (node down); to be sure: */
+	fos_grants_drop_node(U32_MAX);
+	destroy_workqueue(fos_copy_wq);
+	WARN_ON(!xa_empty(&fos_grants));
 	WARN_ON(!xa_empty(&fos_exports));
 	WARN_ON(!xa_empty(&fos_calls));
 }

@@ -24,6 +24,9 @@
  * @tag: the Request's tag
  * @caps: capability arguments
  * @imm: immediate bytes
+ * @ev_ep: monitor events only: the queue whose nmonitors slot the event
+ *	holds until it is freed (no reference: the monitor that posts it
+ *	holds one, and a queued event is freed before its queue)
  */
 struct fos_msg {
 	struct list_head link;
@@ -33,6 +36,7 @@ struct fos_msg {
 	u64 tag;
 	struct fos_cap *caps;
 	u8 *imm;
+	struct fos_ep *ev_ep;
 };
 
 /*
@@ -83,6 +87,8 @@ static void fos_msg_free(struct fos_msg *msg)
 
 	for (i = 0; i < msg->ncaps; i++)
 		fos_obj_put(msg->caps[i].obj);
+	if (msg->ev_ep)
+		atomic_dec(&msg->ev_ep->nmonitors);
 	kfree(msg);
 	fos_live_add(FOS_LIVE_MESSAGES, -1);
 }
@@ -113,24 +119,50 @@ void fos_ep_close(struct fos_ep *ep)
 }
 
 /**
- * fos_ep_post_event - queue a monitor event, ignoring the queue bound
- * @ep: the receive queue
+ * fos_ep_event_alloc - preallocate a monitor registration's event
+ * @ep: the receive queue the event will go to
  * @type: FRACTOS_MSG_MONITOR_*
  * @cookie: the registration's cookie
  *
- * Events are bounded by the registrations (at most max_caps per space), so
- * they may pass max_queue; they are lost only if the space is gone or the
- * allocation fails.
+ * The caller has taken a slot in @ep->nmonitors; the event holds it from
+ * now on and gives it back when freed (received, dropped, or the queue
+ * closed), so queued events stay bounded by max_caps per space.
+ *
+ * Return: the event, or NULL (the caller still holds the slot).
  */
-void fos_ep_post_event(struct fos_ep *ep, u32 type, u64 cookie)
+struct fos_msg *fos_ep_event_alloc(struct fos_ep *ep, u32 type, u64 cookie)
 {
-	struct fos_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	struct fos_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL_ACCOUNT);
 
 	if (!msg)
-		return;
-	fos_live_add(FOS_LIVE_MESSAGES, 1);
+		return NULL;
+	/* Counted in FOS_LIVE_MESSAGES once posted. */
 	msg->type = type;
 	msg->tag = cookie;
+	msg->ev_ep = ep;
+	return msg;
+}
+
+/* Free an event that was never posted; gives its nmonitors slot back. */
+void fos_ep_event_free(struct fos_msg *msg)
+{
+	atomic_dec(&msg->ev_ep->nmonitors);
+	kfree(msg);
+}
+
+/**
+ * fos_ep_post_event - queue a monitor event, ignoring the queue bound
+ * @msg: from fos_ep_event_alloc(); taken over
+ *
+ * Events are bounded by the registrations (at most max_caps per space,
+ * counting fired events until they are received), so they may pass
+ * max_queue; they are lost only if the space is gone.  Cannot fail.
+ */
+void fos_ep_post_event(struct fos_msg *msg)
+{
+	struct fos_ep *ep = msg->ev_ep;
+
+	fos_live_add(FOS_LIVE_MESSAGES, 1);
 	spin_lock(&ep->lock);
 	if (ep->closed) {
 		spin_unlock(&ep->lock);
@@ -388,11 +420,15 @@ static int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 		if (!wait || nowait)
 			break;
 		spin_unlock(&ep->lock);
-		ret = wait_event_interruptible(ep->send_wq,
-					       READ_ONCE(ep->len) < max ||
-					       READ_ONCE(ep->closed));
-		if (ret)
-			return ret;
+		/*
+		 * EINTR when a handler ran, even with SA_RESTART (as
+		 * documented); restarted transparently otherwise (stop and
+		 * continue, task work).
+		 */
+		if (wait_event_interruptible(ep->send_wq,
+					     READ_ONCE(ep->len) < max ||
+					     READ_ONCE(ep->closed)))
+			return -ERESTARTNOHAND;
 	}
 	spin_unlock(&ep->lock);
 	return ret;
@@ -562,7 +598,7 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 			if (!mutex_trylock(&ep->recv_mutex))
 				return ERR_PTR(-EAGAIN);
 		} else if (mutex_lock_interruptible(&ep->recv_mutex)) {
-			return ERR_PTR(-ERESTARTSYS);
+			return ERR_PTR(-ERESTARTNOHAND);
 		}
 		spin_lock(&ep->lock);
 		msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
@@ -578,8 +614,13 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 		left = wait_event_interruptible_timeout(ep->recv_wq,
 							READ_ONCE(ep->len),
 							left);
+		/*
+		 * Not -ERESTARTSYS: a handler with SA_RESTART must see EINTR
+		 * (a restart would begin the timeout again from its full
+		 * length).  Without a handler the call restarts unseen.
+		 */
 		if (left < 0)
-			return ERR_PTR(left);
+			return ERR_PTR(-ERESTARTNOHAND);
 		if (!left && !READ_ONCE(ep->len))
 			return ERR_PTR(-ETIMEDOUT);
 	}

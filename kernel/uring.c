@@ -45,7 +45,7 @@ int fos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	ret = fos_call_user(ioucmd->file->private_data, ioucmd->cmd_op,
 			    u64_to_user_ptr(arg),
 			    issue_flags & IO_URING_F_NONBLOCK);
-	if (ret == -ERESTARTSYS)
+	if (ret == -ERESTARTSYS || ret == -ERESTARTNOHAND)
 		ret = -EINTR;
 	return ret;
 }

@@ -3,7 +3,7 @@
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
  *
- * DOC: Wire format, version 2
+ * DOC: Wire format, version 3
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -43,7 +43,7 @@
 #include <linux/fractos.h>
 
 #define FOS_WIRE_MAGIC		0x534f5246	/* "FROS" in memory */
-#define FOS_WIRE_VERSION	2	/* 2: remote objects (remote.c) */
+#define FOS_WIRE_VERSION	3	/* 2: remote objects, 3: remote copy */
 
 /* Receive buffer sizes a peer may announce, header included. */
 #define FOS_WIRE_MSG_MIN	256
@@ -116,6 +116,11 @@ enum fos_wire_type {
 	FOS_WIRE_IMPORT,	/* struct fos_wire_obj: new holder -> owner */
 	FOS_WIRE_LOOKUP,	/* struct fos_wire_lookup + name */
 	FOS_WIRE_LOOKUP_REPLY,	/* struct fos_wire_lookup_reply, cookie echoed */
+	/* Remote memory_copy (version 3; see "Remote copies" below). */
+	FOS_WIRE_COPY,		/* struct fos_wire_copy: caller -> dst owner */
+	FOS_WIRE_GRANT,		/* struct fos_wire_grant: puller -> src owner */
+	FOS_WIRE_GRANT_REPLY,	/* struct fos_wire_grant_reply, cookie echoed */
+	FOS_WIRE_RELEASE,	/* struct fos_wire_release: puller -> src owner */
 	FOS_WIRE_NR,
 };
 
@@ -265,6 +270,80 @@ struct fos_wire_lookup_reply {
 	struct fos_wire_cap cap;
 };
 
+/*
+ * DOC: Remote copies
+ *
+ * COPY (cookie: the caller's token) asks the owner of the destination
+ * Memory (@dst names an object of the receiver) to copy @len bytes from
+ * byte @src_off of the view @src to byte @dst_off of the view @dst.  It is
+ * answered with ACK.  The receiver pulls the bytes with RDMA READs: it
+ * sends GRANT to the source's owner, which registers a memory region over
+ * exactly the pinned pages of the range asked for, remote-read only, and
+ * answers GRANT_REPLY with the region's address, rkey, a grant id and the
+ * number of bytes granted (which may be fewer than asked: the puller asks
+ * again for the rest).  Once its READs completed, the puller sends
+ * RELEASE with the grant id and the owner deregisters the region.
+ */
+
+/**
+ * struct fos_wire_copy - payload of COPY
+ * @src: the source view (any node's Memory)
+ * @dst: the destination view, an object of the receiver
+ * @src_off: first byte to copy, from the start of @src
+ * @dst_off: where it goes, from the start of @dst
+ * @len: bytes to copy, non-zero
+ * @flags: zero
+ * @reserved: zero
+ */
+struct fos_wire_copy {
+	struct fos_wire_cap src;
+	struct fos_wire_cap dst;
+	__le64 src_off;
+	__le64 dst_off;
+	__le64 len;
+	__le32 flags;
+	__le32 reserved;
+};
+
+/**
+ * struct fos_wire_grant - payload of GRANT
+ * @src: the source view, an object of the receiver
+ * @off: first byte, from the start of @src
+ * @len: bytes wanted, non-zero
+ */
+struct fos_wire_grant {
+	struct fos_wire_cap src;
+	__le64 off;
+	__le64 len;
+};
+
+/**
+ * struct fos_wire_grant_reply - payload of GRANT_REPLY
+ * @status: 0 or a positive errno, at most 4095; if non-zero every other
+ *	field is zero
+ * @rkey: the region's remote key (remote read only)
+ * @id: the grant, to be named by RELEASE
+ * @addr: the address of the first byte asked for, in the region
+ * @len: bytes granted from there, non-zero, at most what was asked
+ */
+struct fos_wire_grant_reply {
+	__le32 status;
+	__le32 rkey;
+	__le64 id;
+	__le64 addr;
+	__le64 len;
+};
+
+/**
+ * struct fos_wire_release - payload of RELEASE
+ * @id: a grant id from GRANT_REPLY
+ * @reserved: zero
+ */
+struct fos_wire_release {
+	__le64 id;
+	__le64 reserved;
+};
+
 #define FOS_WIRE_NAME_MAX	255
 #define FOS_WIRE_MAX_IMM	4096
 #define FOS_WIRE_MAX_CAPS	32
@@ -279,6 +358,10 @@ static_assert(sizeof(struct fos_wire_ack) == 8);
 static_assert(sizeof(struct fos_wire_obj) == 16);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
+static_assert(sizeof(struct fos_wire_copy) == 128);
+static_assert(sizeof(struct fos_wire_grant) == 64);
+static_assert(sizeof(struct fos_wire_grant_reply) == 32);
+static_assert(sizeof(struct fos_wire_release) == 16);
 
 /**
  * fos_wire_check_hello - validate connection private data
@@ -422,6 +505,63 @@ static inline int fos_wire_check_lookup_reply(const void *payload, u32 len)
 	if (status)
 		return memchr_inv(&r->cap, 0, sizeof(r->cap)) ? -EPROTO : 0;
 	return fos_wire_check_cap(&r->cap);
+}
+
+/* A Memory capability, not revoked, and a non-empty range that fits u64. */
+static inline int fos_wire_check_mem_range(const struct fos_wire_cap *c,
+					   __le64 off, __le64 len)
+{
+	u64 o = le64_to_cpu(off), l = le64_to_cpu(len);
+
+	if (fos_wire_check_cap(c) ||
+	    le32_to_cpu(c->type) != FRACTOS_OBJ_MEMORY || c->flags ||
+	    !l || o + l < o)
+		return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_copy(const void *payload, u32 len)
+{
+	const struct fos_wire_copy *c = payload;
+
+	if (len != sizeof(*c) || c->flags || c->reserved ||
+	    fos_wire_check_mem_range(&c->src, c->src_off, c->len) ||
+	    fos_wire_check_mem_range(&c->dst, c->dst_off, c->len))
+		return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_grant(const void *payload, u32 len)
+{
+	const struct fos_wire_grant *g = payload;
+
+	if (len != sizeof(*g) ||
+	    fos_wire_check_mem_range(&g->src, g->off, g->len))
+		return -EPROTO;
+	return 0;
+}
+
+static inline int fos_wire_check_grant_reply(const void *payload, u32 len)
+{
+	const struct fos_wire_grant_reply *r = payload;
+	u64 addr, n;
+
+	if (len != sizeof(*r))
+		return -EPROTO;
+	if (le32_to_cpu(r->status) > MAX_ERRNO)
+		return -EPROTO;
+	if (r->status)
+		return r->rkey || r->id || r->addr || r->len ? -EPROTO : 0;
+	addr = le64_to_cpu(r->addr);
+	n = le64_to_cpu(r->len);
+	return !n || addr + n < addr ? -EPROTO : 0;
+}
+
+static inline int fos_wire_check_release(const void *payload, u32 len)
+{
+	const struct fos_wire_release *r = payload;
+
+	return len != sizeof(*r) || r->reserved ? -EPROTO : 0;
 }
 
 /**

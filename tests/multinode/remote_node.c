@@ -13,6 +13,11 @@
  * also forwards node 1's Mdim2 and R to node 3, which must see node 1's
  * names and reach node 1 directly.  Last, node 1 kills node 2 and its
  * proxy K3 must be revoked (monitor, EKEYREVOKED), and nothing may be left.
+ * memory_copy crosses nodes with one-sided RDMA: node 1 copies from node
+ * 2's Ndim, node 2 from node 1's Mdim2, and with 3 nodes node 1 copies node
+ * 2's Ndim into node 3's Memory "n3mem" (a third-party copy: node 3 pulls
+ * from node 2), node 3 checks the bytes, and once node 2 revoked N the
+ * copy fails.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
@@ -112,14 +117,15 @@ static void peers_up(void)
 static int provider(void)
 {
 	uint32_t mem, mdim, mdim2 = ~0U, r, local, k, k3, nd, i;
+	uint32_t n3mem = ~0U, n3req = ~0U;
 	struct fos_counts want = {}, now;
-	char *buf, out[300];
+	char *buf, out[300], want2[4096];
 	unsigned int fails = 99;
 	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(23 + 3 * (nodes - 1) + 5 * (nodes == 3));
+	tap_plan(24 + 3 * (nodes - 1) + 10 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -146,8 +152,30 @@ static int provider(void)
 	       "node 1: cap 1 is node 2's Memory, view [8, 72), read-only");
 	tap_ok(is_remote(fd, k, 2, FRACTOS_OBJ_REQUEST, 0, 0, 0),
 	       "node 1: cap 2 is node 2's Request");
-	tap_errno(fos_copy(fd, nd, 0, local, 0, 8, NULL), EOPNOTSUPP,
-		  "node 1: memory_copy from a remote Memory: EOPNOTSUPP (not yet)");
+	fos_fill(want2, sizeof(want2), 2);
+	memset(buf + 4096, 0, 64);
+	ret = fos_copy(fd, nd, 3, local, 5, 50, &copied);
+	tap_ok(!ret && copied == 50 && !memcmp(buf + 4096 + 5, want2 + 8 + 3, 50),
+	       "node 1: memory_copy from node 2's Memory (RDMA READ, ret %d)", ret);
+	tap_errno(fos_copy(fd, local, 0, nd, 0, 8, NULL), EACCES,
+		  "node 1: into node 2's read-only view: EACCES");
+	if (nodes == 3) {
+		/* A third-party copy: node 2's Ndim into node 3's Memory. */
+		for (i = 0; i < 600; i++) {
+			ret = lookup(fd, 3, "n3mem", &n3mem);
+			if (!ret || errno != ENOENT)
+				break;
+			usleep(100000);
+		}
+		tap_eq(ret, 0, "node 1: NAME_LOOKUP \"n3mem\" on node 3");
+		tap_eq(lookup(fd, 3, "n3", &n3req), 0,
+		       "node 1: NAME_LOOKUP \"n3\" on node 3");
+		ret = fos_copy(fd, nd, 0, n3mem, 100, 0, &copied);
+		tap_ok(!ret && copied == 64,
+		       "node 1: copy node 2's Ndim into node 3's Memory (ret %d)", ret);
+		tap_eq(invoke(fd, n3req, "copied", 6, NULL, 0), 0,
+		       "node 1: tell node 3 to check it");
+	}
 	tap_eq(monitor(fd, nd, 7), 0, "node 1: monitor_receive on the proxy");
 
 	ok = !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 1000, 300, &mdim2);
@@ -170,6 +198,12 @@ static int provider(void)
 
 	tap_ok(event(fd, 7, 30), "node 1: node 2 revoked N: the proxy's monitor fires");
 	tap_ok(revoked(fd, nd), "node 1: the proxy is revoked");
+	if (nodes == 3) {
+		tap_errno(fos_copy(fd, nd, 0, n3mem, 100, 0, NULL), EKEYREVOKED,
+			  "node 1: node 2 revoked N: the third-party copy fails");
+		fos_close(fd, n3mem);
+		fos_close(fd, n3req);
+	}
 	tap_eq(fos_revoke(fd, k), 0, "node 1: revoke node 2's K through its proxy");
 	tap_ok(revoked(fd, k), "node 1: the proxy of K is revoked");
 	tap_errno(invoke(fd, k, NULL, 0, NULL, 0), EKEYREVOKED,
@@ -238,7 +272,8 @@ static int provider(void)
 static int client(void)
 {
 	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, sub, local, cap[2];
-	char *buf, done[32];
+	char *buf, done[32], want1[4096];
+	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret, i;
 
@@ -249,6 +284,7 @@ static int client(void)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fd < 0 || buf == MAP_FAILED)
 		tap_bail("open/mmap");
+	fos_fill(buf, 4096, 2);
 	ok = !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &n) &&
 	     !fos_diminish(fd, n, FRACTOS_PERM_WRITE, 8, 64, &ndim) &&
 	     !fos_mem_create(fd, buf + 4096, 4096, FRACTOS_PERM_ALL, &local) &&
@@ -277,8 +313,10 @@ static int client(void)
 	mdim2 = m.caps[0];
 	tap_ok(is_remote(fd, mdim2, 1, FRACTOS_OBJ_MEMORY, 1000, 300, FRACTOS_PERM_READ),
 	       "node 2: Mdim2 is node 1's Memory, view [1000, 1300), read-only");
-	tap_errno(fos_copy(fd, mdim2, 0, local, 0, 0, NULL), EOPNOTSUPP,
-		  "node 2: memory_copy from it: EOPNOTSUPP (not yet)");
+	fos_fill(want1, sizeof(want1), 1);
+	ret = fos_copy(fd, mdim2, 0, local, 7, 0, &copied);
+	tap_ok(!ret && copied == 300 && !memcmp(buf + 4096 + 7, want1 + 1000, 300),
+	       "node 2: memory_copy from it, 300 bytes (RDMA READ, ret %d)", ret);
 	ok = !fos_diminish(fd, mdim2, 0, 10, 20, &sub);
 	tap_ok(ok && is_remote(fd, sub, 1, FRACTOS_OBJ_MEMORY, 1010, 20,
 			       FRACTOS_PERM_READ),
@@ -323,19 +361,29 @@ static int client(void)
 /* Node 3: gets node 1's objects forwarded by node 2. */
 static int third(void)
 {
-	uint32_t k, r, mdim2, cap[1];
-	char done[32];
+	uint32_t k, r, mdim2, mem, cap[1];
+	char done[32], want2[4096], *buf;
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(14 + 2 * (nodes - 1));
+	tap_plan(15 + 2 * (nodes - 1));
 	peers_up();
 	fd = fos_open();
-	ok = fd >= 0 &&
+	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ok = fd >= 0 && buf != MAP_FAILED &&
+	     !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &mem) &&
+	     !publish(fd, mem, "n3mem") &&
 	     !req_create(fd, FRACTOS_CID_INVALID, 3, NULL, 0, NULL, 0, &k) &&
 	     !publish(fd, k, "n3");
-	tap_ok(ok, "node 3: Request published as \"n3\"");
+	tap_ok(ok, "node 3: Memory \"n3mem\" and Request \"n3\" published");
 	fos_req_timeout_ns = 180000000000ULL;
+	/* Node 1's third-party copy comes before node 2's forward. */
+	ret = receive(fd, &m);
+	fos_fill(want2, sizeof(want2), 2);
+	tap_ok(!ret && m.imm_len == 6 && !memcmp(m.imm, "copied", 6) &&
+	       !memcmp(buf + 100, want2 + 8, 64) && !buf[99] && !buf[164],
+	       "node 3: node 1 copied node 2's Ndim into n3mem (ret %d)", ret);
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.ncaps == 2, "node 3: node 2 forwards 2 caps (ret %d)", ret);
 	r = m.caps[0];

@@ -409,11 +409,75 @@ static void test_revtree(void)
 	       "revtree: the unreferenced chain is freed and unpinned");
 }
 
+/*
+ * Revocation trees are at most 64 deep: a chain grown one child at a time
+ * (closing the previous one) stops there with EMLINK, and so does a
+ * delegation that would hand out a child below the limit.
+ */
+static void test_depth(void)
+{
+	struct fractos_request_create rc = { .base = FRACTOS_CID_INVALID };
+	struct fractos_request_invoke ri = { .ncaps = 1 };
+	struct fractos_monitor mon = { .cookie = 64 };
+	struct fractos_request_receive rr = {
+		.flags = FRACTOS_RECV_NONBLOCK,
+	};
+	struct fos_counts c0, c1;
+	struct fractos_cap_info ci;
+	uint32_t r, cur, next;
+	int i, ret = 0, err = 0, capfd;
+
+	fos_counts_read(&c0);
+	r = mk(s1, buf, PG, RW);
+	cur = r;
+	for (i = 1; i <= 200; i++) {
+		ret = fos_revtree(s1, cur, &next);
+		err = errno;
+		if (ret)
+			break;
+		if (cur != r)
+			fos_close(s1, cur);
+		cur = next;
+	}
+	tap_ok(ret == -1 && err == EMLINK && i == 65,
+	       "depth: the chain stops at child 65 with EMLINK (ret %d, %s, at %d)",
+	       ret, strerror(err), i);
+	tap_ok(!fos_info(s1, cur, &ci) && ci.depth == 64,
+	       "depth: the deepest child has depth %u", ci.depth);
+	tap_eq(fos_ncaps(s1), 3, "depth: only the root and the last child held");
+
+	/* Delegating the deepest object would make a child at 65. */
+	mon.cid = cur;
+	tap_errno(ioctl(s1, FRACTOS_IOC_MONITOR_DELEGATE, &mon), 0,
+		  "depth: monitor_delegate on the deepest child");
+	tap_errno(fos_export(s1, cur, 0, &capfd), EMLINK,
+		  "depth: exporting it -> EMLINK");
+	tap_errno(ioctl(s1, FRACTOS_IOC_REQUEST_CREATE, &rc), 0,
+		  "depth: a Request to ourselves");
+	ri.cid = rc.cid;
+	ri.caps = (uintptr_t)&cur;
+	tap_errno(ioctl(s1, FRACTOS_IOC_REQUEST_INVOKE, &ri), EMLINK,
+		  "depth: invoking with it as an argument -> EMLINK");
+	tap_errno(ioctl(s1, FRACTOS_IOC_REQUEST_RECEIVE, &rr), EAGAIN,
+		  "depth: nothing was delivered");
+	fos_close(s1, rc.cid);
+	fos_close(s1, cur);
+	fos_close(s1, r);
+	fos_counts_read(&c1);
+	tap_ok(fos_counts_equal(&c0, &c1), "depth: the whole chain is freed");
+	if (!fos_counts_equal(&c0, &c1)) {
+		fos_counts_print("before", &c0);
+		fos_counts_print("after", &c1);
+	}
+	tap_errno(ioctl(s1, FRACTOS_IOC_REQUEST_RECEIVE, &rr), EAGAIN,
+		  "depth: no monitor event (dropped with the object)");
+}
+
 int main(void)
 {
 	struct fos_counts b0, now;
 
-	tap_plan(102);
+	tap_plan(112);
 	fos_counts_read(&b0);
 	buf = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -435,6 +499,7 @@ int main(void)
 	test_dup_close_info();
 	test_revoke();
 	test_revtree();
+	test_depth();
 
 	close(s1);
 	close(s2);

@@ -3,10 +3,13 @@
  * fractos selftest: RLIMIT_MEMLOCK accounting of memory_create.
  *
  * kernel/memory.c charges the pages a Memory spans (not its bytes) to the
- * creating process's mm->pinned_vm (/proc/self/status VmPin), before
- * pinning, and refuses with ENOMEM when the total passes RLIMIT_MEMLOCK
- * unless the caller has CAP_IPC_LOCK; a failed pin returns the charge, and
- * the last unpin returns it too.  Root has CAP_IPC_LOCK, so the limited
+ * creating process's user (user_struct locked_vm, as io_uring does), before
+ * pinning, and refuses with ENOMEM when the user's total passes the
+ * caller's RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK; a failed pin
+ * returns the charge, and the last unpin returns it too.  The pin also
+ * shows in the creating process's VmPin (mm->pinned_vm), unchecked.  The
+ * charge is per user, not per process: a space outlives the process that
+ * pinned through it, so forked children count with their parent.  Root has CAP_IPC_LOCK, so the limited
  * checks run in a child that drops to uid/gid 65534 (nobody); the root
  * bypass is checked in another child.  Children print their own TAP lines
  * and hand their counts back through a pipe.
@@ -100,6 +103,58 @@ static void in_child(void (*fn)(void))
 
 #define LIMIT	4	/* pages */
 
+/* Fork a child that pins @npages of @buf in space @s and exits; its errno. */
+static int child_pin(int s, unsigned char *buf, size_t npages)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (!pid)
+		_exit(fos_mem_create(s, buf, npages * PG, RW, NULL) ? errno : 0);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/*
+ * The charge is the user's: children forked with an inherited space,
+ * pinning and exiting, cannot multiply the limit (their pins outlive them
+ * in the space).  Runs with nothing pinned and RLIMIT_MEMLOCK >= 4 pages.
+ */
+static void fork_children(unsigned char *buf)
+{
+	struct fos_counts c0, c1;
+	int s = fos_open();
+
+	if (s < 0)
+		tap_bail("open");
+	fos_counts_read(&c0);
+	set_memlock(LIMIT * PG, 0);
+	tap_errno(fos_mem_create(s, buf, 2 * PG, RW, NULL), 0,
+		  "fork: the parent pins 2 pages");
+	tap_eq(child_pin(s, buf + 2 * PG, 2), 0,
+	       "fork: a child pins 2 more through the inherited space, exits");
+	fos_counts_read(&c1);
+	tap_eq(c1.pinned_pages - c0.pinned_pages, 4,
+	       "fork: the child's pin outlives it in the space");
+	tap_eq(child_pin(s, buf + 4 * PG, 1), ENOMEM,
+	       "fork: a second child's page -> ENOMEM (per user, not per process)");
+	tap_errno(fos_mem_create(s, buf + 4 * PG, 1, RW, NULL), ENOMEM,
+		  "fork: so is the parent's");
+	close(s);
+	fos_counts_read(&c1);
+	tap_ok(vmpin() == 0 && c1.pinned_pages == c0.pinned_pages,
+	       "fork: closing the space returns every charge");
+	s = fos_open();
+	tap_eq(child_pin(s, buf, LIMIT), 0,
+	       "fork: a child can pin the whole limit again");
+	close(s);
+}
+
 static void limited(void)
 {
 	struct fos_counts c0, c1;
@@ -149,12 +204,12 @@ static void limited(void)
 	fos_close(s, m);
 	tap_eq(vmpin(), 0, "limited: closing the last cap returns the charge");
 
-	/* One limit per process, not per space. */
+	/* One limit per user, not per space. */
 	s2 = fos_open();
 	tap_errno(fos_mem_create(s, buf, 3 * PG, RW, &m), 0,
 		  "limited: 3 pages in space 1");
 	tap_errno(fos_mem_create(s2, buf + 3 * PG, 2 * PG, RW, NULL), ENOMEM,
-		  "limited: 2 more in space 2 -> ENOMEM (one charge per process)");
+		  "limited: 2 more in space 2 -> ENOMEM (one charge per user)");
 	tap_errno(fos_mem_create(s2, buf + 3 * PG, PG, RW, &m2), 0,
 		  "limited: 1 more in space 2 fits");
 	close(s2);
@@ -180,6 +235,8 @@ static void limited(void)
 	tap_errno(fos_mem_create(s, buf, 2 * PG, RW, &m), 0,
 		  "limited: the full limit is still available");
 	fos_close(s, m);
+
+	fork_children(buf);
 
 	/* A huge request fails before touching (or faulting) anything. */
 	set_memlock(LIMIT * PG, 0);
@@ -220,7 +277,7 @@ int main(void)
 {
 	struct fos_counts b0, now;
 
-	tap_plan(26 + (geteuid() == 0 ? 3 : 1) + 1);
+	tap_plan(33 + (geteuid() == 0 ? 3 : 1) + 1);
 	fos_counts_read(&b0);
 	if (vmpin() < 0)
 		tap_bail("no VmPin in /proc/self/status");

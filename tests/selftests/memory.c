@@ -131,6 +131,30 @@ static void test_create(void)
 	tap_errno(fos_mem_create(sfd, NULL, PG, RD, NULL), EFAULT,
 		  "create: NULL address -> EFAULT");
 
+	/*
+	 * With max_pin_bytes 0 ("no limit") a huge len once rounded to a
+	 * page count of 0: a cap of ~2^64 bytes over no pages.
+	 */
+	if (!fos_set_param("max_pin_bytes", 0)) {
+		int r, e;
+
+		tap_errno(fos_mem_create(sfd, (void *)(uintptr_t)0x10,
+					 UINT64_MAX - 0x100e, RW, NULL), EFAULT,
+			  "create: max_pin_bytes 0, len 2^64 - 0x100f -> EFAULT");
+		/* EFAULT past 47-bit user space, EINVAL (> 1 TiB) with LA57. */
+		r = fos_mem_create(sfd, buf, (1ULL << 47) - 2 * PG, RD, NULL);
+		e = errno;
+
+		tap_ok(r == -1 && (e == EFAULT || e == EINVAL),
+		       "create: max_pin_bytes 0, 2^47 bytes -> EFAULT or EINVAL (ret %d, %s)",
+		       r, strerror(e));
+		if (fos_set_param("max_pin_bytes", maxpin))
+			tap_bail("restore max_pin_bytes");
+	} else {
+		tap_skip("cannot set max_pin_bytes (not root?)");
+		tap_skip("cannot set max_pin_bytes (not root?)");
+	}
+
 	ro = map(2);
 	fos_fill(ro, 2 * PG, 9);
 	if (mprotect(ro, 2 * PG, PROT_READ))
@@ -638,7 +662,7 @@ int main(void)
 	struct fos_counts b0, now;
 
 	signal(SIGPIPE, SIG_IGN);
-	tap_plan(129);
+	tap_plan(131);
 	fos_counts_read(&b0);
 	sfd = fos_open();
 	if (sfd < 0)

@@ -189,6 +189,45 @@ static void test_monitor_limits(void)
 	close(s);
 }
 
+/*
+ * A monitor_receive on a revoked object fires at once.  Its event keeps
+ * the registration's slot until it is received, so registering in a loop
+ * without receiving stops at max_caps (ENOSPC) instead of queueing kernel
+ * memory without bound.
+ */
+static void test_event_bound(void)
+{
+	long oldmax = param_get("max_caps"), msgs0 = live("messages");
+	struct snap base;
+	int s, ok = 1, i;
+	__u32 m, d;
+
+	snap_take(&base);
+	s = dev_open();
+	mem_new(s, buf, 64, FRACTOS_PERM_ALL, &m);
+	cap_op(s, FRACTOS_IOC_CAP_DUP, m, &d);
+	cap_revoke(s, m);
+	tap_errno(param_set("max_caps", 8), 0, "bound: max_caps = 8");
+	for (i = 0; i < 8; i++)
+		ok &= !monitor(s, MR, d, 200 + i);
+	tap_ok(ok, "bound: 8 registrations on a revoked cid fire at once");
+	tap_errno(monitor(s, MR, d, 208), ENOSPC,
+		  "bound: the 9th, with 8 events unreceived -> ENOSPC");
+	for (i = 0; ok && i < 64; i++)
+		ok = monitor(s, MR, d, 300 + i) == -1 && errno == ENOSPC;
+	tap_ok(ok, "bound: and so on, nothing more is queued");
+	tap_eq(live("messages"), msgs0 + 8, "bound: 8 events queued");
+	tap_ok(expect_event(s, EV_R, 200, 0), "bound: receive one event");
+	tap_errno(monitor(s, MR, d, 209), 0,
+		  "bound: which frees one slot for a new registration");
+	tap_errno(monitor(s, MD, d, 210), ENOSPC, "bound: but only one");
+	tap_errno(param_set("max_caps", oldmax), 0, "bound: max_caps restored");
+	cap_close(s, d);
+	cap_close(s, m);
+	close(s);
+	snap_check(&base, "bound: close drops the queued events");
+}
+
 /* Hand @cid of @from to space @to through an invocation of @to's Request. */
 static int deliver(int from, __u32 cid, int to, __u32 req_in_from,
 		   __u32 *got)
@@ -429,6 +468,82 @@ static void test_provider_death(int fd)
 	close(sv[0]);
 }
 
+struct deleg_waiter {
+	int fd;
+	__u32 req, arg;
+	volatile int done;
+	int rc, err;
+};
+
+static void *deleg_wait_invoke(void *p)
+{
+	struct deleg_waiter *w = p;
+
+	w->rc = invoke(w->fd, w->req, FRACTOS_INVOKE_WAIT, NULL, 0, &w->arg,
+		       1);
+	w->err = errno;
+	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * The last delegation handed out ends while another one is pending in an
+ * INVOKE_WAIT; when that invoke is then interrupted (its delegation taken
+ * back), nothing is delegated any more: the event must fire.
+ */
+static void test_delegate_pending(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct deleg_waiter w = { 0 };
+	long oldq = param_get("max_queue");
+	static struct msg msg;
+	int s = dev_open(), capfd, i;
+	pthread_t th;
+	__u32 m, r;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	mem_new(s, buf, 64, FRACTOS_PERM_ALL, &m);
+	tap_errno(monitor(s, MD, m, 0x5e), 0, "pending: delegate monitor");
+	capfd = cap_export(s, m);
+	tap_ok(capfd >= 0, "pending: exported as an fd (one delegation)");
+	req_new(s, NONE, 8, NULL, 0, NULL, 0, &r);
+	param_set("max_queue", 1);
+	tap_errno(invoke(s, r, 0, NULL, 0, NULL, 0), 0,
+		  "pending: the queue is full");
+	w.fd = s;
+	w.req = r;
+	w.arg = m;
+	pthread_create(&th, NULL, deleg_wait_invoke, &w);
+	usleep(300000);
+	tap_ok(!w.done, "pending: INVOKE_WAIT with the Memory blocks");
+	close(capfd);
+	usleep(100000);
+	for (i = 0; i < 100 && !__atomic_load_n(&w.done, __ATOMIC_SEQ_CST);
+	     i++) {
+		pthread_kill(th, SIGUSR1);
+		usleep(50000);
+	}
+	pthread_join(th, NULL);
+	tap_ok(w.rc == -1 && w.err == EINTR,
+	       "pending: the invoke is interrupted (got %d/%s)", w.rc,
+	       strerror(w.err));
+	tap_ok(!recv_msg(s, FRACTOS_RECV_NONBLOCK, 0, &msg) &&
+	       msg.type == FRACTOS_MSG_REQUEST && msg.tag == 8,
+	       "pending: the invocation that filled the queue");
+	tap_ok(expect_event(s, EV_D, 0x5e, 1000),
+	       "pending: then the MONITOR_DELEGATE event fires");
+	tap_ok(queue_empty(s), "pending: nothing more");
+	param_set("max_queue", oldq);
+	cap_close(s, r);
+	cap_close(s, m);
+	close(s);
+}
+
 /* Client death fires the provider's monitor_delegate. */
 static void test_client_death(int fd)
 {
@@ -484,9 +599,11 @@ int main(void)
 
 	test_receive_monitor(fd);
 	test_monitor_limits();
+	test_event_bound();
 	test_delegate_monitor(fd);
 	test_provider_death(fd);
 	test_client_death(fd);
+	test_delegate_pending();
 
 	tap_eq(space_ncaps(fd), 0, "every test closed its cids");
 	tap_ok(queue_empty(fd), "no stray message");

@@ -58,7 +58,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(40);
+	tap_plan(48);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -232,6 +232,62 @@ int main(void)
 			  "NAME_LOOKUP on an unknown node: EHOSTUNREACH");
 	}
 
+	/*
+	 * memory_copy with fabric_loopback: a self-grant and RDMA READs over
+	 * the connection to ourselves, straight between the pinned pages.
+	 */
+	{
+		size_t sz = 3 << 20;
+		char *sb = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *db = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint32_t sm = ~0U, dm = ~0U, ro = ~0U, rv = ~0U;
+		uint64_t copied = 0, big_len = (5 << 19) + 13;
+
+		if (sb == MAP_FAILED || db == MAP_FAILED)
+			tap_bail("mmap");
+		fos_fill(sb, sz, 11);
+		memset(db, 0, sz);
+		ok = !fos_mem_create(cli, sb, sz, FRACTOS_PERM_READ, &sm) &&
+		     !fos_mem_create(cli, db, sz, FRACTOS_PERM_ALL, &dm) &&
+		     !fos_diminish(cli, dm, FRACTOS_PERM_WRITE, 0, 4096, &ro);
+		tx0 = tx_msgs(id);
+		ret = ok ? fos_copy(cli, sm, 5, dm, 7, 1, &copied) : -1;
+		tap_ok(!ret && copied == 1 && db[7] == sb[5] && !db[6] && !db[8] &&
+		       tx_msgs(id) >= tx0 + 3,
+		       "copy 1 byte through the fabric (ret %d, %llu messages)", ret,
+		       (unsigned long long)(tx_msgs(id) - tx0));
+		ret = fos_copy(cli, sm, 4096, dm, 8192, 4096, &copied);
+		tap_ok(!ret && copied == 4096 && !memcmp(db + 8192, sb + 4096, 4096),
+		       "copy 4 KiB, page aligned (ret %d)", ret);
+		ret = fos_copy(cli, sm, 123, dm, 4095, (1 << 20) + 777, &copied);
+		tap_ok(!ret && copied == (1 << 20) + 777 &&
+		       !memcmp(db + 4095, sb + 123, (1 << 20) + 777),
+		       "copy 1 MiB + 777 at odd offsets (ret %d)", ret);
+		ret = fos_copy(cli, sm, 1, dm, 3, big_len, &copied);
+		tap_ok(!ret && copied == big_len && !memcmp(db + 3, sb + 1, big_len),
+		       "copy 2.5 MiB: several grants, pipelined READs (ret %d)", ret);
+		tap_errno(fos_copy(cli, sm, 0, ro, 0, 16, NULL), EACCES,
+			  "read-only destination: EACCES");
+		tap_errno(fos_copy(cli, dm, 0, dm, 100, 200, NULL), EINVAL,
+			  "overlapping ranges of one memory: EINVAL");
+		ok = !fos_revtree(cli, sm, &rv) && !fos_revoke(cli, rv);
+		tap_errno(ok ? fos_copy(cli, rv, 0, dm, 0, 16, NULL) : -1, EKEYREVOKED,
+			  "revoked source: EKEYREVOKED");
+		for (ret = 0; ret < 200 && fos_live("grants"); ret++)
+			usleep(10000);
+		tap_eq(fos_live("grants"), 0, "every grant was released");
+		fos_close(cli, rv);
+		fos_close(cli, ro);
+		fos_revoke(cli, sm);
+		fos_revoke(cli, dm);
+		fos_close(cli, sm);
+		fos_close(cli, dm);
+		munmap(sb, sz);
+		munmap(db, sz);
+	}
+
 	/* Without the peer, loopback invocations cannot go anywhere. */
 	tap_eq(fos_nl_node_del(id), 0, "NODE_DEL node %u", id);
 	ok = !req_create(prov, FRACTOS_CID_INVALID, 9, NULL, 0, NULL, 0, &rcid);
@@ -253,8 +309,9 @@ int main(void)
 		if (!ok)
 			fos_counts_print("left", &now);
 		tap_ok(ok && fos_live("exports") == 0 && fos_live("proxies") == 0 &&
-		       fos_live("messages") == 0 && fos_live("requests") == 0,
-		       "nothing left: objects, caps, exports, proxies, messages");
+		       fos_live("messages") == 0 && fos_live("requests") == 0 &&
+		       fos_live("grants") == 0,
+		       "nothing left: objects, caps, exports, proxies, messages, grants");
 	}
 	return tap_finish();
 }

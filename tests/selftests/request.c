@@ -764,6 +764,23 @@ static void test_receive_modes(int fd)
 	tap_ok(b.rc == -1 && b.err == EINTR,
 	       "modes: signal interrupts a waiting receive -> EINTR (got %d/%s)",
 	       b.rc, strerror(b.err));
+
+	/*
+	 * With SA_RESTART too: the uAPI promises EINTR, and a restarted
+	 * timed receive would start its timeout over again.
+	 */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	b.done = 0;
+	t0 = now_ms();
+	pthread_create(&th, NULL, blocked_op, &b);
+	interrupt(th, &b);
+	dt = now_ms() - t0;
+	tap_ok(b.rc == -1 && b.err == EINTR && dt < 2500,
+	       "modes: SA_RESTART signal interrupts a timed receive -> EINTR (got %d/%s after %.0f ms)",
+	       b.rc, strerror(b.err), dt);
+	sa.sa_flags = 0;
+	sigaction(SIGUSR1, &sa, NULL);
 	cap_close(fd, r);
 	free(msg);
 }

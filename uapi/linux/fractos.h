@@ -48,10 +48,15 @@
  * revocation-tree child of a proxy stays local.  When the owner revokes
  * the object, when its node's connection is lost, or when it restarts
  * (new epoch), every proxy of it is revoked: monitors fire and uses fail
- * with EKEYREVOKED, as for a local revocation.  Not yet: MEMORY_COPY on a
- * remote Memory (EOPNOTSUPP), and sending a capability to a local
- * revocation-tree child of a proxy, or a Request derived from one, to
- * another node (EOPNOTSUPP).
+ * with EKEYREVOKED, as for a local revocation.  MEMORY_COPY works on
+ * Memory of any node, third-party copies included: the owner of the
+ * destination moves the bytes with one-sided RDMA READs straight between
+ * the pinned pages, from a range of the source that its owner registers
+ * for the copy only (remote-read only, deregistered when the copy is
+ * done); with fabric_loopback, copies between local Memory go the same
+ * way through this node's connection to itself.  Not yet: sending a
+ * capability to a local revocation-tree child of a proxy, or a Request
+ * derived from one, to another node (EOPNOTSUPP).
  *
  * DOC: Calling convention
  *
@@ -88,11 +93,16 @@
  *
  * Per operation:
  *   MEMORY_CREATE   EINVAL  perms is zero or has unknown bits, len is 0,
- *                           addr + len overflows, or the range is larger
- *                           than max_pin_bytes (module parameter).
- *                   ENOMEM  the pin would exceed RLIMIT_MEMLOCK (unless
- *                           CAP_IPC_LOCK), as for RDMA memory registration.
- *                   EFAULT  the range is not mapped, or not writable when
+ *                           addr + len overflows, the range is larger
+ *                           than max_pin_bytes (module parameter), or it
+ *                           spans more than INT_MAX / 8 pages (1 TiB with
+ *                           4 KiB pages) even when max_pin_bytes is 0.
+ *                   ENOMEM  the pin would take the pages pinned by all of
+ *                           the caller's user's Memories past the caller's
+ *                           RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), as for
+ *                           io_uring's registered buffers.
+ *                   EFAULT  the range is not in the user address space,
+ *                           not mapped, or not writable when
  *                           FRACTOS_PERM_WRITE is asked.
  *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
  *                           in drop_perms.
@@ -105,18 +115,35 @@
  *                   EINVAL  both ranges overlap within the same memory.
  *                   EINTR   a fatal signal interrupted a long copy; a
  *                           prefix of the range may have been written.
- *                   EOPNOTSUPP  a capability names another node's Memory
- *                           (remote copies are not there yet).
+ *                   Another node's Memory (and fabric_loopback):
+ *                   EKEYREVOKED also when an owner revoked the object,
+ *                           or its node restarted or went down;
+ *                   EACCES, ERANGE  also from an owner's own checks;
+ *                   EHOSTUNREACH  an owner's node is not configured or
+ *                           not connected, or the connection failed
+ *                           during the transfer (with fabric_loopback:
+ *                           this node is not its own peer);
+ *                   ETIMEDOUT  no answer within 10 s plus 1 s per MiB
+ *                           (the destination range may be partly
+ *                           written);
+ *                   EPROTO  an owner found a view inconsistent.
  *   CAP_REVOKE      no errors beyond the common ones; revoking an already
  *                   revoked object gives EKEYREVOKED.  On a proxy: the
  *                   owner's EKEYREVOKED, or EHOSTUNREACH / ETIMEDOUT if it
  *                   could not be asked (the proxy is revoked anyway).
  *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
+ *                   EMLINK  the child would be deeper than 64 (a root has
+ *                           depth 0; see FRACTOS_IOC_CAP_INFO's depth).
  *   CAP_CLOSE       EBADF only.  Closing a revoked capability succeeds.
  *   CAP_DUP         EMFILE.  Duplicating a revoked capability succeeds
  *                   (the duplicate is revoked too).
  *   CAP_INFO        never EKEYREVOKED: reports FRACTOS_INFO_REVOKED.
- *   CAP_EXPORT      EMFILE/ENFILE from the fd table.  A revoked capability
+ *   CAP_EXPORT      EMLINK  the object is watched by MONITOR_DELEGATE and
+ *                           at depth 64, so its delegation child would be
+ *                           too deep (the same for every delegation:
+ *                           REQUEST_CREATE and REQUEST_INVOKE arguments,
+ *                           NAME_PUBLISH); nothing is handed out.
+ *                   EMFILE/ENFILE from the fd table.  A revoked capability
  *                   can be exported (and stays revoked).
  *   CAP_IMPORT      EBADF   fd is not an open file.
  *                   EINVAL  fd is not a fractos capability fd.
@@ -126,16 +153,24 @@
  *                   EBADF   a cid in the caps array (or @base) is unknown.
  *                   EOPNOTSUPP  @base is not a Request.
  *                   EINVAL  @tag is non-zero while deriving.
+ *                   EMLINK  @base is at depth 64 (a derived Request is
+ *                           its revocation-tree child), or an argument's
+ *                           delegation would be too deep (see CAP_EXPORT).
  *   REQUEST_INVOKE  EOPNOTSUPP  the cid is not a Request (e.g. Memory).
  *                   EKEYREVOKED the Request is revoked or its provider is
  *                           gone (a dead provider's Requests are revoked).
  *                   E2BIG   as for REQUEST_CREATE, counting the Request's
  *                           own arguments.
  *                   EBADF   a cid in the caps array is unknown.
+ *                   EMLINK  an argument's delegation would be too deep
+ *                           (see CAP_EXPORT); nothing is delivered.
  *                   EAGAIN  the provider's queue holds max_queue messages
  *                           (module parameter) and FRACTOS_INVOKE_WAIT is
  *                           not set.
- *                   EINTR   a signal arrived while waiting.
+ *                   EINTR   a signal handler ran while waiting (never
+ *                           restarted, even with SA_RESTART; a signal
+ *                           without handler, such as a stop and continue,
+ *                           resumes the wait unseen).
  *                   Remote providers (and fabric_loopback, see below):
  *                   EKEYREVOKED also when the owner revoked the Request,
  *                           or its node was lost or restarted (the proxy
@@ -150,7 +185,11 @@
  *                   EPROTO  the owner found an argument inconsistent.
  *   REQUEST_RECEIVE EAGAIN  nothing queued and FRACTOS_RECV_NONBLOCK.
  *                   ETIMEDOUT  nothing arrived within timeout_ns.
- *                   EINTR   a signal arrived while waiting.
+ *                   EINTR   a signal handler ran while waiting (never
+ *                           restarted, even with SA_RESTART: a restart
+ *                           would start timeout_ns over; a signal without
+ *                           handler resumes the wait unseen, with the
+ *                           full timeout_ns again).
  *                   EMSGSIZE  a buffer is too small (message kept).
  *                   EMFILE  the capabilities do not fit (message kept).
  *                   EFAULT  a buffer is not writable (message kept, its
@@ -159,6 +198,8 @@
  *                           FRACTOS_NAME_MAX, or has a byte outside
  *                           0x21..0x7e.
  *                   EPERM   this space did not create the object.
+ *                   EMLINK  the delegation would be too deep (see
+ *                           CAP_EXPORT).
  *                   EEXIST  the name is already published on this node.
  *                   ENOSPC  max_names (module parameter) are published.
  *   NAME_LOOKUP     ENOENT  no such name, or it is not visible to the
@@ -170,7 +211,9 @@
  *                   EMFILE  the space is full.
  *   NAME_UNPUBLISH  ENOENT  no such name.
  *                   EPERM   this space did not create the object.
- *   MONITOR_*       ENOSPC  the space has max_caps monitors registered.
+ *   MONITOR_*       ENOSPC  the space has max_caps monitors registered
+ *                           (a fired monitor counts until its event is
+ *                           received).
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
  *                   EKEYREVOKED  the object is revoked.
@@ -240,9 +283,13 @@ struct fractos_space_info {
  * @__pad: must be 0
  * @reserved: must be 0
  *
- * Pins the pages long-term (FOLL_LONGTERM), charged to the caller's
- * pinned_vm against RLIMIT_MEMLOCK.  The pages stay pinned until the object
- * is revoked (or its last capability dropped) and no copy is using them.
+ * Pins the pages long-term (FOLL_LONGTERM).  The pages a Memory spans are
+ * charged to the caller's *user* (its real uid's locked_vm, shared with
+ * io_uring) against the caller's RLIMIT_MEMLOCK, so forked children that
+ * pin through an inherited space count together with their parent even
+ * after they exit; they also show in the creating process's VmPin.  The
+ * charge is returned, and the pages unpinned, when the object is revoked
+ * (or its last capability dropped) and no copy is using them.
  */
 struct fractos_memory_create {
 	__u64 addr;
@@ -290,7 +337,12 @@ struct fractos_memory_diminish {
  * @reserved: must be 0
  *
  * The caller needs capabilities to both objects, not ownership: a copy
- * between two objects created by other spaces (third-party copy) works.
+ * between two objects created by other spaces (third-party copy) works,
+ * and so does one where either or both objects live on other nodes (the
+ * owners check the rights and ranges again).  Across nodes the bytes move
+ * with one-sided RDMA READs issued by the destination's node straight into
+ * its pinned pages; a failed remote copy may have written part of the
+ * destination range.
  */
 struct fractos_memory_copy {
 	__u32 src;
@@ -513,7 +565,8 @@ struct fractos_request_receive {
  * REQUEST_RECEIVE (type FRACTOS_MSG_MONITOR_*, tag = @cookie, no
  * arguments).  Each registration fires at most once.  Events are queued
  * even when the queue is full; registrations per space are limited to
- * max_caps (ENOSPC).
+ * max_caps (ENOSPC), and a registration that fired counts until its event
+ * is received (or the space is closed).
  *
  * MONITOR_RECEIVE: fires when @cid's object is revoked - explicitly, by a
  * revocation-tree ancestor, or because its owner (a Request's provider)
@@ -629,7 +682,9 @@ struct fractos_uring_cmd {
  * /sys/class/misc/fractos/live/ holds one read-only decimal file per
  * counter: spaces, objects, caps, memories, pinned_pages, capfds, requests,
  * messages, names, peers, conns, exports (local objects other nodes may
- * hold), proxies (other nodes' objects held here).  All are
+ * hold), proxies (other nodes' objects held here), grants (ranges of local
+ * Memory registered for another node's RDMA READs by a memory_copy in
+ * progress).  All are
  * zero when nothing uses the module; rmmod is refused (EBUSY) while any
  * space or capability fd is open.
  */
