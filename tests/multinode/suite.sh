@@ -26,7 +26,7 @@ mkdir -p build
 run() {
 	local n=$1 smp=$2 out=build/multinode-$kver-$1${script:+-remote}.out r p f
 	shift 2
-	echo "=== multinode on $kver, $n nodes: $*"
+	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
 	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
 		--timeout "${MULTINODE_TIMEOUT:-480}" \
 		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
