@@ -188,14 +188,15 @@ result<void> ring::prep_invoke(const cap &req, std::span<const std::byte> imms,
 	return queue(s);
 }
 
-result<void> ring::prep(const request_builder &b, std::uint64_t user_data)
+template <class Arg>
+result<void> ring::prep_built(const request_builder &b, unsigned long cmd, Arg a,
+			      std::uint64_t user_data)
 {
 	if (b.error())
 		return b.error();
 	if (b.space_fd() != fd_)
 		return errno_code(EXDEV);
-	auto a = b.invoke_arg();
-	auto r = get_slot(FRACTOS_IOC_REQUEST_INVOKE, user_data);
+	auto r = get_slot(cmd, user_data);
 	if (!r)
 		return r.error();
 	detail::ring_slot *s = *r;
@@ -207,23 +208,14 @@ result<void> ring::prep(const request_builder &b, std::uint64_t user_data)
 	return queue(s);
 }
 
+result<void> ring::prep(const request_builder &b, std::uint64_t user_data)
+{
+	return prep_built(b, FRACTOS_IOC_REQUEST_INVOKE, b.invoke_arg(), user_data);
+}
+
 result<void> ring::prep_create(const request_builder &b, std::uint64_t user_data)
 {
-	if (b.error())
-		return b.error();
-	if (b.space_fd() != fd_)
-		return errno_code(EXDEV);
-	auto a = b.create_arg();
-	auto r = get_slot(FRACTOS_IOC_REQUEST_CREATE, user_data);
-	if (!r)
-		return r.error();
-	detail::ring_slot *s = *r;
-	s->imms.assign(b.imms().begin(), b.imms().end());
-	s->cids.assign(b.cids().begin(), b.cids().end());
-	a.imms = s->imms.empty() ? 0 : ptr(s->imms.data());
-	a.caps = s->cids.empty() ? 0 : ptr(s->cids.data());
-	std::memcpy(s->arg, &a, sizeof(a));
-	return queue(s);
+	return prep_built(b, FRACTOS_IOC_REQUEST_CREATE, b.create_arg(), user_data);
 }
 
 result<void> ring::prep_receive(std::uint32_t flags, std::uint64_t timeout_ns,

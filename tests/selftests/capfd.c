@@ -24,35 +24,6 @@ static int sfd;
 static unsigned char *buf, *dbuf;
 static uint32_t dst;
 
-/* The value of "key:\t" in /proc/self/fdinfo/@fd, or "" */
-static const char *fdinfo(int fd, const char *key)
-{
-	static char vals[4][128];
-	static unsigned int next;
-	char path[64], line[256], *val = vals[next++ % 4];
-	size_t kl = strlen(key);
-	FILE *f;
-
-	val[0] = 0;
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return val;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			char *p = line + kl + 1;
-
-			while (*p == '\t' || *p == ' ')
-				p++;
-			p[strcspn(p, "\n")] = 0;
-			snprintf(val, sizeof(vals[0]), "%s", p);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 static int use(uint32_t cid)
 {
 	return fos_copy(sfd, cid, 0, dst, 0, 1, NULL) ? errno : 0;
@@ -92,12 +63,12 @@ static void test_export_import(void)
 	       "export: fd is a [fractos-cap] anon inode (%s)", link);
 	snprintf(want, sizeof(want), "%u:%u:%llu", a.oid.node, a.oid.epoch,
 		 (unsigned long long)a.oid.id);
-	tap_ok(!strcmp(fdinfo(fd, "fractos-oid"), want),
-	       "export: fdinfo fractos-oid %s", fdinfo(fd, "fractos-oid"));
-	tap_ok(!strcmp(fdinfo(fd, "fractos-view"), "0+8192") &&
-	       !strcmp(fdinfo(fd, "fractos-revoked"), "0"),
-	       "export: fdinfo view %s, revoked %s", fdinfo(fd, "fractos-view"),
-	       fdinfo(fd, "fractos-revoked"));
+	tap_ok(!strcmp(fos_fdinfo(fd, "fractos-oid"), want),
+	       "export: fdinfo fractos-oid %s", fos_fdinfo(fd, "fractos-oid"));
+	tap_ok(!strcmp(fos_fdinfo(fd, "fractos-view"), "0+8192") &&
+	       !strcmp(fos_fdinfo(fd, "fractos-revoked"), "0"),
+	       "export: fdinfo view %s, revoked %s", fos_fdinfo(fd, "fractos-view"),
+	       fos_fdinfo(fd, "fractos-revoked"));
 	tap_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0,
 	       "export: no FD_CLOEXEC without FRACTOS_EXPORT_CLOEXEC");
 	tap_errno(fos_export(sfd, m, FRACTOS_EXPORT_CLOEXEC, &fdc), 0,
@@ -127,10 +98,10 @@ static void test_export_import(void)
 		tap_bail("diminish");
 	if (fos_export(sfd, v, 0, &fdc))
 		tap_bail("export");
-	tap_ok(!strcmp(fdinfo(fdc, "fractos-view"), "300+400") &&
-	       !strcmp(fdinfo(fdc, "fractos-perms"), "0x1"),
+	tap_ok(!strcmp(fos_fdinfo(fdc, "fractos-view"), "300+400") &&
+	       !strcmp(fos_fdinfo(fdc, "fractos-perms"), "0x1"),
 	       "export: fdinfo of a view: %s perms %s",
-	       fdinfo(fdc, "fractos-view"), fdinfo(fdc, "fractos-perms"));
+	       fos_fdinfo(fdc, "fractos-view"), fos_fdinfo(fdc, "fractos-perms"));
 	tap_errno(fos_import(sfd, fdc, &iv), 0, "import: a diminished view");
 	fos_info(sfd, iv, &b);
 	tap_ok(b.perms == RD && b.offset == 300 && b.len == 400,
@@ -197,7 +168,7 @@ static void test_revoked(void)
 	if (fos_export(sfd, m, 0, &fd))
 		tap_bail("export");
 	tap_errno(fos_revoke(sfd, m), 0, "revoked: revoke after export");
-	tap_ok(!strcmp(fdinfo(fd, "fractos-revoked"), "1"),
+	tap_ok(!strcmp(fos_fdinfo(fd, "fractos-revoked"), "1"),
 	       "revoked: fdinfo says revoked");
 	tap_errno(fos_import(sfd, fd, &i), 0,
 		  "revoked: importing a revoked capability works");

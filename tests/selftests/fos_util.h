@@ -257,4 +257,33 @@ static inline void fos_fill(void *buf, size_t len, unsigned int seed)
 		p[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 8) + 1);
 }
 
+/* The value of "key:" in /proc/self/fdinfo/@fd, or "" (4 rotating buffers) */
+static inline const char *fos_fdinfo(int fd, const char *key)
+{
+	static char vals[4][128];
+	static unsigned int next;
+	char path[64], line[256], *val = vals[next++ % 4];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	val[0] = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return val;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			char *p = line + kl + 1;
+
+			while (*p == '\t' || *p == ' ')
+				p++;
+			p[strcspn(p, "\n")] = 0;
+			snprintf(val, sizeof(vals[0]), "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
 #endif /* FRACTOS_FOS_UTIL_H */

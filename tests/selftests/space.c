@@ -40,34 +40,6 @@ static void restore_params(void)
 		fos_set_param("max_pin_bytes", orig_max_pin);
 }
 
-static const char *fdinfo(int fd, const char *key)
-{
-	static char vals[4][128];
-	static unsigned int next;
-	char path[64], line[256], *val = vals[next++ % 4];
-	size_t kl = strlen(key);
-	FILE *f;
-
-	val[0] = 0;
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return val;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			char *p = line + kl + 1;
-
-			while (*p == '\t' || *p == ' ')
-				p++;
-			p[strcspn(p, "\n")] = 0;
-			snprintf(val, sizeof(vals[0]), "%s", p);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 static uint32_t mk(int fd, uint64_t len)
 {
 	uint32_t cid;
@@ -123,11 +95,11 @@ static void test_info(void)
 	tap_eq(fos_ncaps(fd), 3, "space_info: ncaps counts 3");
 	fos_close(fd, d);
 	tap_eq(fos_ncaps(fd), 2, "space_info: ncaps after a close");
-	tap_ok(!strcmp(fdinfo(fd, "fractos-caps"), "2"),
-	       "fdinfo: fractos-caps %s", fdinfo(fd, "fractos-caps"));
+	tap_ok(!strcmp(fos_fdinfo(fd, "fractos-caps"), "2"),
+	       "fdinfo: fractos-caps %s", fos_fdinfo(fd, "fractos-caps"));
 	snprintf(want, sizeof(want), "%u", si.epoch);
-	tap_ok(!strcmp(fdinfo(fd, "fractos-epoch"), want),
-	       "fdinfo: fractos-epoch %s", fdinfo(fd, "fractos-epoch"));
+	tap_ok(!strcmp(fos_fdinfo(fd, "fractos-epoch"), want),
+	       "fdinfo: fractos-epoch %s", fos_fdinfo(fd, "fractos-epoch"));
 	tap_errno(lseek(fd, 0, SEEK_SET), ESPIPE, "lseek on a space -> ESPIPE");
 	close(fd);
 	fos_counts_read(&c1);

@@ -196,6 +196,10 @@ private:
 
 	result<detail::ring_slot *> get_slot(unsigned long cmd, std::uint64_t user_data);
 	result<void> queue(detail::ring_slot *s);
+	// A builder's Request, its arguments copied into the slot (ring.cpp).
+	template <class Arg>
+	result<void> prep_built(const request_builder &b, unsigned long cmd, Arg a,
+				std::uint64_t user_data);
 	completion finish(io_uring_cqe *cqe);
 	void drain() noexcept;
 
