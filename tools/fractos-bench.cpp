@@ -1032,6 +1032,27 @@ struct PingFds {
 	int cpu_parent = -1, cpu_child = -1;	/* -a: where each runs */
 };
 
+/*
+ * -a same|split: the CPUs of the two processes of a pair, from the ones
+ * this process may use (saved in @old_mask, to be restored afterwards).
+ */
+void place_pair(PingFds &f, cpu_set_t &old_mask)
+{
+	check_sys(sched_getaffinity(0, sizeof(old_mask), &old_mask),
+		  "sched_getaffinity");
+	if (opt.affinity != "none") {
+		int cpus[2] = {-1, -1}, n = 0;
+
+		for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+			if (CPU_ISSET(c, &old_mask))
+				cpus[n++] = c;
+		if (opt.affinity == "split" && n < 2)
+			die("-a split: needs two CPUs, this process may use %d", n);
+		f.cpu_parent = cpus[0];
+		f.cpu_child = opt.affinity == "split" ? cpus[1] : cpus[0];
+	}
+}
+
 void pin(int cpu, const char *who)
 {
 	cpu_set_t set;
@@ -1109,19 +1130,7 @@ void bench_pingpong()
 
 	PingFds f;
 	cpu_set_t old_mask;
-	check_sys(sched_getaffinity(0, sizeof(old_mask), &old_mask),
-		  "sched_getaffinity");
-	if (opt.affinity != "none") {
-		int cpus[2] = {-1, -1}, n = 0;
-
-		for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-			if (CPU_ISSET(c, &old_mask))
-				cpus[n++] = c;
-		if (opt.affinity == "split" && n < 2)
-			die("-a split: needs two CPUs, this process may use %d", n);
-		f.cpu_parent = cpus[0];
-		f.cpu_child = opt.affinity == "split" ? cpus[1] : cpus[0];
-	}
+	place_pair(f, old_mask);
 	std::string title = "ping-pong round trip (2 processes";
 	if (opt.affinity != "none")
 		title += ", cpus " + std::to_string(f.cpu_parent) + "," +
@@ -1544,19 +1553,7 @@ struct Peer {
 	{
 		f.p2c[0] = f.p2c[1] = f.c2p[0] = f.c2p[1] = -1;
 		f.e2c = f.e2p = -1;
-		check_sys(sched_getaffinity(0, sizeof(old_mask), &old_mask),
-			  "sched_getaffinity");
-		if (opt.affinity != "none") {
-			int cpus[2] = {-1, -1}, n = 0;
-
-			for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-				if (CPU_ISSET(c, &old_mask))
-					cpus[n++] = c;
-			if (opt.affinity == "split" && n < 2)
-				die("-a split: needs two CPUs, this process may use %d", n);
-			f.cpu_parent = cpus[0];
-			f.cpu_child = opt.affinity == "split" ? cpus[1] : cpus[0];
-		}
+		place_pair(f, old_mask);
 		check_sys(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 				     f.ctl), "socketpair");
 		fflush(stdout);
