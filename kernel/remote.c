@@ -188,6 +188,7 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
  * struct fos_call_wait - a call waiting for its answer
  * @done: completed by the answer or by the node's death
  * @node: the node that must answer
+ * @reply: the message type of the answer (ACK, LOOKUP_REPLY, GRANT_REPLY)
  * @status: 0 or a negative errno
  * @cap: LOOKUP_REPLY: the capability
  * @grant: GRANT_REPLY: the grant
@@ -195,6 +196,7 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
 struct fos_call_wait {
 	struct completion done;
 	u32 node;
+	u8 reply;
 	int status;
 	struct fos_wire_cap cap;
 	struct fos_wire_grant_reply grant;
@@ -766,6 +768,10 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 
 	init_completion(&w->done);
 	w->node = fos_peer_node_id(peer);
+	/* Only the answer to this kind of call may complete it. */
+	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
+		   type == FOS_WIRE_LOOKUP ? FOS_WIRE_LOOKUP_REPLY :
+		   FOS_WIRE_ACK;
 	w->status = 0;
 	memset(&w->cap, 0, sizeof(w->cap));
 	memset(&w->grant, 0, sizeof(w->grant));
@@ -774,7 +780,15 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 		return ret;
 	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
 			      FOS_SEND_WAIT);
-	if (ret == -ENOTCONN)
+	/*
+	 * Not sent.  A signal while waiting for a credit is EINTR, never a
+	 * restart; ETIMEDOUT (no credit for 5 s), EMSGSIZE and ENOMEM are
+	 * the caller's to see; any other failure ended the connection.
+	 */
+	if (ret == -ERESTARTSYS)
+		ret = -EINTR;
+	else if (ret && ret != -ETIMEDOUT && ret != -EMSGSIZE &&
+		 ret != -ENOMEM)
 		ret = -EHOSTUNREACH;
 	if (!ret) {
 		/* Delivered or not, the answer tells: wait for it. */
@@ -789,7 +803,10 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 	xa_erase(&fos_calls, cookie);
 	if (ret && try_wait_for_completion(&w->done))
 		ret = 0;
-	return ret ? ret : w->status;
+	if (ret)
+		return ret;
+	/* A peer's status is an errno; kernel-internal codes are not. */
+	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
 }
 
 static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
@@ -799,8 +816,8 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 				FOS_REMOTE_TIMEOUT);
 }
 
-static void fos_call_complete(struct fos_peer *peer, u64 cookie, int status,
-			      const struct fos_wire_cap *cap,
+static void fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+			      int status, const struct fos_wire_cap *cap,
 			      const struct fos_wire_grant_reply *grant)
 {
 	struct fos_call_wait *w;
@@ -809,7 +826,7 @@ static void fos_call_complete(struct fos_peer *peer, u64 cookie, int status,
 		return;
 	xa_lock(&fos_calls);
 	w = xa_load(&fos_calls, cookie);
-	if (w && w->node == fos_peer_node_id(peer) &&
+	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
 	    !completion_done(&w->done)) {
 		w->status = status;
 		if (cap)
@@ -1114,7 +1131,7 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 {
 	const struct fos_wire_ack *a = payload;
 
-	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
+	fos_call_complete(peer, FOS_WIRE_ACK, le64_to_cpu(hdr->cookie),
 			  -(int)le32_to_cpu(a->status), NULL, NULL);
 }
 
@@ -1206,7 +1223,7 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 {
 	const struct fos_wire_lookup_reply *r = payload;
 
-	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
+	fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY, le64_to_cpu(hdr->cookie),
 			  -(int)le32_to_cpu(r->status), &r->cap, NULL);
 }
 
@@ -1398,7 +1415,7 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		glen = le64_to_cpu(w.grant.len);
 		addr = le64_to_cpu(w.grant.addr);
 		rel.id = w.grant.id;
-		if (glen > len - done) {
+		if (!glen || glen > len - done) {
 			ret = -EPROTO;
 		} else {
 			n = fos_mem_sgt(mem, dst->off + doff + done, glen,
@@ -1579,7 +1596,7 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
 	struct fos_grant *g;
 	struct fos_cap src;
-	u32 max_pages, rkey;
+	u32 max_pages, rkey, id;
 	u64 addr, b;
 	s64 n;
 	int ret;
@@ -1614,14 +1631,23 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	if (ret)
 		goto err_sgt;
 	fos_live_add(FOS_LIVE_GRANTS, 1);
-	ret = xa_alloc(&fos_grants, &g->id, g, xa_limit_32b, GFP_KERNEL);
+	/*
+	 * Once in fos_grants, a RELEASE or the node going down may free @g:
+	 * arm its timer and read its id before anyone can look it up.
+	 */
+	xa_lock(&fos_grants);
+	ret = __xa_alloc(&fos_grants, &id, g, xa_limit_32b, GFP_KERNEL);
+	if (!ret) {
+		g->id = id;
+		queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
+	}
+	xa_unlock(&fos_grants);
 	if (ret) {
 		fos_grant_free(g);
 		goto out_obj;
 	}
-	queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
 	r->rkey = cpu_to_le32(rkey);
-	r->id = cpu_to_le64(g->id);
+	r->id = cpu_to_le64(id);
 	r->addr = cpu_to_le64(addr);
 	r->len = cpu_to_le64(n);
 	goto out_obj;
@@ -1731,7 +1757,7 @@ void fos_grant_reply_recv(struct fos_peer *peer,
 {
 	const struct fos_wire_grant_reply *r = payload;
 
-	fos_call_complete(peer, le64_to_cpu(hdr->cookie),
+	fos_call_complete(peer, FOS_WIRE_GRANT_REPLY, le64_to_cpu(hdr->cookie),
 			  -(int)le32_to_cpu(r->status), NULL, r);
 }
 

@@ -104,6 +104,9 @@
  *                   EFAULT  the range is not in the user address space,
  *                           not mapped, or not writable when
  *                           FRACTOS_PERM_WRITE is asked.
+ *                   EINTR   a fatal signal arrived while pinning.
+ *                   EOPNOTSUPP  the pages cannot be pinned long-term
+ *                           (for example a file system DAX mapping).
  *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
  *                           in drop_perms.
  *                   ERANGE  [offset, offset + len) is not inside the view.
@@ -127,10 +130,13 @@
  *                           (the destination range may be partly
  *                           written);
  *                   EPROTO  an owner found a view inconsistent.
+ *                   and the errors every call to another node may give
+ *                   (see "Calls to other nodes" below).
  *   CAP_REVOKE      no errors beyond the common ones; revoking an already
  *                   revoked object gives EKEYREVOKED.  On a proxy: the
- *                   owner's EKEYREVOKED, or EHOSTUNREACH / ETIMEDOUT if it
- *                   could not be asked (the proxy is revoked anyway).
+ *                   owner's EKEYREVOKED, or an error of the call to
+ *                   its node (see "Calls to other nodes"); the proxy is
+ *                   revoked anyway.
  *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
  *                   EMLINK  the child would be deeper than 64 (a root has
  *                           depth 0; see FRACTOS_IOC_CAP_INFO's depth).
@@ -178,11 +184,13 @@
  *                   EHOSTUNREACH  the provider's node is not configured
  *                           or not connected (with fabric_loopback: this
  *                           node is not its own peer);
- *                   ETIMEDOUT  no answer within 10 s (delivery unknown);
  *                   EMSGSIZE  the arguments do not fit one fabric message
  *                           (4056 bytes less 48 per capability);
- *                   EOPNOTSUPP  an argument is a local child of a proxy;
- *                   EPROTO  the owner found an argument inconsistent.
+ *                   EOPNOTSUPP  an argument is a local child of a proxy,
+ *                           or the owner's object is not a Request with
+ *                           a provider;
+ *                   EPROTO  the owner found an argument inconsistent;
+ *                   and the errors of "Calls to other nodes" below.
  *   REQUEST_RECEIVE EAGAIN  nothing queued and FRACTOS_RECV_NONBLOCK.
  *                   ETIMEDOUT  nothing arrived within timeout_ns.
  *                   EINTR   a signal handler ran while waiting (never
@@ -205,10 +213,12 @@
  *   NAME_LOOKUP     ENOENT  no such name, or it is not visible to the
  *                           caller (same-uid names for other uids), or
  *                           its object was revoked.
- *                   EHOSTUNREACH  FRACTOS_NAME_NODE names another node
- *                           that is not configured or not connected.
- *                   ETIMEDOUT  that node did not answer within 10 s.
  *                   EMFILE  the space is full.
+ *                   With FRACTOS_NAME_NODE naming another node:
+ *                   EOPNOTSUPP  the name's object is a local child of
+ *                           a proxy there (it cannot be sent on);
+ *                   EPROTO  the answer contradicts what this node knows;
+ *                   and the errors of "Calls to other nodes" below.
  *   NAME_UNPUBLISH  ENOENT  no such name.
  *                   EPERM   this space did not create the object.
  *   MONITOR_*       ENOSPC  the space has max_caps monitors registered
@@ -217,6 +227,17 @@
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
  *                   EKEYREVOKED  the object is revoked.
+ *
+ * Calls to other nodes (REQUEST_INVOKE, MEMORY_COPY, CAP_REVOKE of a proxy,
+ * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with:
+ *                   EHOSTUNREACH  the node is not configured, not
+ *                           connected, or its connection failed;
+ *                   EINTR   a signal handler ran while the message waited
+ *                           for a fabric credit (nothing was sent; never
+ *                           restarted);
+ *                   ETIMEDOUT  no credit within 5 s (nothing was sent), or
+ *                           no answer within 10 s (delivery unknown);
+ *                   ENOMEM.
  *
  * poll()/epoll on the space's fd reports EPOLLIN while a message is queued.
  */
@@ -641,7 +662,9 @@ struct fractos_name {
  * meaning as the ioctl's; output fields are written to the struct at @arg,
  * which must stay valid until the CQE arrives.  Operations that wait
  * (REQUEST_RECEIVE without FRACTOS_RECV_NONBLOCK, REQUEST_INVOKE with
- * FRACTOS_INVOKE_WAIT) complete asynchronously; the others complete inline.
+ * FRACTOS_INVOKE_WAIT) complete asynchronously; the others complete inline,
+ * including calls to other nodes, which block the submitter until the
+ * node answers (see "Calls to other nodes").
  */
 struct fractos_uring_cmd {
 	__u64 arg;
