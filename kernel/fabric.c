@@ -70,6 +70,7 @@
  * fos_fabric_wq.
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
@@ -107,6 +108,12 @@ static unsigned int fos_fabric_hb_ms = 1000;
 module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
 MODULE_PARM_DESC(fabric_heartbeat_ms,
 		 "Heartbeat interval; a peer silent for 4 intervals is dead (default 1000)");
+
+/* Fault injection for the tests: slow remote copies down. */
+static unsigned int fos_fault_read_delay_ms;
+module_param_named(fault_read_delay_ms, fos_fault_read_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_read_delay_ms,
+		 "Testing only: sleep this long (at most 10000) before each RDMA READ of a remote copy (default 0)");
 
 #define FOS_HB_MISSES		4
 #define FOS_BACKOFF_MIN_MS	100
@@ -316,6 +323,8 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 				   fos_grant_reply_recv },
 	[FOS_WIRE_RELEASE] = { "release", fos_wire_check_release,
 			       fos_release_recv },
+	[FOS_WIRE_GRANT_END] = { "grant_end", fos_wire_check_grant_end,
+				 fos_grant_end_recv },
 };
 
 static DEFINE_MUTEX(fos_fabric_mutex);
@@ -1463,16 +1472,18 @@ u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
  * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
  * @addr: the address of the first byte to read in the peer's region
  * @rkey: the region's remote key
+ * @stop: if it becomes true, no further READ is posted
  *
  * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
  * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
- * every READ has completed.
+ * every READ posted has completed.
  *
  * Return: 0, -ENOTCONN (the peer is not up or went down), -ECOMM (a READ
- * failed; the connection is torn down), -ENOMEM.
+ * failed; the connection is torn down), -EKEYREVOKED (stopped by @stop
+ * before the last READ was posted), -ENOMEM.
  */
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey)
+			 u64 addr, u32 rkey, const bool *stop)
 {
 	struct scatterlist *sg;
 	struct fos_rdma_op op;
@@ -1495,9 +1506,16 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 	fos_rdma_op_init(&op);
 	sg = sgt->sgl;
 	while (nents) {
-		struct fos_rdma_wr *w = kzalloc(sizeof(*w), GFP_KERNEL);
-		u32 n = 0, bytes = 0;
+		struct fos_rdma_wr *w;
+		u32 n = 0, bytes = 0, delay = READ_ONCE(fos_fault_read_delay_ms);
 
+		if (delay)
+			msleep(min(delay, 10000U));
+		if (READ_ONCE(*stop)) {
+			ret = -EKEYREVOKED;
+			break;
+		}
+		w = kzalloc(sizeof(*w), GFP_KERNEL);
 		if (!w) {
 			ret = -ENOMEM;
 			break;

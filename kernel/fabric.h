@@ -77,7 +77,7 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 void fos_fabric_dereg_mr(struct fos_fabric_mr *m);
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey);
+			 u64 addr, u32 rkey, const bool *stop);
 
 void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		   const void *payload, u32 len);
@@ -86,6 +86,8 @@ void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 void fos_grant_reply_recv(struct fos_peer *peer,
 			  const struct fos_wire_hdr *hdr,
 			  const void *payload, u32 len);
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			const void *payload, u32 len);
 void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		      const void *payload, u32 len);
 

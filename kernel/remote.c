@@ -78,12 +78,16 @@
  *   down.  Nothing but granted ranges is ever registered for remote access.
  * - Revocation: a revoked object is not in the export table, so GRANT,
  *   COPY and a local copy all fail with EKEYREVOKED from then on.  A grant
- *   made before the revocation belongs to a copy that started before it:
- *   as for a local copy racing a revoke, that copy completes on pages
- *   that stay pinned (the grant's reference) until its region is
- *   deregistered, at RELEASE or at the TTL.  The region is not torn down
- *   at the revocation itself because an RDMA READ that hits a dead rkey
- *   is fatal to the RC connection (and so to every proxy of the node).
+ *   out at the revocation (of its view's object or of an ancestor) is
+ *   ended: the owner sends GRANT_END to the puller, which posts no further
+ *   READ for that copy (the copy fails with EKEYREVOKED) and sends RELEASE
+ *   once the READs it posted have completed; the owner deregisters the
+ *   region then, or FOS_GRANT_END_WAIT (2 s) after the revocation at the
+ *   latest.  The key does not die at the revocation itself because an
+ *   RDMA READ that hits a dead rkey is fatal to the RC connection (and so
+ *   to every proxy of the node): READs already posted when the object was
+ *   revoked complete, as a local copy racing a revoke does, and a puller
+ *   that ignores GRANT_END loses its connection.
  * - The owners check everything again: views against their objects,
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
  *   that goes down during a copy makes it fail with EKEYREVOKED (as for
@@ -106,9 +110,13 @@
  * - fos_proxy_lock (a spinlock) protects the proxy table and the proxies'
  *   @hashed flags.  Nothing nests inside it.
  * - fos_events_lock protects the deferred events list.
- * - fos_grants' xa_lock guards taking a grant out of the table; whoever
- *   takes it out frees it (after cancel_delayed_work_sync() of its TTL,
- *   unless the TTL work itself took it).  Nothing nests inside it.
+ * - fos_grants' xa_lock guards taking a grant out of the table and its
+ *   @ending flag; whoever takes it out frees it (after
+ *   cancel_delayed_work_sync() of its TTL, unless the TTL work itself took
+ *   it).  Only fos_events_lock nests inside it.
+ * - fos_pulls' xa_lock guards the copies being pulled (struct fos_pull,
+ *   on their pullers' stacks) and their @ended flags.  Nothing nests
+ *   inside it.
  */
 #include <linux/completion.h>
 #include <linux/cred.h>
@@ -208,6 +216,7 @@ static DEFINE_XARRAY_ALLOC(fos_calls);
 enum fos_event_kind {
 	FOS_EV_NOTICE,		/* send a REVOKE or IMPORT notice */
 	FOS_EV_DOWN,		/* a node (epoch) is gone */
+	FOS_EV_GRANT_END,	/* send GRANT_END */
 };
 
 /**
@@ -216,8 +225,9 @@ enum fos_event_kind {
  * @kind: enum fos_event_kind
  * @type: FOS_EV_NOTICE: the message type
  * @node: the node concerned
- * @epoch: NOTICE: the object's epoch; DOWN: the dead epoch, 0 for all
- * @oid: NOTICE: the object id
+ * @epoch: NOTICE: the object's epoch; DOWN: the dead epoch, 0 for all;
+ *	GRANT_END: the grant id
+ * @oid: NOTICE: the object id; GRANT_END: the puller's token
  */
 struct fos_event {
 	struct list_head link;
@@ -233,6 +243,7 @@ static LIST_HEAD(fos_events);
 static struct workqueue_struct *fos_remote_wq;
 static void fos_events_fn(struct work_struct *work);
 static void fos_grants_drop_node(u32 node);
+static void fos_grants_end_revoked(void);
 static DECLARE_WORK(fos_events_work, fos_events_fn);
 
 bool fos_remote_loopback(void)
@@ -398,6 +409,7 @@ static void fos_export_free(struct fos_export *e)
 void fos_remote_exports_release(struct list_head *list)
 {
 	struct fos_export *e, *tmp;
+	bool ended = false;
 
 	list_for_each_entry_safe(e, tmp, list, dead) {
 		struct fos_importer *i, *itmp;
@@ -417,7 +429,11 @@ void fos_remote_exports_release(struct list_head *list)
 			kfree(i);
 		}
 		fos_export_free(e);
+		ended = true;
 	}
+	/* A granted object was exported: end its grants too. */
+	if (ended)
+		fos_grants_end_revoked();
 }
 
 /* Node @node (@epoch, or any if 0) is gone: it imports nothing any more. */
@@ -882,6 +898,19 @@ static void fos_events_fn(struct work_struct *work)
 			fos_proxies_revoke_node(ev->node, ev->epoch);
 			fos_exports_drop_node(ev->node, ev->epoch);
 			fos_grants_drop_node(ev->node);
+		} else if (ev->kind == FOS_EV_GRANT_END) {
+			struct fos_wire_grant_end e = {
+				.pull = cpu_to_le64(ev->oid),
+				.id = cpu_to_le64(ev->epoch),
+			};
+
+			peer = fos_peer_find(ev->node);
+			if (peer) {
+				/* Lost: the grant's timer ends it anyway. */
+				fos_fabric_send(peer, FOS_WIRE_GRANT_END, 0, &e,
+						sizeof(e), NULL, FOS_SEND_WAIT);
+				fos_peer_put(peer);
+			}
 		} else {
 			peer = fos_peer_find(ev->node);
 			if (peer) {
@@ -1231,6 +1260,12 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 
 /* How long a grant may live: its puller releases it long before. */
 #define FOS_GRANT_TTL		(3 * FOS_REMOTE_TIMEOUT)
+/*
+ * How long a grant outlives the revocation of its source at most: its
+ * puller's READs in flight (8 of 1 MiB) complete long before, even
+ * through a few retransmissions.
+ */
+#define FOS_GRANT_END_WAIT	(2 * HZ)
 
 static struct workqueue_struct *fos_copy_wq;
 
@@ -1238,10 +1273,15 @@ static struct workqueue_struct *fos_copy_wq;
  * struct fos_grant - a source range registered for a puller's RDMA READs
  * @id: in fos_grants
  * @node: the puller
+ * @ending: GRANT_END is on its way (under fos_grants' xa_lock)
+ * @pull: the puller's token
+ * @obj: the object of the view granted (a reference), checked for
+ *	revocation
  * @mem: the pinned pages (a reference: they stay pinned while registered)
  * @sgt: the pages of the range
  * @mr: the region; its rkey dies with fos_fabric_dereg_mr()
- * @ttl: releases a grant its puller never released
+ * @ttl: releases a grant its puller never released (FOS_GRANT_TTL, or
+ *	FOS_GRANT_END_WAIT once ending)
  * @dead: on a local list once taken out of fos_grants
  *
  * Freed by whoever takes it out of fos_grants.
@@ -1249,6 +1289,9 @@ static struct workqueue_struct *fos_copy_wq;
 struct fos_grant {
 	u32 id;
 	u32 node;
+	bool ending;
+	u64 pull;
+	struct fos_object *obj;
 	struct list_head dead;
 	struct fos_mem *mem;
 	struct sg_table sgt;
@@ -1264,8 +1307,34 @@ static void fos_grant_free(struct fos_grant *g)
 	fos_fabric_dereg_mr(g->mr);	/* the rkey is dead from here */
 	sg_free_table(&g->sgt);
 	fos_mem_put(g->mem);
+	fos_obj_put(g->obj);
 	kfree(g);
 	fos_live_add(FOS_LIVE_GRANTS, -1);
+}
+
+/*
+ * Objects were revoked: end the grants out on them (see "Remote copies").
+ * The puller is told (GRANT_END) and the grant's timer shortened to
+ * FOS_GRANT_END_WAIT.  May sleep.
+ */
+static void fos_grants_end_revoked(void)
+{
+	struct fos_grant *g;
+	unsigned long idx;
+
+	if (xa_empty(&fos_grants))
+		return;
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		/* Racy read: a revocation in progress scans again after. */
+		if (g->ending || !READ_ONCE(g->obj->revoked))
+			continue;
+		g->ending = true;
+		mod_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_END_WAIT);
+		fos_event_queue(FOS_EV_GRANT_END, 0, g->node, g->id, g->pull,
+				GFP_ATOMIC);
+	}
+	xa_unlock(&fos_grants);
 }
 
 static void fos_grant_ttl_fn(struct work_struct *work)
@@ -1367,6 +1436,21 @@ static int fos_copy_errno(int ret)
 }
 
 /**
+ * struct fos_pull - a copy being pulled, for GRANT_END
+ * @node: the source's owner
+ * @ended: GRANT_END arrived: post no further READ
+ *
+ * On the puller's stack, in fos_pulls (the token is its index) while the
+ * copy runs.
+ */
+struct fos_pull {
+	u32 node;
+	bool ended;
+};
+
+static DEFINE_XARRAY_ALLOC1(fos_pulls);
+
+/**
  * fos_copy_pull - RDMA-read a source view into a local destination
  * @src: the source view on the wire (names its owner)
  * @soff: first byte, from the start of @src
@@ -1376,18 +1460,21 @@ static int fos_copy_errno(int ret)
  *
  * Asks the owner for a grant over (a window of) the source range, reads
  * it straight into the destination's pinned pages, releases the grant,
- * and goes on with the next window.  Process context.
+ * and goes on with the next window; stops posting READs when the owner
+ * ends the grants of the copy (GRANT_END).  Process context.
  */
 static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 			 const struct fos_cap *dst, u64 doff, u64 len)
 {
 	struct fos_wire_release rel = {};
 	struct fos_wire_grant g = {};
+	struct fos_pull pull = {};
 	struct fos_call_wait w;
 	struct fos_peer *peer;
 	struct fos_mem *mem;
 	struct sg_table sgt;
 	u64 done = 0;
+	u32 token;
 	int ret = 0;
 
 	mem = fos_obj_get_mem(dst->obj);
@@ -1402,7 +1489,12 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		ret = -EHOSTUNREACH;
 		goto out_mem;
 	}
+	pull.node = fos_peer_node_id(peer);
+	ret = xa_alloc(&fos_pulls, &token, &pull, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto out_peer;
 	g.src = *src;
+	g.pull = cpu_to_le64(token);
 	while (done < len) {
 		u64 glen, addr;
 		s64 n;
@@ -1426,7 +1518,8 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		}
 		if (!ret) {
 			ret = fos_fabric_rdma_read(peer, &sgt, addr,
-						   le32_to_cpu(w.grant.rkey));
+						   le32_to_cpu(w.grant.rkey),
+						   &pull.ended);
 			sg_free_table(&sgt);
 		}
 		/* Best effort: the grant's TTL ends it otherwise. */
@@ -1437,6 +1530,8 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		done += glen;
 		cond_resched();
 	}
+	xa_erase(&fos_pulls, token);
+out_peer:
 	fos_peer_put(peer);
 out_mem:
 	fos_mem_put(mem);
@@ -1611,6 +1706,7 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 		goto out_obj;
 	}
 	g->node = fos_peer_node_id(peer);
+	g->pull = le64_to_cpu(w->pull);
 	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
 	g->mem = fos_obj_get_mem(src.obj);
 	if (IS_ERR(g->mem)) {
@@ -1631,9 +1727,11 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	if (ret)
 		goto err_sgt;
 	fos_live_add(FOS_LIVE_GRANTS, 1);
+	g->obj = src.obj;	/* the reference goes with @g from here */
 	/*
-	 * Once in fos_grants, a RELEASE or the node going down may free @g:
-	 * arm its timer and read its id before anyone can look it up.
+	 * Once in fos_grants, a RELEASE, the node going down or a
+	 * revocation may end @g: arm its timer and read its id before
+	 * anyone can look it up.
 	 */
 	xa_lock(&fos_grants);
 	ret = __xa_alloc(&fos_grants, &id, g, xa_limit_32b, GFP_KERNEL);
@@ -1644,13 +1742,21 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	xa_unlock(&fos_grants);
 	if (ret) {
 		fos_grant_free(g);
-		goto out_obj;
+		return ret;
+	}
+	/*
+	 * A revocation that ran before the grant was in the table did not
+	 * see it (one after it will): end it here.
+	 */
+	if (fos_obj_revoked(src.obj)) {
+		fos_grant_release(id, fos_peer_node_id(peer));
+		return -EKEYREVOKED;
 	}
 	r->rkey = cpu_to_le32(rkey);
 	r->id = cpu_to_le64(id);
 	r->addr = cpu_to_le64(addr);
 	r->len = cpu_to_le64(n);
-	goto out_obj;
+	return 0;
 
 err_sgt:
 	sg_free_table(&g->sgt);
@@ -1759,6 +1865,24 @@ void fos_grant_reply_recv(struct fos_peer *peer,
 
 	fos_call_complete(peer, FOS_WIRE_GRANT_REPLY, le64_to_cpu(hdr->cookie),
 			  -(int)le32_to_cpu(r->status), NULL, r);
+}
+
+/* GRANT_END on the puller: stop the copy that token @pull names. */
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			const void *payload, u32 len)
+{
+	const struct fos_wire_grant_end *e = payload;
+	u64 token = le64_to_cpu(e->pull);
+	struct fos_pull *p;
+
+	if (token > U32_MAX)
+		return;
+	xa_lock(&fos_pulls);
+	p = xa_load(&fos_pulls, token);
+	/* Unknown: the copy is over and released its grants already. */
+	if (p && p->node == fos_peer_node_id(peer))
+		WRITE_ONCE(p->ended, true);
+	xa_unlock(&fos_pulls);
 }
 
 void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,

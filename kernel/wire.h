@@ -43,7 +43,8 @@
 #include <linux/fractos.h>
 
 #define FOS_WIRE_MAGIC		0x534f5246	/* "FROS" in memory */
-#define FOS_WIRE_VERSION	3	/* 2: remote objects, 3: remote copy */
+/* 2: remote objects, 3: remote copy, 4: grants end at revocation */
+#define FOS_WIRE_VERSION	4
 
 /* Receive buffer sizes a peer may announce, header included. */
 #define FOS_WIRE_MSG_MIN	256
@@ -121,6 +122,7 @@ enum fos_wire_type {
 	FOS_WIRE_GRANT,		/* struct fos_wire_grant: puller -> src owner */
 	FOS_WIRE_GRANT_REPLY,	/* struct fos_wire_grant_reply, cookie echoed */
 	FOS_WIRE_RELEASE,	/* struct fos_wire_release: puller -> src owner */
+	FOS_WIRE_GRANT_END,	/* struct fos_wire_grant_end: src owner -> puller */
 	FOS_WIRE_NR,
 };
 
@@ -283,6 +285,12 @@ struct fos_wire_lookup_reply {
  * number of bytes granted (which may be fewer than asked: the puller asks
  * again for the rest).  Once its READs completed, the puller sends
  * RELEASE with the grant id and the owner deregisters the region.
+ *
+ * When the source is revoked while a grant is out, the owner sends
+ * GRANT_END with the puller's token (GRANT's @pull) and the grant id: the
+ * puller posts no further READ under that token, and sends RELEASE once
+ * the READs it posted have completed.  The owner deregisters the region
+ * at RELEASE, or FOS_GRANT_END_WAIT after the revocation at the latest.
  */
 
 /**
@@ -310,11 +318,13 @@ struct fos_wire_copy {
  * @src: the source view, an object of the receiver
  * @off: first byte, from the start of @src
  * @len: bytes wanted, non-zero
+ * @pull: the puller's token for this copy, echoed by GRANT_END
  */
 struct fos_wire_grant {
 	struct fos_wire_cap src;
 	__le64 off;
 	__le64 len;
+	__le64 pull;
 };
 
 /**
@@ -344,6 +354,16 @@ struct fos_wire_release {
 	__le64 reserved;
 };
 
+/**
+ * struct fos_wire_grant_end - payload of GRANT_END
+ * @pull: the puller's token from GRANT
+ * @id: the grant id from GRANT_REPLY
+ */
+struct fos_wire_grant_end {
+	__le64 pull;
+	__le64 id;
+};
+
 #define FOS_WIRE_NAME_MAX	255
 #define FOS_WIRE_MAX_IMM	4096
 #define FOS_WIRE_MAX_CAPS	32
@@ -359,8 +379,9 @@ static_assert(sizeof(struct fos_wire_obj) == 16);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
-static_assert(sizeof(struct fos_wire_grant) == 64);
+static_assert(sizeof(struct fos_wire_grant) == 72);
 static_assert(sizeof(struct fos_wire_grant_reply) == 32);
+static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
 
 /**
@@ -562,6 +583,13 @@ static inline int fos_wire_check_release(const void *payload, u32 len)
 	const struct fos_wire_release *r = payload;
 
 	return len != sizeof(*r) || r->reserved ? -EPROTO : 0;
+}
+
+static inline int fos_wire_check_grant_end(const void *payload, u32 len)
+{
+	const struct fos_wire_grant_end *e = payload;
+
+	return len != sizeof(*e) || le64_to_cpu(e->id) > U32_MAX ? -EPROTO : 0;
 }
 
 /**

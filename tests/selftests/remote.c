@@ -11,6 +11,7 @@
  */
 #include <liburing.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include "tap.h"
 #include "fos_util.h"
 #include "fos_nl.h"
@@ -29,10 +30,87 @@ static uint32_t self_id;
 /* Whatever happens, leave the module as the other tests expect it. */
 static void restore(void)
 {
+	fos_set_param("fault_read_delay_ms", 0);
 	fos_set_param("fabric_loopback", 0);
 	if (qmax > 0)
 		fos_set_param("max_queue", qmax);
 	fos_nl_node_del(self_id);
+}
+
+static uint64_t disconnects(uint32_t id)
+{
+	struct fos_nl_node n;
+
+	return fos_nl_node_get(id, &n) ? ~0ULL :
+	       n.stats[FRACTOS_STAT_DISCONNECTS] +
+	       n.stats[FRACTOS_STAT_PROTO_ERRORS];
+}
+
+/*
+ * The source of a copy is revoked while the copy reads it (READs slowed
+ * down by fault_read_delay_ms): its grant ends at once - the puller posts
+ * no further READ, the copy fails with EKEYREVOKED, the region is gone -
+ * instead of living until the window is read or for the grant's TTL, and
+ * the connection is not hurt.
+ */
+static void revoke_mid_copy(int cli, uint32_t sm, uint32_t dm, uint32_t id)
+{
+	const unsigned int delay_ms = 200;
+	uint64_t disc0 = disconnects(id);
+	struct { int ret, err; double t; } r = { -1, 0, 0 };
+	double t0, t_gone = -1, t_rev;
+	int p[2], ok, i;
+	uint32_t lc = ~0U;
+	pid_t pid;
+
+	ok = !fos_revtree(cli, sm, &lc) && !pipe(p) &&
+	     !fos_set_param("fault_read_delay_ms", delay_ms);
+	tap_ok(ok, "a lease child of the source; READs slowed to one per %u ms",
+	       delay_ms);
+	if (!ok)
+		return;
+	pid = fork();
+	if (!pid) {
+		uint64_t copied = 0;
+
+		r.ret = fos_copy(cli, lc, 0, dm, 0, 3 << 20, &copied);
+		r.err = r.ret ? errno : 0;
+		r.t = fos_now();
+		if (write(p[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	t0 = fos_now();
+	while (!fos_live("grants") && fos_now() - t0 < 20)
+		usleep(1000);
+	tap_ok(fos_live("grants") > 0, "the copy holds a grant (after %.2f s)",
+	       fos_now() - t0);
+	usleep(delay_ms * 1000 / 2);
+	t_rev = fos_now();
+	tap_eq(fos_revoke(cli, lc), 0, "revoke the source while it is read");
+	for (i = 0; i < 3000; i++) {
+		if (!fos_live("grants")) {
+			t_gone = fos_now();
+			break;
+		}
+		usleep(1000);
+	}
+	if (read(p[0], &r, sizeof(r)) != sizeof(r))
+		r.ret = -2;
+	waitpid(pid, NULL, 0);
+	fos_set_param("fault_read_delay_ms", 0);
+	tap_ok(r.ret == -1 && r.err == EKEYREVOKED && r.t - t_rev < 1.0,
+	       "the copy stops with EKEYREVOKED %.2f s after the revocation (ret %d, %s)",
+	       r.t - t_rev, r.ret, strerror(r.err));
+	tap_ok(t_gone > 0 && t_gone - t_rev < 1.0,
+	       "its grant (and rkey) is gone %.2f s after the revocation",
+	       t_gone > 0 ? t_gone - t_rev : -1.0);
+	tap_ok(disconnects(id) == disc0 &&
+	       !fos_copy(cli, sm, 0, dm, 0, 4096, NULL),
+	       "the connection is unharmed: the parent still copies");
+	fos_close(cli, lc);
+	close(p[0]);
+	close(p[1]);
 }
 
 int main(void)
@@ -58,7 +136,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(48);
+	tap_plan(54);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -278,6 +356,7 @@ int main(void)
 		for (ret = 0; ret < 200 && fos_live("grants"); ret++)
 			usleep(10000);
 		tap_eq(fos_live("grants"), 0, "every grant was released");
+		revoke_mid_copy(cli, sm, dm, id);
 		fos_close(cli, rv);
 		fos_close(cli, ro);
 		fos_revoke(cli, sm);

@@ -119,8 +119,10 @@
  *                   EINTR   a fatal signal interrupted a long copy; a
  *                           prefix of the range may have been written.
  *                   Another node's Memory (and fabric_loopback):
- *                   EKEYREVOKED also when an owner revoked the object,
- *                           or its node restarted or went down;
+ *                   EKEYREVOKED also when an owner revoked the object
+ *                           (before or during the copy: the range may
+ *                           be partly written), or its node restarted
+ *                           or went down;
  *                   EACCES, ERANGE  also from an owner's own checks;
  *                   EHOSTUNREACH  an owner's node is not configured or
  *                           not connected, or the connection failed
