@@ -1,15 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# remote_2node: remote invocation, cross-node delegation, revocation and
-# node death between real nodes (remote_node.c says what each node does).
+# remote_2node [PROGRAM]: remote invocation, cross-node delegation,
+# revocation and node death between real nodes.  PROGRAM is remote_node
+# (the default; remote_node.c says what each node does) or chain_node (a
+# 3-stage chain over three nodes, under loss, a lease, a node killed
+# mid-chain; chain_node.c).
 #
 #   vm/run --nodes 2 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
 #   vm/run --nodes 3 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
+#   vm/run --nodes 3 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh chain_node
 #
 # Every node reloads fractos.ko with node_id=FRACTOS_NODE and runs its
-# part of remote_node (built on the host by make -C tests/multinode).  Node 1 kills node 2 at the end
-# (vm/ctl): node 2's own checks reach node 1 before, in an invocation.
+# part of PROGRAM (built on the host by make -C tests/multinode).  Node 1
+# kills node 2 at the end (vm/ctl): node 2's own checks reach node 1
+# before, in an invocation.
 cd "$(dirname "$0")" || exit 1
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 me=${FRACTOS_NODE:?not a vm/run --nodes guest}
@@ -18,11 +23,16 @@ if [ "$(cat /sys/module/fractos/parameters/node_id 2>/dev/null)" != "$me" ]; the
 	rmmod fractos 2>/dev/null
 	insmod "${FRACTOS_KO:?}" node_id="$me" || { echo "Bail out! insmod"; exit 1; }
 fi
-bin=./remote_node
+prog=${1:-remote_node}
+case $prog in
+remote_node|chain_node) ;;
+*) echo "Bail out! unknown program $prog"; exit 1 ;;
+esac
+bin=./$prog
 [ -x "$bin" ] || { echo "Bail out! $bin is not built (make -C tests/multinode)"; exit 1; }
 "$bin"
 rc=$?
-echo "# remote_2node: node $me exit $rc"
+echo "# remote_2node: $prog on node $me exit $rc"
 # One program per node, counted by suite.sh like run.sh's summary.
 if [ $rc = 0 ]; then
 	echo "# fractos: 1 passed, 0 failed"

@@ -7,14 +7,15 @@
 #
 # Two guests run connect, refuse, link, loss, restart and kill (in that
 # order: kill ends the run), then three guests run mesh, then three guests
-# run remote_2node.sh (remote invocation and delegation).  Every node prints
+# run remote_2node.sh twice (remote invocation and delegation; the
+# 3-stage chain of chain_node.c).  Every node prints
 # its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
 # unprefixed, for .ci/run.  A vm/run failure outside the counted tests
 # (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
 # Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 480),
 # MULTINODE_MODULE (a prebuilt fractos.ko for vm/run --module),
 # MULTINODE_2 / MULTINODE_3 (the tests of each run), MULTINODE_NO_REMOTE=1
-# (skip the last run: remote_2node.sh, remote invocation on three nodes).
+# (skip the last runs: remote_2node.sh, remote invocation on three nodes).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 kver=${1:-6.1}
@@ -24,13 +25,14 @@ rc=0
 mkdir -p build
 
 run() {
-	local n=$1 smp=$2 out=build/multinode-$kver-$1${script:+-remote}.out r p f
+	local n=$1 smp=$2 tag=${script:+-${prog:-remote}}
+	local out=build/multinode-$kver-$1$tag.out r p f
 	shift 2
 	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
 	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
 		--timeout "${MULTINODE_TIMEOUT:-480}" \
 		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
-		--log "build/vm-$kver-multinode$n${script:+-remote}.log" \
+		--log "build/vm-$kver-multinode$n$tag.log" \
 		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
 	r=${PIPESTATUS[0]}
 	read -r p f < <(awk '/^\[n[0-9]+\] # fractos: [0-9]+ passed, [0-9]+ failed/ {
@@ -46,17 +48,21 @@ run() {
 	fail=$((fail + f))
 }
 
-# run_script N SMP SCRIPT: SCRIPT instead of run.sh on every node
+# run_script N SMP SCRIPT [PROGRAM]: SCRIPT instead of run.sh on every node
 run_script() {
-	local script=$3
+	local script=$3 prog=${4:-}
 
-	run "$1" "$2"
+	run "$1" "$2" ${prog:+"$prog"}
 }
 
 run 2 2 ${MULTINODE_2:-connect refuse link loss restart kill}
 # one vCPU each: three guests on a small host
 run 3 1 ${MULTINODE_3:-mesh}
 # remote invocation, delegation, forwarding and node death on three nodes
-[ -n "${MULTINODE_NO_REMOTE:-}" ] || run_script 3 1 tests/multinode/remote_2node.sh
+if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
+	run_script 3 1 tests/multinode/remote_2node.sh
+	# a 3-stage chain over the nodes: loss, a lease, a node killed mid-chain
+	run_script 3 1 tests/multinode/remote_2node.sh chain_node
+fi
 echo "# fractos: $pass passed, $fail failed"
 exit $rc
