@@ -119,6 +119,13 @@ MODULE_PARM_DESC(fault_read_delay_ms,
 #define FOS_BACKOFF_MIN_MS	100
 #define FOS_BACKOFF_MAX_MS	5000
 #define FOS_CM_TIMEOUT_MS	2000
+/*
+ * The local ACK timeout of our QPs, 4.096 us * 2^17 = 0.54 s: rxe's
+ * retransmission timer.  rdma_cm's RoCE default is 2^19 (2.1 s) before
+ * Linux 6.4, where two losses in a row of one packet would leave a peer
+ * silent for longer than the heartbeat allows (4 intervals).
+ */
+#define FOS_ACK_TIMEOUT		17
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
@@ -1642,7 +1649,8 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	/* From here on, fos_conn_close_work() destroys @id. */
 	id->context = conn;
 	fos_peer_set_epoch(conn->peer, conn->peer_epoch);
-	if (fos_conn_setup(conn, id->device)) {
+	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
+	    fos_conn_setup(conn, id->device)) {
 		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES);
 		fos_conn_fail(conn);
 		return 0;
@@ -1773,7 +1781,8 @@ static void fos_peer_connect_work(struct work_struct *work)
 		fos_conn_free_unpublished(conn);
 		return;
 	}
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
 			      FOS_CM_TIMEOUT_MS))
 		fos_conn_fail(conn);
 	return;
