@@ -989,8 +989,13 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 	return ret;
 }
 
-/* Could a message go out now, or has the attempt become pointless? */
-static bool fos_peer_sendable(struct fos_peer *peer)
+/*
+ * A wait condition of a sender on peer->wq: @room holds for @peer's
+ * connection (called under its lock), or waiting has become pointless
+ * (no connection, or not up).
+ */
+static bool fos_peer_can_go(struct fos_peer *peer,
+			    bool (*room)(const struct fos_conn *conn))
 {
 	struct fos_conn *conn;
 	bool ok = true;
@@ -999,13 +1004,18 @@ static bool fos_peer_sendable(struct fos_peer *peer)
 	conn = peer->conn;
 	if (conn) {
 		spin_lock(&conn->lock);
-		ok = conn->state != FOS_CONN_UP ||
-		     (conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
-		      !conn->nbacklog);
+		ok = conn->state != FOS_CONN_UP || room(conn);
 		spin_unlock(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
 	return ok;
+}
+
+/* A message could go out now (a credit to spare, a buffer, no backlog). */
+static bool fos_conn_sendable(const struct fos_conn *conn)
+{
+	return conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
+	       !conn->nbacklog;
 }
 
 /**
@@ -1044,7 +1054,7 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		if (ret != -EAGAIN || !(flags & FOS_SEND_WAIT))
 			return ret;
 		left = wait_event_interruptible_timeout(peer->wq,
-							fos_peer_sendable(peer),
+							fos_peer_can_go(peer, fos_conn_sendable),
 							left);
 		if (left < 0)
 			return left;
@@ -1279,22 +1289,10 @@ static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 		complete(&op->done);
 }
 
-/* Is there a free RDMA slot on @peer's connection, or no point waiting? */
-static bool fos_rdma_room(struct fos_peer *peer)
+/* A free RDMA slot on the connection. */
+static bool fos_conn_rdma_room(const struct fos_conn *conn)
 {
-	struct fos_conn *conn;
-	bool ok = true;
-
-	spin_lock(&peer->lock);
-	conn = peer->conn;
-	if (conn) {
-		spin_lock(&conn->lock);
-		ok = conn->state != FOS_CONN_UP ||
-		     conn->rdma_wrs < FOS_RDMA_SQ;
-		spin_unlock(&conn->lock);
-	}
-	spin_unlock(&peer->lock);
-	return ok;
+	return conn->rdma_wrs < FOS_RDMA_SQ;
 }
 
 /*
@@ -1336,7 +1334,8 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_ibdev *d,
 		spin_unlock(&peer->lock);
 		if (ret != -EAGAIN)
 			return ret;
-		wait_event_timeout(peer->wq, fos_rdma_room(peer), HZ);
+		wait_event_timeout(peer->wq,
+				   fos_peer_can_go(peer, fos_conn_rdma_room), HZ);
 	}
 }
 

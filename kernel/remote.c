@@ -409,7 +409,7 @@ static void fos_export_free(struct fos_export *e)
 void fos_remote_exports_release(struct list_head *list)
 {
 	struct fos_export *e, *tmp;
-	bool ended = false;
+	bool any = false;
 
 	list_for_each_entry_safe(e, tmp, list, dead) {
 		struct fos_importer *i, *itmp;
@@ -429,10 +429,10 @@ void fos_remote_exports_release(struct list_head *list)
 			kfree(i);
 		}
 		fos_export_free(e);
-		ended = true;
+		any = true;
 	}
-	/* A granted object was exported: end its grants too. */
-	if (ended)
+	/* Only exported objects have grants: end those of the revoked. */
+	if (any)
 		fos_grants_end_revoked();
 }
 

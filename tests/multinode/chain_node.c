@@ -35,6 +35,7 @@
 #include "../selftests/fos_util.h"
 #include "../selftests/fos_nl.h"
 #include "../selftests/fos_req.h"
+#include "node.h"
 
 #define TAG_S2		0x5202
 #define TAG_S3		0x5303
@@ -58,26 +59,16 @@ struct hop {
 	unsigned char data[DATA_LEN];
 };
 
-static uint32_t me, nodes;
-static struct in_addr addrs[9];
 static int fd;
 
-static int lookup(uint32_t node, const char *name, uint32_t *cid)
+/* lookup(), waiting for the other node to publish @name. */
+static int lookup_wait(uint32_t node, const char *name, uint32_t *cid)
 {
-	struct fractos_name a = {
-		.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)name,
-		.name_len = strlen(name), .node = node,
-	};
 	int i, ret;
 
-	/* The other node may not have published it yet. */
 	for (i = 0; i < 900; i++) {
-		ret = ioctl(fd, FRACTOS_IOC_NAME_LOOKUP, &a);
-		if (!ret) {
-			*cid = a.cid;
-			return 0;
-		}
-		if (errno != ENOENT)
+		ret = lookup(fd, node, name, cid);
+		if (!ret || errno != ENOENT)
 			break;
 		usleep(100000);
 	}
@@ -95,30 +86,6 @@ static int recv_msg(struct msg *m)
 		m->ncaps = 0;
 	}
 	return ret;
-}
-
-static int publish(uint32_t cid, const char *name)
-{
-	struct fractos_name a = {
-		.cid = cid, .flags = FRACTOS_NAME_WORLD,
-		.name = (uintptr_t)name, .name_len = strlen(name),
-	};
-
-	return ioctl(fd, FRACTOS_IOC_NAME_PUBLISH, &a);
-}
-
-static int monitor(uint32_t cid, uint64_t cookie)
-{
-	struct fractos_monitor a = { .cid = cid, .cookie = cookie };
-
-	return ioctl(fd, FRACTOS_IOC_MONITOR_RECEIVE, &a);
-}
-
-static int revoked(uint32_t cid)
-{
-	struct fractos_cap_info i;
-
-	return !fos_info(fd, cid, &i) && (i.info_flags & FRACTOS_INFO_REVOKED);
 }
 
 /* All nodes meet at @tag (fosnet barrier, over TCP, node 1 coordinates). */
@@ -164,6 +131,22 @@ static const struct hop *hop_check(const struct msg *m, uint64_t tag)
 	return h;
 }
 
+/* Node 1: the next answer through K; its @arg if it is a @cmd, else -1. */
+static int answer(uint32_t cmd)
+{
+	const struct hop *r;
+	struct msg m;
+	int arg = -1;
+
+	if (!recv_msg(&m)) {
+		r = hop_check(&m, TAG_K);
+		if (r && r->cmd == cmd)
+			arg = r->arg;
+	}
+	close_all(fd, &m);
+	return arg;
+}
+
 static void path_add(struct hop *h)
 {
 	size_t n = strnlen(h->path, sizeof(h->path) - 1);
@@ -202,18 +185,6 @@ static void nothing_left(void)
 	       !fos_live("grants"),
 	       "node %u: nothing left (exports %lld, proxies %lld, grants %lld)",
 	       me, fos_live("exports"), fos_live("proxies"), fos_live("grants"));
-}
-
-static void peers_up(void)
-{
-	uint32_t i;
-
-	for (i = 1; i <= nodes; i++) {
-		if (i == me)
-			continue;
-		tap_eq(fos_nl_node_add(i, addrs[i]), 0, "node %u: add node %u", me, i);
-		tap_ok(fos_nl_wait_up(i, 60), "node %u: node %u is UP", me, i);
-	}
 }
 
 /* The fabric counters of the connection to @peer that must not move. */
@@ -286,7 +257,7 @@ static int client(void)
 	struct msg m;
 	char *buf;
 	double t0;
-	int ret, hb;
+	int ret, hb, arg;
 
 	tap_plan(30);
 	peers_up();
@@ -298,8 +269,8 @@ static int client(void)
 	fos_fill(buf, 8192, 11);
 	tap_eq(req_create(fd, FRACTOS_CID_INVALID, TAG_K, NULL, 0, NULL, 0, &k),
 	       0, "node 1: continuation K");
-	tap_eq(lookup(2, "s2", &s2), 0, "node 1: look up \"s2\" on node 2");
-	tap_eq(lookup(3, "s3", &s3), 0, "node 1: look up \"s3\" on node 3");
+	tap_eq(lookup_wait(2, "s2", &s2), 0, "node 1: look up \"s2\" on node 2");
+	tap_eq(lookup_wait(3, "s3", &s3), 0, "node 1: look up \"s3\" on node 3");
 
 	/* 1 and 2: chains, clean then lossy. */
 	chains(s2, k, NCHAIN, "clean");
@@ -319,21 +290,13 @@ static int client(void)
 	hop_fill(&h, CMD_LEASE, 0);
 	tap_eq(invoke(fd, s2, &h, sizeof(h), (uint32_t[]){ l, k }, 2), 0,
 	       "node 1: lend L to S2");
-	ret = recv_msg(&m);
-	tap_ok(!ret && hop_check(&m, TAG_K) &&
-	       ((struct hop *)m.imm)->cmd == CMD_LEASED &&
-	       ((struct hop *)m.imm)->arg == 0,
-	       "node 1: node 2 copied from the lease (its errno %d)",
-	       ret ? -1 : (int)((struct hop *)m.imm)->arg);
-	close_all(fd, &m);
+	arg = answer(CMD_LEASED);
+	tap_ok(arg == 0,
+	       "node 1: node 2 copied from the lease (its errno %d)", arg);
 	tap_eq(fos_revoke(fd, l), 0, "node 1: the lease ends: revoke L");
-	ret = recv_msg(&m);
-	tap_ok(!ret && hop_check(&m, TAG_K) &&
-	       ((struct hop *)m.imm)->cmd == CMD_LEASE_GONE &&
-	       ((struct hop *)m.imm)->arg == EKEYREVOKED,
-	       "node 1: node 2's monitor on L fired and its copy failed with EKEYREVOKED (errno %d)",
-	       ret ? -1 : (int)((struct hop *)m.imm)->arg);
-	close_all(fd, &m);
+	arg = answer(CMD_LEASE_GONE);
+	tap_ok(arg == EKEYREVOKED,
+	       "node 1: node 2's monitor on L fired and its copy failed with EKEYREVOKED (errno %d)", arg);
 	ret = fos_copy(fd, mem, 0, mem, 4096, 100, &copied);
 	tap_ok(!ret && copied == 100 && !memcmp(buf, buf + 4096, 100),
 	       "node 1: M itself is unharmed");
@@ -345,14 +308,10 @@ static int client(void)
 	path_add(&h);
 	tap_eq(invoke(fd, s2, &h, sizeof(h), &k, 1), 0,
 	       "node 1: a hop that node 2 holds");
-	ret = recv_msg(&m);
-	tap_ok(!ret && hop_check(&m, TAG_K) &&
-	       ((struct hop *)m.imm)->cmd == CMD_HOLDING &&
-	       ((struct hop *)m.imm)->arg == 0,
-	       "node 1: node 2 holds it and reports %d failure(s)",
-	       ret ? -1 : (int)((struct hop *)m.imm)->arg);
-	close_all(fd, &m);
-	tap_eq(monitor(s2, MON_S2), 0, "node 1: monitor_receive on S2");
+	arg = answer(CMD_HOLDING);
+	tap_ok(arg == 0,
+	       "node 1: node 2 holds it and reports %d failure(s)", arg);
+	tap_eq(monitor(fd, s2, MON_S2), 0, "node 1: monitor_receive on S2");
 	hb = (int)fos_param("fabric_heartbeat_ms");
 	tap_eq(system("../../vm/ctl kill 2 >/dev/null"), 0, "node 1: vm/ctl kill 2");
 	t0 = fos_now();
@@ -368,7 +327,7 @@ static int client(void)
 	ret = recv_msg(&m);
 	tap_ok(!ret && m.type == FRACTOS_MSG_MONITOR_RECEIVE && m.tag == MON_S2,
 	       "node 1: S2's monitor fires %.2f s after the kill", fos_now() - t0);
-	tap_ok(revoked(s2), "node 1: S2's proxy is revoked");
+	tap_ok(revoked(fd, s2), "node 1: S2's proxy is revoked");
 	tap_errno(invoke(fd, s2, &h, sizeof(h), &k, 1), EKEYREVOKED,
 		  "node 1: invoke S2 again: EKEYREVOKED");
 	fos_req_timeout_ns = 2000000000ULL;
@@ -380,13 +339,9 @@ static int client(void)
 	tap_eq(invoke(fd, s3, &h, sizeof(h), &k, 1), 0,
 	       "node 1: stop node 3 through S3 directly");
 	fos_req_timeout_ns = 30000000000ULL;
-	ret = recv_msg(&m);
-	tap_ok(!ret && hop_check(&m, TAG_K) &&
-	       ((struct hop *)m.imm)->cmd == CMD_REPORT &&
-	       ((struct hop *)m.imm)->arg == 0,
-	       "node 1: node 3 reports %d failure(s)",
-	       ret ? -1 : (int)((struct hop *)m.imm)->arg);
-	close_all(fd, &m);
+	arg = answer(CMD_REPORT);
+	tap_ok(arg == 0,
+	       "node 1: node 3 reports %d failure(s)", arg);
 	close(fd);
 	munmap(buf, 8192);
 	nothing_left();
@@ -411,9 +366,9 @@ static int stage2(void)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fd < 0 || buf == MAP_FAILED)
 		tap_bail("open/mmap");
-	tap_eq(lookup(3, "s3", &s3), 0, "node 2: look up \"s3\" on node 3");
+	tap_eq(lookup_wait(3, "s3", &s3), 0, "node 2: look up \"s3\" on node 3");
 	tap_ok(!req_create(fd, FRACTOS_CID_INVALID, TAG_S2, NULL, 0, NULL, 0, &s2) &&
-	       !publish(s2, "s2") &&
+	       !publish(fd, s2, "s2") &&
 	       !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &copy_buf),
 	       "node 2: S2 published as \"s2\"");
 	fos_req_timeout_ns = 600000000000ULL;
@@ -461,7 +416,7 @@ static int stage2(void)
 					h.arg = EBADMSG;
 			}
 			tap_eq(h.arg, 0, "node 2: copy 4 KiB from node 1's lease");
-			if (monitor(l, MON_L))
+			if (monitor(fd, l, MON_L))
 				h.arg = errno;
 			invoke(fd, k, &h, sizeof(h), NULL, 0);
 			fos_req_timeout_ns = 30000000000ULL;
@@ -506,7 +461,7 @@ static int stage3(void)
 	if (fd < 0)
 		tap_bail("open");
 	tap_ok(!req_create(fd, FRACTOS_CID_INVALID, TAG_S3, NULL, 0, NULL, 0, &s3) &&
-	       !publish(s3, "s3"), "node 3: S3 published as \"s3\"");
+	       !publish(fd, s3, "s3"), "node 3: S3 published as \"s3\"");
 	fos_req_timeout_ns = 600000000000ULL;
 	for (;;) {
 		const struct hop *r;
@@ -550,16 +505,7 @@ static int stage3(void)
 
 int main(void)
 {
-	const char *a = getenv("FRACTOS_ADDRS");
-	char *copy, *tok, *save = NULL;
-
-	me = getenv("FRACTOS_NODE") ? atoi(getenv("FRACTOS_NODE")) : 0;
-	if (!a || !me)
-		tap_bail("not a vm/run --nodes guest");
-	copy = strdup(a);
-	for (tok = strtok_r(copy, " ", &save); tok && nodes < 8;
-	     tok = strtok_r(NULL, " ", &save))
-		inet_pton(AF_INET, tok, &addrs[++nodes]);
+	node_args();
 	if (nodes != 3)
 		tap_bail("chain_node needs vm/run --nodes 3");
 	signal(SIGPIPE, SIG_IGN);

@@ -26,43 +26,11 @@
 #include "../selftests/fos_util.h"
 #include "../selftests/fos_nl.h"
 #include "../selftests/fos_req.h"
+#include "node.h"
 
 #define TAG_R	0x1234
 #define TAG_K	0x77
 #define TAG_K3	0x78
-
-static uint32_t me, nodes;
-static struct in_addr addrs[9];
-
-static int lookup(int fd, uint32_t node, const char *name, uint32_t *cid)
-{
-	struct fractos_name a = {
-		.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)name,
-		.name_len = strlen(name), .node = node,
-	};
-	int ret = ioctl(fd, FRACTOS_IOC_NAME_LOOKUP, &a);
-
-	if (!ret)
-		*cid = a.cid;
-	return ret;
-}
-
-static int publish(int fd, uint32_t cid, const char *name)
-{
-	struct fractos_name a = {
-		.cid = cid, .flags = FRACTOS_NAME_WORLD,
-		.name = (uintptr_t)name, .name_len = strlen(name),
-	};
-
-	return ioctl(fd, FRACTOS_IOC_NAME_PUBLISH, &a);
-}
-
-static int monitor(int fd, uint32_t cid, uint64_t cookie)
-{
-	struct fractos_monitor a = { .cid = cid, .cookie = cookie };
-
-	return ioctl(fd, FRACTOS_IOC_MONITOR_RECEIVE, &a);
-}
 
 /* A capability to another node's object with this view. */
 static int is_remote(int fd, uint32_t cid, uint32_t node, uint32_t type,
@@ -84,13 +52,6 @@ static int is_remote(int fd, uint32_t cid, uint32_t node, uint32_t type,
 	return 1;
 }
 
-static int revoked(int fd, uint32_t cid)
-{
-	struct fractos_cap_info i;
-
-	return !fos_info(fd, cid, &i) && (i.info_flags & FRACTOS_INFO_REVOKED);
-}
-
 /* Wait for the monitor event @cookie. */
 static int event(int fd, uint64_t cookie, uint64_t secs)
 {
@@ -100,18 +61,6 @@ static int event(int fd, uint64_t cookie, uint64_t secs)
 	if (receive(fd, &m))
 		return 0;
 	return m.type == FRACTOS_MSG_MONITOR_RECEIVE && m.tag == cookie;
-}
-
-static void peers_up(void)
-{
-	uint32_t i;
-
-	for (i = 1; i <= nodes; i++) {
-		if (i == me)
-			continue;
-		tap_eq(fos_nl_node_add(i, addrs[i]), 0, "node %u: add node %u", me, i);
-		tap_ok(fos_nl_wait_up(i, 60), "node %u: node %u is UP", me, i);
-	}
 }
 
 static int provider(void)
@@ -419,16 +368,7 @@ static int third(void)
 
 int main(void)
 {
-	const char *a = getenv("FRACTOS_ADDRS");
-	char *copy, *tok, *save = NULL;
-
-	me = getenv("FRACTOS_NODE") ? atoi(getenv("FRACTOS_NODE")) : 0;
-	if (!a || !me)
-		tap_bail("not a vm/run --nodes guest");
-	copy = strdup(a);
-	for (tok = strtok_r(copy, " ", &save); tok && nodes < 8;
-	     tok = strtok_r(NULL, " ", &save))
-		inet_pton(AF_INET, tok, &addrs[++nodes]);
+	node_args();
 	if (me == 1)
 		return provider();
 	if (me == 2)

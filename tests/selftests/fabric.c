@@ -25,6 +25,7 @@
 #include <netlink/netlink.h>
 #include <linux/fractos_netlink.h>
 #include "tap.h"
+#include "fos_nl.h"
 
 static struct nl_sock *sk;
 static int family;
@@ -263,28 +264,6 @@ static unsigned long read_ulong(const char *path)
 	return v;
 }
 
-static int self_addr(struct in_addr *out)
-{
-	const char *env = getenv("FRACTOS_SELF_ADDR");
-	struct ifaddrs *ifa, *i;
-	int found = 0;
-
-	if (env)
-		return inet_pton(AF_INET, env, out) == 1;
-	if (getifaddrs(&ifa))
-		return 0;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
-		    strcmp(i->ifa_name, "eth0"))
-			continue;
-		*out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-		found = 1;
-		break;
-	}
-	freeifaddrs(ifa);
-	return found;
-}
-
 /* In a child without privileges: the admin commands must fail EPERM. */
 static int unprivileged(uint32_t id, struct in_addr addr)
 {
@@ -336,7 +315,7 @@ int main(void)
 		printf("1..0 # SKIP fractos.ko is not loaded\n");
 		return 0;
 	}
-	if (!self_addr(&addr)) {
+	if (!fos_nl_self_addr(&addr)) {
 		printf("1..0 # SKIP no IPv4 address on eth0\n");
 		return 0;
 	}
