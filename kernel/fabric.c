@@ -319,7 +319,8 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 	[FOS_WIRE_REVOKE] = { "revoke", fos_wire_check_obj, fos_revoke_recv },
 	[FOS_WIRE_REVOKE_REQ] = { "revoke_req", fos_wire_check_obj,
 				  fos_revoke_req_recv },
-	[FOS_WIRE_IMPORT] = { "import", fos_wire_check_obj, fos_import_recv },
+	[FOS_WIRE_IMPORT] = { "import", fos_wire_check_import,
+			      fos_import_recv },
 	[FOS_WIRE_LOOKUP] = { "lookup", fos_wire_check_lookup, fos_lookup_recv },
 	[FOS_WIRE_LOOKUP_REPLY] = { "lookup_reply",
 				    fos_wire_check_lookup_reply,
@@ -330,6 +331,7 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 				   fos_grant_reply_recv },
 	[FOS_WIRE_RELEASE] = { "release", fos_wire_check_release,
 			       fos_release_recv },
+	[FOS_WIRE_DROP] = { "drop", fos_wire_check_drop, fos_drop_recv },
 	[FOS_WIRE_GRANT_END] = { "grant_end", fos_wire_check_grant_end,
 				 fos_grant_end_recv },
 };

@@ -61,6 +61,8 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			 const void *payload, u32 len);
 void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len);
+void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
 void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len);
 void fos_lookup_reply_recv(struct fos_peer *peer,

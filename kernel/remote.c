@@ -6,27 +6,38 @@
  * DOC: Remote objects
  *
  * An object is named by (node, epoch, oid).  When a capability to a local
- * object is sent to another node (an invocation argument, the target of a
- * loopback invocation, a name lookup's answer), the object is entered in
- * the *export table* (struct fos_export, keyed by oid) with a reference
- * held, and the receiving node is recorded as an *importer* of it.  Any
- * message from a node that names an exported object registers that node
- * as an importer too (the owner then tells it about revocation).  Entries
- * go away when the object is revoked (every importer is sent a REVOKE
- * notice, best effort) or when the last importer's node is gone.  Kernels
- * trust each other, as FractOS Controllers do: an oid that is not in the
- * table (never exported, or revoked) names nothing.
+ * object is sent to another node (an invocation argument, a name lookup's
+ * answer), the object is entered in the *export table* (struct
+ * fos_export, keyed by oid) with a reference held, and the receiving node
+ * is recorded as an *importer* of it, with a count of the descriptions
+ * sent to it ("Holders" in wire.h).  A capability to a third node's object
+ * is announced to its owner first (IMPORT, answered), which counts it for
+ * the receiver the same way.  Entries go away when the object is revoked
+ * (every importer is sent a REVOKE notice, best effort), when the
+ * importers gave back every description (DROP: their last capability to
+ * the object is gone) or when their nodes are gone.  So an object stays
+ * exported exactly while another node may hold it, or a description of it
+ * is on its way.  Names used for one operation only (the target of a
+ * loopback invocation, the views of a memory_copy) are exported for the
+ * call's duration.  Kernels trust each other, as FractOS Controllers do:
+ * an oid that is not in the table (never exported, revoked, or given
+ * back) names nothing.
  *
  * A capability received from another node becomes a capability to a
  * *proxy* (struct fos_proxy hanging off a struct fos_object of the same
  * type, without owner, contents or parent) that records (node, epoch,
  * oid); the capability keeps the view (off, len, perms) it was sent with.
  * There is at most one live proxy per remote object on a node (the proxy
- * table), so a REVOKE notice finds it.  A descriptor that names this node
- * and epoch resolves to the real local object with the view it carries,
- * so an owner that gets its own Memory back uses it at full speed.  One
- * naming a third node makes a proxy to that node's object directly, and an
- * IMPORT notice tells that owner about the new holder.
+ * table), so a REVOKE notice finds it; it counts the descriptions it
+ * received, and when it is freed unrevoked it gives them back to the owner
+ * with DROP (preallocated: freeing never fails to send it).  A revoked
+ * proxy sends nothing: the owner revoked the object, was asked to, or its
+ * node is gone.  A descriptor that names this node and epoch resolves to
+ * the real local object with the view it carries, so an owner that gets
+ * its own Memory back uses it at full speed.  One naming a third node
+ * makes a proxy to that node's object directly.  A description a message
+ * carried but that was not made into a capability (the invocation was
+ * refused, the caller of a lookup gave up) is given back at once.
  *
  * Invoking a Request capability whose object is a proxy (or a local
  * revocation-tree child of one, or a Request derived from one) sends
@@ -96,10 +107,15 @@
  *   destination (locally, and with fabric_loopback, EINVAL).
  *
  * Limits of this step: capabilities to a local child of a proxy cannot be
- * sent to another node (EOPNOTSUPP); an importer does not tell the owner when it drops its last
- * capability, so an exported object stays referenced until it is revoked
- * or the importer is gone (and a delegation sent to another node counts
- * until then for monitor_delegate).
+ * sent to another node (EOPNOTSUPP).  Counting errs on the side of
+ * keeping objects exported: a DROP lost with its connection (or to
+ * ENOMEM), or a description sent in a message the connection lost while
+ * the receiver stayed up, keeps the export until the object is revoked or
+ * either node goes away.  A description received just before its
+ * connection failed and resolved after the node-down sweep (a lookup's
+ * answer) makes a proxy the owner no longer counts: it is not told of a
+ * revocation (its next use fails with EKEYREVOKED all the same), and its
+ * DROP may end another holder's count early on that node.
  *
  * Locking:
  * - fos_export_lock (a mutex) protects the export table's contents and
@@ -146,11 +162,14 @@ MODULE_PARM_DESC(fabric_loopback,
  * @link: on fos_export.importers
  * @node: its id
  * @epoch: its epoch when it was recorded, 0 if unknown
+ * @units: descriptions of the object put on the wire for it and not
+ *	dropped yet (see "Holders" in wire.h), never zero
  */
 struct fos_importer {
 	struct list_head link;
 	u32 node;
 	u32 epoch;
+	u64 units;
 };
 
 /**
@@ -179,6 +198,10 @@ static DEFINE_XARRAY(fos_exports);
  * @epoch: the owner's epoch
  * @oid: the object id on the owner
  * @hashed: in fos_proxies, under fos_proxy_lock
+ * @units: descriptions of the object received into this proxy, under
+ *	fos_proxy_lock; DROP gives them back
+ * @drop: the DROP event, allocated with the proxy so that freeing it
+ *	never fails to send one
  */
 struct fos_proxy {
 	struct hlist_node hnode;
@@ -187,6 +210,8 @@ struct fos_proxy {
 	u32 epoch;
 	u64 oid;
 	bool hashed;
+	u64 units;
+	struct fos_event *drop;
 };
 
 static DEFINE_SPINLOCK(fos_proxy_lock);
@@ -195,6 +220,8 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
 /**
  * struct fos_call_wait - a call waiting for its answer
  * @done: completed by the answer or by the node's death
+ * @sent: the message was handed to the fabric (it may have arrived)
+ * @answered: the answer arrived (@status is the peer's)
  * @node: the node that must answer
  * @reply: the message type of the answer (ACK, LOOKUP_REPLY, GRANT_REPLY)
  * @status: 0 or a negative errno
@@ -203,6 +230,8 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
  */
 struct fos_call_wait {
 	struct completion done;
+	bool sent;
+	bool answered;
 	u32 node;
 	u8 reply;
 	int status;
@@ -214,9 +243,10 @@ struct fos_call_wait {
 static DEFINE_XARRAY_ALLOC(fos_calls);
 
 enum fos_event_kind {
-	FOS_EV_NOTICE,		/* send a REVOKE or IMPORT notice */
+	FOS_EV_NOTICE,		/* send a REVOKE notice */
 	FOS_EV_DOWN,		/* a node (epoch) is gone */
 	FOS_EV_GRANT_END,	/* send GRANT_END */
+	FOS_EV_DROP,		/* send DROP */
 };
 
 /**
@@ -225,9 +255,11 @@ enum fos_event_kind {
  * @kind: enum fos_event_kind
  * @type: FOS_EV_NOTICE: the message type
  * @node: the node concerned
- * @epoch: NOTICE: the object's epoch; DOWN: the dead epoch, 0 for all;
- *	GRANT_END: the grant id
- * @oid: NOTICE: the object id; GRANT_END: the puller's token
+ * @epoch: NOTICE, DROP: the object's epoch; DOWN: the dead epoch, 0 for
+ *	all; GRANT_END: the grant id
+ * @oid: NOTICE, DROP: the object id; GRANT_END: the puller's token
+ * @holder: DROP: the holder whose descriptions end
+ * @count: DROP: how many
  */
 struct fos_event {
 	struct list_head link;
@@ -236,6 +268,8 @@ struct fos_event {
 	u32 node;
 	u32 epoch;
 	u64 oid;
+	u32 holder;
+	u64 count;
 };
 
 static DEFINE_SPINLOCK(fos_events_lock);
@@ -251,6 +285,14 @@ bool fos_remote_loopback(void)
 	return READ_ONCE(fos_fabric_loopback);
 }
 
+static void fos_event_add(struct fos_event *ev)
+{
+	spin_lock(&fos_events_lock);
+	list_add_tail(&ev->link, &fos_events);
+	spin_unlock(&fos_events_lock);
+	queue_work(fos_remote_wq, &fos_events_work);
+}
+
 static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 			    gfp_t gfp)
 {
@@ -263,35 +305,85 @@ static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 	ev->node = node;
 	ev->epoch = epoch;
 	ev->oid = oid;
-	spin_lock(&fos_events_lock);
-	list_add_tail(&ev->link, &fos_events);
-	spin_unlock(&fos_events_lock);
-	queue_work(fos_remote_wq, &fos_events_work);
+	fos_event_add(ev);
+}
+
+/*
+ * Tell @owner that @count descriptions of its object (@epoch, @oid) held
+ * by @holder ended.  Best effort: a DROP that cannot go leaves the export
+ * referenced until its owner revokes it or we go away.
+ */
+static void fos_drop_queue(u32 owner, u32 epoch, u64 oid, u32 holder,
+			   u64 count)
+{
+	struct fos_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+
+	if (!ev)
+		return;
+	ev->kind = FOS_EV_DROP;
+	ev->node = owner;
+	ev->epoch = epoch;
+	ev->oid = oid;
+	ev->holder = holder;
+	ev->count = count;
+	fos_event_add(ev);
 }
 
 /* ---- the export table ---- */
 
-/* Record @node as an importer of @e.  Caller holds fos_export_lock. */
+/*
+ * Count one more description of @e for @node.  Caller holds
+ * fos_export_lock.
+ */
 static void fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
 				    struct fos_importer **spare)
 {
 	struct fos_importer *i;
 
-	list_for_each_entry(i, &e->importers, link)
-		if (i->node == node && i->epoch == epoch)
+	list_for_each_entry(i, &e->importers, link) {
+		if (i->node == node && i->epoch == epoch) {
+			i->units++;
 			return;
+		}
+	}
 	i = *spare;
 	*spare = NULL;
 	i->node = node;
 	i->epoch = epoch;
+	i->units = 1;
 	list_add_tail(&i->link, &e->importers);
 }
 
+/*
+ * @e has no importer left: take it off its object and out of the table,
+ * onto @gone for fos_export_free(), unless a revocation took it first (it
+ * frees it then).  Caller holds fos_export_lock.
+ */
+static void fos_export_unused_locked(struct fos_export *e,
+				     struct list_head *gone)
+{
+	bool mine;
+
+	spin_lock(&fos_tree_lock);
+	mine = e->obj->export == e;
+	if (mine)
+		e->obj->export = NULL;
+	spin_unlock(&fos_tree_lock);
+	if (!mine)
+		return;
+	xa_erase(&fos_exports, e->obj->id);
+	e->hashed = false;
+	list_add_tail(&e->dead, gone);
+}
+
 /**
- * fos_export_add - make @obj reachable from node @node
+ * fos_export_add - count a description of @obj for node @node
  * @obj: a local object (not a proxy, nor a child of one)
- * @node: the importer
+ * @node: the importer (this node for fabric_loopback)
  * @epoch: its epoch
+ *
+ * Makes @obj reachable by its id until the description is dropped
+ * (fos_export_put(), a DROP from @node) or @node is gone.
  *
  * Return: 0, -EKEYREVOKED or -ENOMEM.
  */
@@ -351,34 +443,103 @@ out_free:
 	return ret;
 }
 
+static void fos_export_free(struct fos_export *e);
+
 /**
- * fos_export_get - the exported object @oid, registering @node as importer
+ * fos_export_get - the exported object @oid
  * @oid: the object id
- * @node: the node that named it
- * @epoch: that node's epoch
  *
  * Return: the object with a reference, or NULL if it is not exported (or
- * revoked, or out of memory).
+ * revoked).
  */
-static struct fos_object *fos_export_get(u64 oid, u32 node, u32 epoch)
+static struct fos_object *fos_export_get(u64 oid)
 {
 	struct fos_object *obj = NULL;
-	struct fos_importer *spare;
 	struct fos_export *e;
 
-	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
-	if (!spare)
-		return NULL;
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, oid);
 	if (e && !fos_obj_revoked(e->obj)) {
 		obj = e->obj;
 		fos_obj_get(obj);
+	}
+	mutex_unlock(&fos_export_lock);
+	return obj;
+}
+
+/**
+ * fos_export_count - IMPORT: count a description of @oid for @node
+ * @oid: the object id
+ * @node: the holder-to-be
+ * @epoch: its epoch, 0 if unknown
+ *
+ * Return: 0, -EKEYREVOKED (not exported, or revoked) or -ENOMEM.
+ */
+static int fos_export_count(u64 oid, u32 node, u32 epoch)
+{
+	struct fos_importer *spare;
+	struct fos_export *e;
+	int ret = -EKEYREVOKED;
+
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+	if (!spare)
+		return -ENOMEM;
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, oid);
+	if (e && !fos_obj_revoked(e->obj)) {
 		fos_export_add_importer(e, node, epoch, &spare);
+		ret = 0;
 	}
 	mutex_unlock(&fos_export_lock);
 	kfree(spare);
-	return obj;
+	return ret;
+}
+
+/**
+ * fos_export_put - descriptions of @oid held by @node ended
+ * @oid: the object id
+ * @node: the holder
+ * @epoch: its epoch, 0 for any
+ * @count: how many
+ *
+ * The object leaves the export table when no description is left.
+ * Unknown names are ignored (revoked meanwhile, or the holder's node went
+ * down); a count larger than what is left is a peer's bug, logged.
+ */
+static void fos_export_put(u64 oid, u32 node, u32 epoch, u64 count)
+{
+	struct fos_importer *i, *found = NULL;
+	struct fos_export *e;
+	LIST_HEAD(gone);
+
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, oid);
+	if (!e)
+		goto out;
+	list_for_each_entry(i, &e->importers, link) {
+		if (i->node == node && (!epoch || !i->epoch ||
+					i->epoch == epoch)) {
+			found = i;
+			break;
+		}
+	}
+	if (!found)
+		goto out;
+	if (count > found->units)
+		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu, holds %llu\n",
+				    node, count, oid, found->units);
+	found->units -= min(count, found->units);
+	if (found->units)
+		goto out;
+	list_del(&found->link);
+	kfree(found);
+	if (list_empty(&e->importers))
+		fos_export_unused_locked(e, &gone);
+out:
+	mutex_unlock(&fos_export_lock);
+	e = list_first_entry_or_null(&gone, struct fos_export, dead);
+	if (e)
+		fos_export_free(e);
 }
 
 /*
@@ -446,7 +607,6 @@ static void fos_exports_drop_node(u32 node, u32 epoch)
 	mutex_lock(&fos_export_lock);
 	xa_for_each(&fos_exports, idx, e) {
 		struct fos_importer *i, *itmp;
-		bool mine;
 
 		list_for_each_entry_safe(i, itmp, &e->importers, link) {
 			if (i->node != node ||
@@ -455,18 +615,8 @@ static void fos_exports_drop_node(u32 node, u32 epoch)
 			list_del(&i->link);
 			kfree(i);
 		}
-		if (!list_empty(&e->importers))
-			continue;
-		spin_lock(&fos_tree_lock);
-		mine = e->obj->export == e;
-		if (mine)
-			e->obj->export = NULL;
-		spin_unlock(&fos_tree_lock);
-		if (!mine)
-			continue;	/* a revocation took it: it frees it */
-		xa_erase(&fos_exports, idx);
-		e->hashed = false;
-		list_add_tail(&e->dead, &gone);
+		if (list_empty(&e->importers))
+			fos_export_unused_locked(e, &gone);
 	}
 	mutex_unlock(&fos_export_lock);
 	list_for_each_entry_safe(e, tmp, &gone, dead) {
@@ -518,13 +668,33 @@ static void fos_proxy_unhash_locked(u32 node, u32 epoch, u64 oid)
 	}
 }
 
-/* The object is being freed. */
+/*
+ * The object is being freed: nothing here holds the remote object through
+ * it any more.  Unless it was revoked (the owner revoked the object, or
+ * was told to, or the owner's node went down: either way the owner holds
+ * nothing for us), its descriptions go back to the owner with DROP.
+ */
 void fos_remote_proxy_free(struct fos_proxy *p)
 {
+	struct fos_event *ev = p->drop;
+	u64 units;
+
 	spin_lock(&fos_proxy_lock);
 	if (p->hashed)
 		hash_del(&p->hnode);
+	units = p->units;
 	spin_unlock(&fos_proxy_lock);
+	if (units && !READ_ONCE(p->obj->revoked)) {
+		ev->kind = FOS_EV_DROP;
+		ev->node = p->node;
+		ev->epoch = p->epoch;
+		ev->oid = p->oid;
+		ev->holder = fos_node_id;
+		ev->count = units;
+		fos_event_add(ev);
+	} else {
+		kfree(ev);
+	}
 	kfree(p);
 	fos_live_add(FOS_LIVE_PROXIES, -1);
 }
@@ -535,18 +705,19 @@ void fos_remote_proxy_free(struct fos_proxy *p)
  * @epoch: its epoch
  * @oid: the object id there
  * @type: the object type
- * @created: set if a new proxy was made
+ *
+ * The description received for it is counted in the proxy (a DROP gives
+ * it back when the proxy goes).
  *
  * Return: the proxy with a reference, ERR_PTR(-ENOMEM), or
  * ERR_PTR(-EPROTO) if the name is known with another type.
  */
 static struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
-					u32 type, bool *created)
+					u32 type)
 {
 	struct fos_object *obj, *other;
 	struct fos_proxy *p;
 
-	*created = false;
 	spin_lock(&fos_proxy_lock);
 	obj = fos_proxy_find_locked(node, epoch, oid, true);
 	spin_unlock(&fos_proxy_lock);
@@ -556,8 +727,10 @@ static struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
-	obj = fos_obj_create(type, NULL, NULL, NULL);
+	p->drop = kzalloc(sizeof(*p->drop), GFP_KERNEL);
+	obj = p->drop ? fos_obj_create(type, NULL, NULL, NULL) : NULL;
 	if (!obj) {
+		kfree(p->drop);
 		kfree(p);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -577,17 +750,18 @@ static struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
 		p->hashed = true;
 	}
 	spin_unlock(&fos_proxy_lock);
-	if (!other) {
-		*created = true;
-		return obj;
+	if (other) {
+		fos_obj_put(obj);	/* lost a race: use the other one */
+		obj = other;
 	}
-	fos_obj_put(obj);	/* lost a race: use the other one */
-	obj = other;
 found:
 	if (obj->type != type) {
 		fos_obj_put(obj);
 		return ERR_PTR(-EPROTO);
 	}
+	spin_lock(&fos_proxy_lock);
+	obj->proxy->units++;
+	spin_unlock(&fos_proxy_lock);
 	return obj;
 }
 
@@ -659,14 +833,65 @@ static struct fos_object *fos_obj_root(struct fos_object *obj)
 
 /* ---- capabilities on the wire ---- */
 
+static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
+		    u32 len, struct fos_call_wait *w);
+
+/*
+ * Before a capability to a proxy's object goes to @node, which is not
+ * the owner: have the owner count it for @node (IMPORT, see "Holders" in
+ * wire.h).  Return: 0 (counted), -EKEYREVOKED (send it as revoked: the
+ * object is gone, its owner too, or @node cannot reach it), or -ETIMEDOUT,
+ * -EINTR, -ENOMEM.
+ */
+static int fos_cap_import(struct fos_object *obj, u32 node)
+{
+	struct fos_proxy *p = obj->proxy;
+	struct fos_wire_import im = {
+		.oid = cpu_to_le64(p->oid),
+		.epoch = cpu_to_le32(p->epoch),
+		.node = cpu_to_le32(node),
+	};
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	int ret;
+
+	peer = fos_peer_find(p->node);
+	if (!peer)
+		return -EKEYREVOKED;
+	ret = fos_call(peer, FOS_WIRE_IMPORT, &im, sizeof(im), &w);
+	fos_peer_put(peer);
+	switch (ret) {
+	case 0:
+		return 0;
+	case -EKEYREVOKED:
+		fos_obj_revoke(obj);	/* the owner says so: monitors fire */
+		return ret;
+	case -EHOSTUNREACH:	/* not connected, or @node unknown there */
+	case -ECONNRESET:	/* the owner went down meanwhile */
+		return -EKEYREVOKED;
+	default:
+		/* Maybe counted: give it back (ordered after the IMPORT). */
+		if (w.sent && !w.answered)
+			fos_drop_queue(p->node, p->epoch, p->oid, node, 1);
+		return ret;
+	}
+}
+
 /**
  * fos_cap_describe - put a capability on the wire for node @node
  * @cap: the capability
- * @node: the receiver, which becomes an importer of a local object
+ * @node: the receiver
  * @epoch: its epoch
  * @wc: filled in
  *
- * Return: 0, -EOPNOTSUPP (a local child of a proxy) or -ENOMEM.
+ * The description is counted by the object's owner for @node (see
+ * "Holders" in wire.h): a local object is exported to @node, another
+ * node's is announced to its owner with IMPORT unless @node is the owner.
+ * The receiver gives it back (a DROP, or fos_cap_consume()); if the
+ * message is not sent, fos_cap_undescribe() does.
+ *
+ * Return: 0, -EOPNOTSUPP (a local child of a proxy), -ENOMEM, or
+ * -ETIMEDOUT, -EINTR (IMPORT).
  */
 static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			    struct fos_wire_cap *wc)
@@ -686,6 +911,12 @@ static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			return ret;
 	} else if (fos_obj_revoked(obj)) {
 		wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
+	} else if (obj->proxy->node != node) {
+		ret = fos_cap_import(obj, node);
+		if (ret == -EKEYREVOKED)
+			wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
+		else if (ret)
+			return ret;
 	}
 	fos_remote_oid(obj, &oid);
 	wc->node = cpu_to_le32(oid.node);
@@ -696,6 +927,42 @@ static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	wc->type = cpu_to_le32(obj->type);
 	wc->perms = cpu_to_le32(cap->perms);
 	return 0;
+}
+
+/*
+ * A description fos_cap_describe() made for @node (@epoch) was not sent:
+ * give it back to whoever counted it.
+ */
+static void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
+			       u32 epoch)
+{
+	u32 owner = le32_to_cpu(wc->node);
+
+	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED || owner == node)
+		return;
+	if (owner == fos_node_id)
+		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
+	else
+		fos_drop_queue(owner, le32_to_cpu(wc->epoch),
+			       le64_to_cpu(wc->oid), node, 1);
+}
+
+/*
+ * A description @from sent us was not made into a capability (the
+ * message failed): give it back to whoever counted it for us.
+ */
+static void fos_cap_disown(const struct fos_wire_cap *wc, u32 from)
+{
+	u32 owner = le32_to_cpu(wc->node);
+
+	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED)
+		return;
+	if (owner != fos_node_id)
+		fos_drop_queue(owner, le32_to_cpu(wc->epoch),
+			       le64_to_cpu(wc->oid), fos_node_id, 1);
+	else if (from == fos_node_id && le32_to_cpu(wc->epoch) == fos_epoch)
+		fos_export_put(le64_to_cpu(wc->oid), from, fos_epoch, 1);
+	/* One of ours from another node: it was not counted. */
 }
 
 /* A local Memory object must hold the view it is named with. */
@@ -722,6 +989,9 @@ static int fos_view_check(struct fos_object *obj, const struct fos_cap *cap)
  * @wc: the capability
  * @out: filled in; the caller drops @out->obj
  *
+ * The description is accounted for in any case: counted in the proxy it
+ * resolves to, or given back (fos_cap_disown()).
+ *
  * Return: 0, -ENOMEM, or -EPROTO (it contradicts what we know).
  */
 static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
@@ -731,8 +1001,7 @@ static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 	u32 type = le32_to_cpu(wc->type), from = fos_peer_node_id(peer);
 	u64 oid = le64_to_cpu(wc->oid);
 	struct fos_object *obj;
-	bool created;
-	int ret;
+	int ret = 0;
 
 	out->off = le64_to_cpu(wc->off);
 	out->len = le64_to_cpu(wc->len);
@@ -743,7 +1012,9 @@ static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 		/* Ours: the real object, or nothing if it is gone. */
 		obj = NULL;
 		if (epoch == fos_epoch)
-			obj = fos_export_get(oid, from, fos_peer_epoch(peer));
+			obj = fos_export_get(oid);
+		/* Counted only when we sent it to ourselves: done with it. */
+		fos_cap_disown(wc, from);
 		if (obj && obj->type != type) {
 			fos_obj_put(obj);
 			return -EPROTO;
@@ -751,16 +1022,15 @@ static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 		if (!obj)
 			obj = fos_revoked_object(type);
 	} else {
-		obj = fos_proxy_get(node, epoch, oid, type, &created);
-		/* A third node's object: tell its owner who holds it now. */
-		if (!IS_ERR(obj) && created && node != from)
-			fos_event_queue(FOS_EV_NOTICE, FOS_WIRE_IMPORT, node,
-					epoch, oid, GFP_KERNEL);
+		obj = fos_proxy_get(node, epoch, oid, type);
+		if (IS_ERR(obj))
+			fos_cap_disown(wc, from);
 	}
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	out->obj = obj;
-	ret = node == fos_node_id ? fos_view_check(obj, out) : 0;
+	if (node == fos_node_id)
+		ret = fos_view_check(obj, out);
 	if (ret)
 		fos_obj_put(obj);
 	return ret;
@@ -783,6 +1053,8 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 	int ret;
 
 	init_completion(&w->done);
+	w->sent = false;
+	w->answered = false;
 	w->node = fos_peer_node_id(peer);
 	/* Only the answer to this kind of call may complete it. */
 	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
@@ -796,6 +1068,7 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 		return ret;
 	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
 			      FOS_SEND_WAIT);
+	w->sent = !ret;
 	/*
 	 * Not sent.  A signal while waiting for a credit is EINTR, never a
 	 * restart; ETIMEDOUT (no credit for 5 s), EMSGSIZE and ENOMEM are
@@ -832,26 +1105,31 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 				FOS_REMOTE_TIMEOUT);
 }
 
-static void fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+/* Return: whether a caller took the answer. */
+static bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 			      int status, const struct fos_wire_cap *cap,
 			      const struct fos_wire_grant_reply *grant)
 {
 	struct fos_call_wait *w;
+	bool taken = false;
 
 	if (cookie > U32_MAX)
-		return;
+		return false;
 	xa_lock(&fos_calls);
 	w = xa_load(&fos_calls, cookie);
 	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
 	    !completion_done(&w->done)) {
 		w->status = status;
+		w->answered = true;
 		if (cap)
 			w->cap = *cap;
 		if (grant)
 			w->grant = *grant;
 		complete(&w->done);
+		taken = true;
 	}
 	xa_unlock(&fos_calls);
+	return taken;
 }
 
 /**
@@ -898,6 +1176,21 @@ static void fos_events_fn(struct work_struct *work)
 			fos_proxies_revoke_node(ev->node, ev->epoch);
 			fos_exports_drop_node(ev->node, ev->epoch);
 			fos_grants_drop_node(ev->node);
+		} else if (ev->kind == FOS_EV_DROP) {
+			struct fos_wire_drop d = {
+				.oid = cpu_to_le64(ev->oid),
+				.epoch = cpu_to_le32(ev->epoch),
+				.node = cpu_to_le32(ev->holder),
+				.count = cpu_to_le64(ev->count),
+			};
+
+			peer = fos_peer_find(ev->node);
+			if (peer) {
+				/* Lost: the export lives until revoked. */
+				fos_fabric_send(peer, FOS_WIRE_DROP, 0, &d,
+						sizeof(d), NULL, FOS_SEND_WAIT);
+				fos_peer_put(peer);
+			}
 		} else if (ev->kind == FOS_EV_GRANT_END) {
 			struct fos_wire_grant_end e = {
 				.pull = cpu_to_le64(ev->oid),
@@ -978,13 +1271,9 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	iv->epoch = cpu_to_le32(oid.epoch);
 	iv->imm_len = cpu_to_le32(imm_len);
 	iv->ncaps = cpu_to_le32(ncaps);
+	/* Named for the call only: exported while it lasts. */
 	if (!root->proxy) {
 		ret = fos_export_add(target, oid.node, pepoch);
-		if (ret)
-			goto out_free;
-	}
-	for (i = 0; i < ncaps; i++) {
-		ret = fos_cap_describe(&caps[i], oid.node, pepoch, &wc[i]);
 		if (ret)
 			goto out_free;
 	}
@@ -992,7 +1281,24 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		memcpy(wc + ncaps, imm, imm_len);
 
 	for (;;) {
+		/*
+		 * Every INVOKE that is sent hands its descriptions to the
+		 * receiver, which accounts for them even when it refuses
+		 * the call: each attempt describes them anew.
+		 */
+		for (i = 0, ret = 0; i < ncaps && !ret; i++)
+			ret = fos_cap_describe(&caps[i], oid.node, pepoch,
+					       &wc[i]);
+		if (ret) {
+			while (--i)
+				fos_cap_undescribe(&wc[i - 1], oid.node,
+						   pepoch);
+			break;
+		}
 		ret = fos_call(peer, FOS_WIRE_INVOKE, iv, len, &w);
+		if (!w.sent)
+			for (i = 0; i < ncaps; i++)
+				fos_cap_undescribe(&wc[i], oid.node, pepoch);
 		if (ret != -EAGAIN || !wait)
 			break;
 		/* The provider's queue is full: try again shortly. */
@@ -1001,6 +1307,8 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 			break;
 		}
 	}
+	if (!root->proxy)
+		fos_export_put(oid.id, oid.node, pepoch, 1);
 	if (ret == -ECONNRESET)
 		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
 	if (ret == -EKEYREVOKED && root->proxy)
@@ -1105,18 +1413,18 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 	const struct fos_wire_cap *wc = (const void *)(iv + 1);
 	u32 ncaps = le32_to_cpu(iv->ncaps), imm_len = le32_to_cpu(iv->imm_len);
 	const u8 *imm = (const u8 *)(wc + ncaps);
-	struct fos_object *obj;
+	u32 i = 0, n = 0, from = fos_peer_node_id(peer);
+	struct fos_object *obj = NULL;
 	struct fos_cap *caps;
 	struct fos_req *req;
-	u32 i, n = 0;
 	int ret;
 
-	if (le32_to_cpu(iv->epoch) != fos_epoch)
-		return -EKEYREVOKED;
-	obj = fos_export_get(le64_to_cpu(iv->oid), fos_peer_node_id(peer),
-			     fos_peer_epoch(peer));
-	if (!obj)
-		return -EKEYREVOKED;
+	if (le32_to_cpu(iv->epoch) == fos_epoch)
+		obj = fos_export_get(le64_to_cpu(iv->oid));
+	if (!obj) {
+		ret = -EKEYREVOKED;
+		goto out_disown;
+	}
 	if (obj->type != FRACTOS_OBJ_REQUEST) {
 		ret = -EOPNOTSUPP;
 		goto out_obj;
@@ -1131,21 +1439,29 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 		ret = -ENOMEM;
 		goto out_req;
 	}
-	/* All or nothing: every capability, then one queued message. */
-	for (i = 0, ret = 0; i < ncaps && !ret; i++) {
+	/*
+	 * All or nothing: every capability, then one queued message.  A
+	 * description that fails to resolve is accounted for (disowned) by
+	 * fos_cap_resolve(), those after it below.
+	 */
+	for (ret = 0; i < ncaps && !ret; i++) {
 		ret = fos_cap_resolve(peer, &wc[i], &caps[n]);
 		if (!ret)
 			n++;
 	}
 	if (!ret)
 		ret = fos_req_deliver(req, imm, imm_len, caps, n);
-	for (i = 0; i < n; i++)
-		fos_obj_put(caps[i].obj);
+	while (n)
+		fos_obj_put(caps[--n].obj);
 	kfree(caps);
 out_req:
 	fos_req_put(req);
 out_obj:
 	fos_obj_put(obj);
+out_disown:
+	/* Descriptions not made into capabilities go back (see wire.h). */
+	for (; i < ncaps; i++)
+		fos_cap_disown(&wc[i], from);
 	return ret;
 }
 
@@ -1191,9 +1507,7 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	int ret = -EKEYREVOKED;
 
 	if (le32_to_cpu(o->epoch) == fos_epoch)
-		obj = fos_export_get(le64_to_cpu(o->oid),
-				     fos_peer_node_id(peer),
-				     fos_peer_epoch(peer));
+		obj = fos_export_get(le64_to_cpu(o->oid));
 	if (obj) {
 		ret = fos_obj_revoke(obj);
 		fos_obj_put(obj);
@@ -1201,30 +1515,55 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	fos_send_ack(peer, hdr, ret);
 }
 
-/* A node got one of our objects from a third one. */
+/* A node is about to send @node a capability to one of ours: count it. */
 void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len)
 {
-	const struct fos_wire_obj *o = payload;
-	struct fos_object *obj = NULL;
+	const struct fos_wire_import *im = payload;
+	u32 node = le32_to_cpu(im->node);
+	struct fos_peer *holder;
+	int ret = -EKEYREVOKED;
 
-	if (le32_to_cpu(o->epoch) == fos_epoch)
-		obj = fos_export_get(le64_to_cpu(o->oid),
-				     fos_peer_node_id(peer),
-				     fos_peer_epoch(peer));
-	if (obj) {
-		fos_obj_put(obj);
-		return;
+	if (node == fos_node_id) {
+		ret = -EPROTO;	/* the owner needs no IMPORT */
+	} else if (le32_to_cpu(im->epoch) == fos_epoch) {
+		/* Only a peer can ever use it, or DROP it. */
+		holder = fos_peer_find(node);
+		if (holder) {
+			ret = fos_export_count(le64_to_cpu(im->oid), node,
+					       fos_peer_epoch(holder));
+			fos_peer_put(holder);
+		} else {
+			ret = -EHOSTUNREACH;
+		}
 	}
-	/* Gone already (or never ours): its proxy there is revoked. */
-	fos_fabric_send(peer, FOS_WIRE_REVOKE, 0, o, sizeof(*o), NULL,
-			FOS_SEND_QUEUE);
+	fos_send_ack(peer, hdr, ret);
 }
 
-void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		     const void *payload, u32 len)
+/* Descriptions held by a node ended: it, or a forwarder for it, says so. */
+void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
 {
-	const struct fos_wire_lookup *l = payload;
+	const struct fos_wire_drop *d = payload;
+	u32 node = le32_to_cpu(d->node), epoch = 0;
+	struct fos_peer *holder;
+
+	if (le32_to_cpu(d->epoch) != fos_epoch)
+		return;	/* an older incarnation's objects: all gone */
+	holder = fos_peer_find(node);
+	if (holder) {
+		epoch = fos_peer_epoch(holder);
+		fos_peer_put(holder);
+	}
+	fos_export_put(le64_to_cpu(d->oid), node, epoch,
+		       le64_to_cpu(d->count));
+}
+
+/* LOOKUP, in process context (an IMPORT may have to be waited for). */
+static void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
+			     const struct fos_wire_lookup *l)
+{
+	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer);
 	struct fos_wire_lookup_reply r = {};
 	struct fos_cap cap;
 	kuid_t uid;
@@ -1235,15 +1574,15 @@ void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		ret = fos_name_get((const char *)(l + 1),
 				   le32_to_cpu(l->name_len), uid, &cap);
 	if (!ret) {
-		ret = fos_cap_describe(&cap, fos_peer_node_id(peer),
-				       fos_peer_epoch(peer), &r.cap);
+		ret = fos_cap_describe(&cap, node, epoch, &r.cap);
 		fos_obj_put(cap.obj);
 		if (ret)
 			memset(&r.cap, 0, sizeof(r.cap));
 	}
 	r.status = cpu_to_le32(-ret);
-	fos_fabric_send(peer, FOS_WIRE_LOOKUP_REPLY, le64_to_cpu(hdr->cookie),
-			&r, sizeof(r), NULL, FOS_SEND_QUEUE);
+	if (fos_fabric_send(peer, FOS_WIRE_LOOKUP_REPLY, cookie, &r, sizeof(r),
+			    NULL, FOS_SEND_QUEUE) && !ret)
+		fos_cap_undescribe(&r.cap, node, epoch);
 }
 
 void fos_lookup_reply_recv(struct fos_peer *peer,
@@ -1252,8 +1591,12 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 {
 	const struct fos_wire_lookup_reply *r = payload;
 
-	fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY, le64_to_cpu(hdr->cookie),
-			  -(int)le32_to_cpu(r->status), &r->cap, NULL);
+	/* Nobody waits for it any more: give its capability back. */
+	if (!fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY,
+			       le64_to_cpu(hdr->cookie),
+			       -(int)le32_to_cpu(r->status), &r->cap, NULL) &&
+	    !r->status)
+		fos_cap_disown(&r->cap, fos_peer_node_id(peer));
 }
 
 /* ---- memory_copy across nodes (see "Remote copies" above) ---- */
@@ -1400,8 +1743,7 @@ static int fos_copy_local_view(struct fos_peer *peer,
 		return -EPROTO;
 	if (le32_to_cpu(wc->epoch) != fos_epoch)
 		return -EKEYREVOKED;
-	obj = fos_export_get(le64_to_cpu(wc->oid), fos_peer_node_id(peer),
-			     fos_peer_epoch(peer));
+	obj = fos_export_get(le64_to_cpu(wc->oid));
 	if (!obj)
 		return -EKEYREVOKED;
 	out->obj = obj;
@@ -1541,7 +1883,9 @@ out_mem:
 /*
  * A capability for the copy protocol, named for node @node: a proxy (or a
  * local child of one) by the remote object's name with the capability's
- * view; a local object is exported to @node.
+ * view; a local object is exported to @node until fos_copy_undescribe().
+ * A name for the copy only, not a capability handed over: the caller's
+ * own capability keeps the object alive meanwhile.
  */
 static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			     struct fos_wire_cap *wc)
@@ -1566,6 +1910,14 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	wc->type = cpu_to_le32(FRACTOS_OBJ_MEMORY);
 	wc->perms = cpu_to_le32(cap->perms);
 	return 0;
+}
+
+/* The copy is over: a local object named for it is no longer exported. */
+static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
+				u32 epoch)
+{
+	if (wc->epoch && !wc->flags && le32_to_cpu(wc->node) == fos_node_id)
+		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
 }
 
 /**
@@ -1637,11 +1989,11 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	if (!droot->proxy) {
 		/* Ours: pull from the source's owner (maybe ourselves). */
 		ret = fos_copy_pull(&c->src, soff, dst, doff, len);
-		goto out_free;
+		goto out_names;
 	}
 	ret = fos_copy_describe(dst, oid.node, pepoch, &c->dst);
 	if (ret)
-		goto out_free;
+		goto out_names;
 	c->src_off = cpu_to_le64(soff);
 	c->dst_off = cpu_to_le64(doff);
 	c->len = cpu_to_le64(len);
@@ -1650,6 +2002,9 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 			       FOS_REMOTE_TIMEOUT +
 			       min_t(u64, len >> 20, 3600) * HZ);
 	ret = fos_copy_errno(ret);
+out_names:
+	fos_copy_undescribe(&c->src, oid.node, pepoch);
+	fos_copy_undescribe(&c->dst, oid.node, pepoch);
 out_free:
 	kfree(c);
 out_peer:
@@ -1769,13 +2124,15 @@ out_obj:
 }
 
 /**
- * struct fos_copy_work - a COPY or GRANT served in process context
+ * struct fos_copy_work - a COPY, GRANT or LOOKUP served in process context
  * @work: on fos_copy_wq
  * @peer: the sender (a reference)
- * @type: FOS_WIRE_COPY or FOS_WIRE_GRANT
+ * @type: FOS_WIRE_COPY, FOS_WIRE_GRANT or FOS_WIRE_LOOKUP
  * @cookie: the sender's cookie
  * @copy: COPY: the payload
  * @grant: GRANT: the payload
+ * @lookup: LOOKUP: the payload
+ * @name: LOOKUP: room for the name that follows @lookup
  */
 struct fos_copy_work {
 	struct work_struct work;
@@ -1785,14 +2142,24 @@ struct fos_copy_work {
 	union {
 		struct fos_wire_copy copy;
 		struct fos_wire_grant grant;
+		struct {
+			struct fos_wire_lookup lookup;
+			char name[FOS_WIRE_NAME_MAX];
+		};
 	};
 };
 
 static void fos_copy_reply(struct fos_peer *peer, u8 type, u64 cookie,
 			   int status, struct fos_wire_grant_reply *r)
 {
+	struct fos_wire_lookup_reply lr = { .status = cpu_to_le32(-status) };
 	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
 
+	if (type == FOS_WIRE_LOOKUP) {	/* failed before it was served */
+		fos_fabric_send(peer, FOS_WIRE_LOOKUP_REPLY, cookie, &lr,
+				sizeof(lr), NULL, FOS_SEND_QUEUE);
+		return;
+	}
 	if (type == FOS_WIRE_COPY) {
 		fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
 				NULL, FOS_SEND_QUEUE);
@@ -1812,17 +2179,22 @@ static void fos_copy_work_fn(struct work_struct *work)
 	struct fos_wire_grant_reply r = {};
 	int ret;
 
+	if (cw->type == FOS_WIRE_LOOKUP) {
+		fos_lookup_serve(cw->peer, cw->cookie, &cw->lookup);
+		goto out;
+	}
 	if (cw->type == FOS_WIRE_COPY)
 		ret = fos_copy_serve(cw->peer, &cw->copy);
 	else
 		ret = fos_grant_serve(cw->peer, &cw->grant, &r);
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
+out:
 	fos_peer_put(cw->peer);
 	kfree(cw);
 }
 
-/* COPY and GRANT wait for the fabric: they run on fos_copy_wq. */
+/* COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq. */
 static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			   const void *payload, u32 len)
 {
@@ -1853,6 +2225,12 @@ void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 
 void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		    const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len)
 {
 	fos_copy_queue(peer, hdr, payload, len);
 }

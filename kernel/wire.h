@@ -3,7 +3,7 @@
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
  *
- * DOC: Wire format, version 3
+ * DOC: Wire format, version 5
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -43,8 +43,11 @@
 #include <linux/fractos.h>
 
 #define FOS_WIRE_MAGIC		0x534f5246	/* "FROS" in memory */
-/* 2: remote objects, 3: remote copy, 4: grants end at revocation */
-#define FOS_WIRE_VERSION	4
+/*
+ * 2: remote objects, 3: remote copy, 4: grants end at revocation,
+ * 5: counted IMPORT and DROP (exports end when nobody holds them)
+ */
+#define FOS_WIRE_VERSION	5
 
 /* Receive buffer sizes a peer may announce, header included. */
 #define FOS_WIRE_MSG_MIN	256
@@ -114,7 +117,7 @@ enum fos_wire_type {
 	FOS_WIRE_ACK,		/* struct fos_wire_ack, cookie echoed */
 	FOS_WIRE_REVOKE,	/* struct fos_wire_obj: owner -> importer */
 	FOS_WIRE_REVOKE_REQ,	/* struct fos_wire_obj: holder -> owner */
-	FOS_WIRE_IMPORT,	/* struct fos_wire_obj: new holder -> owner */
+	FOS_WIRE_IMPORT,	/* struct fos_wire_import: forwarder -> owner */
 	FOS_WIRE_LOOKUP,	/* struct fos_wire_lookup + name */
 	FOS_WIRE_LOOKUP_REPLY,	/* struct fos_wire_lookup_reply, cookie echoed */
 	/* Remote memory_copy (version 3; see "Remote copies" below). */
@@ -123,6 +126,8 @@ enum fos_wire_type {
 	FOS_WIRE_GRANT_REPLY,	/* struct fos_wire_grant_reply, cookie echoed */
 	FOS_WIRE_RELEASE,	/* struct fos_wire_release: puller -> src owner */
 	FOS_WIRE_GRANT_END,	/* struct fos_wire_grant_end: src owner -> puller */
+	/* Version 5: counted holders (see "Holders" below). */
+	FOS_WIRE_DROP,		/* struct fos_wire_drop: holder -> owner */
 	FOS_WIRE_NR,
 };
 
@@ -172,9 +177,7 @@ struct fos_wire_ping {
  * receiver's name service; LOOKUP_REPLY carries the status and, on
  * success, the capability.
  *
- * REVOKE (owner to importer) and IMPORT (a node that received a capability
- * from a third node tells the owner it holds it) are notices: best effort,
- * never answered.
+ * REVOKE (owner to importer) is a notice: best effort, never answered.
  *
  * Every field is validated by the per-type checks below; the receiver then
  * checks the names against its own tables (remote.c).
@@ -236,18 +239,61 @@ struct fos_wire_ack {
 };
 
 /**
- * struct fos_wire_obj - payload of REVOKE, REVOKE_REQ and IMPORT
+ * struct fos_wire_obj - payload of REVOKE and REVOKE_REQ
  * @oid: the object id
  * @epoch: its owner's epoch, never zero
  * @reserved: zero
  *
- * The owner node is the sender (REVOKE) or the receiver (REVOKE_REQ,
- * IMPORT).
+ * The owner node is the sender (REVOKE) or the receiver (REVOKE_REQ).
  */
 struct fos_wire_obj {
 	__le64 oid;
 	__le32 epoch;
 	__le32 reserved;
+};
+
+/*
+ * DOC: Holders
+ *
+ * An owner counts, per object and per node, the capabilities to the object
+ * that were put on the wire for that node (in INVOKE and LOOKUP_REPLY):
+ * its own descriptions, counted before they are sent, and those of third
+ * nodes, which a forwarder announces with IMPORT (cookie: its token;
+ * answered with ACK: 0 when counted, EKEYREVOKED when the object is gone,
+ * EHOSTUNREACH when the holder is not a peer of the owner) and sends only
+ * once counted.  A node counts the descriptions it received per object;
+ * when it no longer holds the object it sends DROP with that count, and
+ * the owner subtracts it: a description still on its way keeps the count
+ * above zero.  A forwarder that announced a description it then could not
+ * send sends DROP for the holder it named.  Nothing answers DROP.
+ */
+
+/**
+ * struct fos_wire_import - payload of IMPORT
+ * @oid: an object of the receiver
+ * @epoch: the receiver's epoch, never zero
+ * @node: the node that is about to receive a capability to it, not the
+ *	receiver
+ */
+struct fos_wire_import {
+	__le64 oid;
+	__le32 epoch;
+	__le32 node;
+};
+
+/**
+ * struct fos_wire_drop - payload of DROP
+ * @oid: an object of the receiver
+ * @epoch: the receiver's epoch, never zero
+ * @node: the holder whose descriptions end: the sender, or the node an
+ *	IMPORT of the sender named
+ * @count: descriptions that end, non-zero
+ */
+struct fos_wire_drop {
+	__le64 oid;
+	__le32 epoch;
+	__le32 node;
+	__le64 count;
 };
 
 /**
@@ -376,6 +422,8 @@ static_assert(sizeof(struct fos_wire_cap) == 48);
 static_assert(sizeof(struct fos_wire_invoke) == 24);
 static_assert(sizeof(struct fos_wire_ack) == 8);
 static_assert(sizeof(struct fos_wire_obj) == 16);
+static_assert(sizeof(struct fos_wire_import) == 16);
+static_assert(sizeof(struct fos_wire_drop) == 24);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
@@ -494,6 +542,20 @@ static inline int fos_wire_check_obj(const void *payload, u32 len)
 	if (len != sizeof(*o) || !o->epoch || o->reserved)
 		return -EPROTO;
 	return 0;
+}
+
+static inline int fos_wire_check_import(const void *payload, u32 len)
+{
+	const struct fos_wire_import *i = payload;
+
+	return len != sizeof(*i) || !i->epoch ? -EPROTO : 0;
+}
+
+static inline int fos_wire_check_drop(const void *payload, u32 len)
+{
+	const struct fos_wire_drop *d = payload;
+
+	return len != sizeof(*d) || !d->epoch || !d->count ? -EPROTO : 0;
 }
 
 static inline int fos_wire_check_lookup(const void *payload, u32 len)

@@ -9,7 +9,10 @@
  * with the views node 2 sent, and answers through K with [Mdim2].  Node 2
  * sends Mdim2 back (node 1 must get its real local object) with K3, then
  * revokes N (node 1's proxy and monitor must see it) while node 1 revokes
- * K through its proxy (node 2's monitor must see it).  With 3 nodes node 2
+ * K through its proxy (node 2's monitor must see it).  Node 1's answer
+ * also carries G, a Memory watched by monitor_delegate: node 2 closes its
+ * capability, its kernel tells node 1's (DROP), and the monitor fires on
+ * node 1 without any revocation.  With 3 nodes node 2
  * also forwards node 1's Mdim2 and R to node 3, which must see node 1's
  * names and reach node 1 directly.  Last, node 1 kills node 2 and its
  * proxy K3 must be revoked (monitor, EKEYREVOKED), and nothing may be left.
@@ -63,9 +66,37 @@ static int event(int fd, uint64_t cookie, uint64_t secs)
 	return m.type == FRACTOS_MSG_MONITOR_RECEIVE && m.tag == cookie;
 }
 
+/*
+ * Wait for @n monitor events in any order; seen[i] is set when one of
+ * type @types[i] with cookie @cookies[i] arrived.  Return: how many
+ * unexpected messages came instead.
+ */
+static int events(int fd, unsigned int n, const uint32_t *types,
+		  const uint64_t *cookies, int *seen, uint64_t secs)
+{
+	unsigned int got, i;
+	int bad = 0;
+	struct msg m;
+
+	for (got = 0; got < n; got++) {
+		fos_req_timeout_ns = secs * 1000000000ULL;
+		if (receive(fd, &m))
+			return bad + (int)(n - got);
+		for (i = 0; i < n; i++)
+			if (!seen[i] && m.type == types[i] && m.tag == cookies[i])
+				break;
+		if (i < n)
+			seen[i] = 1;
+		else
+			bad++;
+		close_all(fd, &m);
+	}
+	return bad;
+}
+
 static int provider(void)
 {
-	uint32_t mem, mdim, mdim2 = ~0U, r, local, k, k3, nd, i;
+	uint32_t mem, mdim, mdim2 = ~0U, r, local, k, k3, nd, g = ~0U, i;
 	uint32_t n3mem = ~0U, n3req = ~0U;
 	struct fos_counts want = {}, now;
 	char *buf, out[300], want2[4096];
@@ -74,7 +105,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(24 + 3 * (nodes - 1) + 10 * (nodes == 3));
+	tap_plan(25 + 3 * (nodes - 1) + 10 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -127,9 +158,19 @@ static int provider(void)
 	}
 	tap_eq(monitor(fd, nd, 7), 0, "node 1: monitor_receive on the proxy");
 
-	ok = !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 1000, 300, &mdim2);
-	tap_eq(ok ? invoke(fd, k, "reply", 5, &mdim2, 1) : -1, 0,
-	       "node 1: invoke node 2's K with [Mdim2] (remote invoke)");
+	ok = !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 1000, 300, &mdim2) &&
+	     !fos_mem_create(fd, buf + 2048, 64, FRACTOS_PERM_ALL, &g);
+	if (ok) {
+		struct fractos_monitor a = { .cid = g, .cookie = 13 };
+
+		ok = !ioctl(fd, FRACTOS_IOC_MONITOR_DELEGATE, &a);
+	}
+	{
+		uint32_t args[2] = { mdim2, g };
+
+		tap_eq(ok ? invoke(fd, k, "reply", 5, args, 2) : -1, 0,
+		       "node 1: invoke node 2's K with [Mdim2, G], G watched by monitor_delegate");
+	}
 
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.tag == TAG_R && m.imm_len == 9 &&
@@ -145,7 +186,19 @@ static int provider(void)
 	       "node 1: cap 2 is node 2's K3");
 	tap_eq(monitor(fd, k3, 9), 0, "node 1: monitor_receive on K3");
 
-	tap_ok(event(fd, 7, 30), "node 1: node 2 revoked N: the proxy's monitor fires");
+	{
+		uint32_t types[2] = { FRACTOS_MSG_MONITOR_RECEIVE,
+				      FRACTOS_MSG_MONITOR_DELEGATE };
+		uint64_t cookies[2] = { 7, 13 };
+		int seen[2] = { 0, 0 };
+
+		ret = events(fd, 2, types, cookies, seen, 30);
+		if (ret)
+			tap_diag("node 1: %d unexpected message(s)", ret);
+		tap_ok(seen[0], "node 1: node 2 revoked N: the proxy's monitor fires");
+		tap_ok(seen[1] && !revoked(fd, g),
+		       "node 1: node 2 closed G: monitor_delegate fires, G not revoked (DROP)");
+	}
 	tap_ok(revoked(fd, nd), "node 1: the proxy is revoked");
 	if (nodes == 3) {
 		tap_errno(fos_copy(fd, nd, 0, n3mem, 100, 0, NULL), EKEYREVOKED,
@@ -220,13 +273,14 @@ static int provider(void)
 
 static int client(void)
 {
-	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, sub, local, cap[2];
+	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, g = ~0U, sub, local,
+		 cap[2];
 	char *buf, done[32], want1[4096];
 	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(14 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	tap_plan(15 + 2 * (nodes - 1) + 2 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -258,8 +312,9 @@ static int client(void)
 	fos_req_timeout_ns = 60000000000ULL;
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.tag == TAG_K && m.imm_len == 5 && !memcmp(m.imm, "reply", 5) &&
-	       m.ncaps == 1, "node 2: node 1 invoked K: \"reply\", 1 cap (ret %d)", ret);
+	       m.ncaps == 2, "node 2: node 1 invoked K: \"reply\", 2 caps (ret %d)", ret);
 	mdim2 = m.caps[0];
+	g = m.caps[1];
 	tap_ok(is_remote(fd, mdim2, 1, FRACTOS_OBJ_MEMORY, 1000, 300, FRACTOS_PERM_READ),
 	       "node 2: Mdim2 is node 1's Memory, view [1000, 1300), read-only");
 	fos_fill(want1, sizeof(want1), 1);
@@ -277,6 +332,8 @@ static int client(void)
 	tap_eq(invoke(fd, r, "back", 4, cap, 2), 0,
 	       "node 2: invoke R with [Mdim2, K3] (Mdim2 goes home)");
 	tap_eq(fos_revoke(fd, ndim), 0, "node 2: revoke N");
+	tap_ok(is_remote(fd, g, 1, FRACTOS_OBJ_MEMORY, 0, 64, FRACTOS_PERM_ALL) &&
+	       !fos_close(fd, g), "node 2: close node 1's G (its only copy here)");
 	tap_ok(event(fd, 5, 30), "node 2: node 1 revoked K: our monitor fires");
 	tap_ok(revoked(fd, k), "node 2: K is revoked");
 
