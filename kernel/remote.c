@@ -1237,7 +1237,8 @@ static void fos_events_fn(struct work_struct *work)
  * Return: 0 (queued on the provider), the owner's errno (EKEYREVOKED,
  * EAGAIN, E2BIG, ...), -EHOSTUNREACH (the node is not configured or not
  * connected), -EKEYREVOKED (it went down meanwhile), -ETIMEDOUT,
- * -EMSGSIZE (the arguments do not fit one fabric message), -EOPNOTSUPP
+ * -EMSGSIZE (the arguments do not fit one fabric message: only with a
+ * peer that announced smaller buffers than ours), -EOPNOTSUPP
  * (an argument is a local child of a proxy), -EINTR.
  */
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
@@ -1252,9 +1253,10 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	u32 len, pepoch, i;
 	int ret;
 
+	/* More than any Request takes: what the owner would answer. */
+	if (imm_len > FOS_WIRE_MAX_IMM || ncaps > FOS_WIRE_MAX_CAPS)
+		return -E2BIG;
 	len = sizeof(*iv) + ncaps * sizeof(*wc) + imm_len;
-	if (len > FOS_WIRE_MSG_MAX - sizeof(struct fos_wire_hdr))
-		return -EMSGSIZE;
 	/* A local target (fabric_loopback) is exported to ourselves. */
 	fos_remote_oid(root->proxy ? root : target, &oid);
 	peer = fos_peer_find(oid.node);

@@ -49,9 +49,12 @@
  */
 #define FOS_WIRE_VERSION	5
 
-/* Receive buffer sizes a peer may announce, header included. */
+/*
+ * Receive buffer sizes a peer may announce, header included.  Ours are
+ * FOS_WIRE_MSG_MAX: the largest invocation fits one (static_assert below).
+ */
 #define FOS_WIRE_MSG_MIN	256
-#define FOS_WIRE_MSG_MAX	4096
+#define FOS_WIRE_MSG_MAX	8192
 /* Receive buffers (credits) a peer may announce. */
 #define FOS_WIRE_CREDITS_MIN	4
 #define FOS_WIRE_CREDITS_MAX	1024
@@ -431,6 +434,11 @@ static_assert(sizeof(struct fos_wire_grant) == 72);
 static_assert(sizeof(struct fos_wire_grant_reply) == 32);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
+static_assert(FOS_WIRE_MAX_IMM == FRACTOS_REQ_MAX_IMM &&
+	      FOS_WIRE_MAX_CAPS == FRACTOS_REQ_MAX_CAPS);
+static_assert(sizeof(struct fos_wire_hdr) + sizeof(struct fos_wire_invoke) +
+	      FOS_WIRE_MAX_CAPS * sizeof(struct fos_wire_cap) +
+	      FOS_WIRE_MAX_IMM <= FOS_WIRE_MSG_MAX);
 
 /**
  * fos_wire_check_hello - validate connection private data

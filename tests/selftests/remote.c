@@ -136,7 +136,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(55);
+	tap_plan(56);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -273,8 +273,22 @@ int main(void)
 	close_all(prov, &m);
 	fos_set_param("max_queue", qmax);
 	memset(big, 'b', sizeof(big));
-	tap_errno(invoke(cli, cli_req, big, 4090, NULL, 0), EMSGSIZE,
-		  "arguments larger than one fabric message: EMSGSIZE");
+	{
+		uint32_t many[31];
+		int j;
+
+		for (j = 0; j < 31; j++)
+			many[j] = caps[j & 1];
+		tap_eq(invoke(cli, cli_req, big, 4093, many, 31), 0,
+		       "the largest invocation (4096 immediate bytes, 32 caps) crosses the fabric");
+		ret = receive(prov, &m);
+		tap_ok(!ret && m.imm_len == 4096 && !memcmp(m.imm, "abc", 3) &&
+		       !memcmp(m.imm + 3, big, 4093) && m.ncaps == 32 &&
+		       same_cap(cli, caps[0], prov, m.caps[31]) &&
+		       same_cap(cli, caps[1], prov, m.caps[2]),
+		       "received whole: 4096 bytes, 32 caps (ret %d)", ret);
+		close_all(prov, &m);
+	}
 	tap_errno(invoke(cli, cli_req, big, 4094, NULL, 0), E2BIG,
 		  "past FRACTOS_REQ_MAX_IMM with the Request's own: E2BIG");
 	tap_eq(fos_revoke(prov, req), 0, "provider revokes the Request");

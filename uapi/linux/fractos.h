@@ -187,7 +187,9 @@
  *                           or not connected (with fabric_loopback: this
  *                           node is not its own peer);
  *                   EMSGSIZE  the arguments do not fit one fabric message
- *                           (4056 bytes less 48 per capability);
+ *                           of the provider's node (never with this
+ *                           module's 8 KiB buffers: any invocation
+ *                           within the limits above fits);
  *                   EOPNOTSUPP  an argument is a local child of a proxy,
  *                           or the owner's object is not a Request with
  *                           a provider;
