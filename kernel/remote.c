@@ -310,14 +310,14 @@ static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 
 /*
  * Tell @owner that @count descriptions of its object (@epoch, @oid) held
- * by @holder ended.  Best effort: a DROP that cannot go leaves the export
+ * by @holder ended, with @ev if preallocated.  Best effort: a DROP that cannot go leaves the export
  * referenced until its owner revokes it or we go away.
  */
-static void fos_drop_queue(u32 owner, u32 epoch, u64 oid, u32 holder,
-			   u64 count)
+static void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
+			   u64 oid, u32 holder, u64 count)
 {
-	struct fos_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL);
-
+	if (!ev)
+		ev = kzalloc(sizeof(*ev), GFP_KERNEL);
 	if (!ev)
 		return;
 	ev->kind = FOS_EV_DROP;
@@ -684,17 +684,11 @@ void fos_remote_proxy_free(struct fos_proxy *p)
 		hash_del(&p->hnode);
 	units = p->units;
 	spin_unlock(&fos_proxy_lock);
-	if (units && !READ_ONCE(p->obj->revoked)) {
-		ev->kind = FOS_EV_DROP;
-		ev->node = p->node;
-		ev->epoch = p->epoch;
-		ev->oid = p->oid;
-		ev->holder = fos_node_id;
-		ev->count = units;
-		fos_event_add(ev);
-	} else {
+	if (units && !READ_ONCE(p->obj->revoked))
+		fos_drop_queue(ev, p->node, p->epoch, p->oid, fos_node_id,
+			       units);
+	else
 		kfree(ev);
-	}
 	kfree(p);
 	fos_live_add(FOS_LIVE_PROXIES, -1);
 }
@@ -872,7 +866,8 @@ static int fos_cap_import(struct fos_object *obj, u32 node)
 	default:
 		/* Maybe counted: give it back (ordered after the IMPORT). */
 		if (w.sent && !w.answered)
-			fos_drop_queue(p->node, p->epoch, p->oid, node, 1);
+			fos_drop_queue(NULL, p->node, p->epoch, p->oid, node,
+				       1);
 		return ret;
 	}
 }
@@ -943,7 +938,7 @@ static void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
 	if (owner == fos_node_id)
 		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
 	else
-		fos_drop_queue(owner, le32_to_cpu(wc->epoch),
+		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), node, 1);
 }
 
@@ -958,7 +953,7 @@ static void fos_cap_disown(const struct fos_wire_cap *wc, u32 from)
 	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED)
 		return;
 	if (owner != fos_node_id)
-		fos_drop_queue(owner, le32_to_cpu(wc->epoch),
+		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), fos_node_id, 1);
 	else if (from == fos_node_id && le32_to_cpu(wc->epoch) == fos_epoch)
 		fos_export_put(le64_to_cpu(wc->oid), from, fos_epoch, 1);
@@ -1157,12 +1152,58 @@ void fos_remote_node_down(u32 node, u32 epoch)
 	fos_event_queue(FOS_EV_DOWN, 0, node, epoch, 0, GFP_ATOMIC);
 }
 
+/*
+ * Send a deferred event's message.  Best effort: a lost REVOKE is a known
+ * race (the next use gets EKEYREVOKED), a lost GRANT_END is covered by the
+ * grant's timer, a lost DROP keeps the export until it is revoked.
+ */
+static void fos_event_send(u32 node, u8 type, const void *payload, u32 len)
+{
+	struct fos_peer *peer = fos_peer_find(node);
+
+	if (!peer)
+		return;
+	fos_fabric_send(peer, type, 0, payload, len, NULL, FOS_SEND_WAIT);
+	fos_peer_put(peer);
+}
+
+static void fos_event_run(const struct fos_event *ev)
+{
+	union {
+		struct fos_wire_obj o;
+		struct fos_wire_drop d;
+		struct fos_wire_grant_end e;
+	} p = {};
+
+	switch (ev->kind) {
+	case FOS_EV_DOWN:
+		fos_proxies_revoke_node(ev->node, ev->epoch);
+		fos_exports_drop_node(ev->node, ev->epoch);
+		fos_grants_drop_node(ev->node);
+		break;
+	case FOS_EV_DROP:
+		p.d.oid = cpu_to_le64(ev->oid);
+		p.d.epoch = cpu_to_le32(ev->epoch);
+		p.d.node = cpu_to_le32(ev->holder);
+		p.d.count = cpu_to_le64(ev->count);
+		fos_event_send(ev->node, FOS_WIRE_DROP, &p.d, sizeof(p.d));
+		break;
+	case FOS_EV_GRANT_END:
+		p.e.pull = cpu_to_le64(ev->oid);
+		p.e.id = cpu_to_le64(ev->epoch);
+		fos_event_send(ev->node, FOS_WIRE_GRANT_END, &p.e, sizeof(p.e));
+		break;
+	default:
+		p.o.oid = cpu_to_le64(ev->oid);
+		p.o.epoch = cpu_to_le32(ev->epoch);
+		fos_event_send(ev->node, ev->type, &p.o, sizeof(p.o));
+	}
+}
+
 static void fos_events_fn(struct work_struct *work)
 {
 	for (;;) {
-		struct fos_wire_obj o = {};
 		struct fos_event *ev;
-		struct fos_peer *peer;
 
 		spin_lock(&fos_events_lock);
 		ev = list_first_entry_or_null(&fos_events, struct fos_event,
@@ -1172,49 +1213,7 @@ static void fos_events_fn(struct work_struct *work)
 		spin_unlock(&fos_events_lock);
 		if (!ev)
 			return;
-		if (ev->kind == FOS_EV_DOWN) {
-			fos_proxies_revoke_node(ev->node, ev->epoch);
-			fos_exports_drop_node(ev->node, ev->epoch);
-			fos_grants_drop_node(ev->node);
-		} else if (ev->kind == FOS_EV_DROP) {
-			struct fos_wire_drop d = {
-				.oid = cpu_to_le64(ev->oid),
-				.epoch = cpu_to_le32(ev->epoch),
-				.node = cpu_to_le32(ev->holder),
-				.count = cpu_to_le64(ev->count),
-			};
-
-			peer = fos_peer_find(ev->node);
-			if (peer) {
-				/* Lost: the export lives until revoked. */
-				fos_fabric_send(peer, FOS_WIRE_DROP, 0, &d,
-						sizeof(d), NULL, FOS_SEND_WAIT);
-				fos_peer_put(peer);
-			}
-		} else if (ev->kind == FOS_EV_GRANT_END) {
-			struct fos_wire_grant_end e = {
-				.pull = cpu_to_le64(ev->oid),
-				.id = cpu_to_le64(ev->epoch),
-			};
-
-			peer = fos_peer_find(ev->node);
-			if (peer) {
-				/* Lost: the grant's timer ends it anyway. */
-				fos_fabric_send(peer, FOS_WIRE_GRANT_END, 0, &e,
-						sizeof(e), NULL, FOS_SEND_WAIT);
-				fos_peer_put(peer);
-			}
-		} else {
-			peer = fos_peer_find(ev->node);
-			if (peer) {
-				o.oid = cpu_to_le64(ev->oid);
-				o.epoch = cpu_to_le32(ev->epoch);
-				/* Best effort: a lost notice is a known race. */
-				fos_fabric_send(peer, ev->type, 0, &o, sizeof(o),
-						NULL, FOS_SEND_WAIT);
-				fos_peer_put(peer);
-			}
-		}
+		fos_event_run(ev);
 		kfree(ev);
 		cond_resched();
 	}

@@ -414,8 +414,9 @@ struct fos_wire_grant_end {
 };
 
 #define FOS_WIRE_NAME_MAX	255
-#define FOS_WIRE_MAX_IMM	4096
-#define FOS_WIRE_MAX_CAPS	32
+/* An invocation carries what a Request takes. */
+#define FOS_WIRE_MAX_IMM	FRACTOS_REQ_MAX_IMM
+#define FOS_WIRE_MAX_CAPS	FRACTOS_REQ_MAX_CAPS
 
 static_assert(sizeof(struct fos_wire_hello) == 32);
 static_assert(sizeof(struct fos_wire_reject) == 12);
@@ -434,8 +435,6 @@ static_assert(sizeof(struct fos_wire_grant) == 72);
 static_assert(sizeof(struct fos_wire_grant_reply) == 32);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
-static_assert(FOS_WIRE_MAX_IMM == FRACTOS_REQ_MAX_IMM &&
-	      FOS_WIRE_MAX_CAPS == FRACTOS_REQ_MAX_CAPS);
 static_assert(sizeof(struct fos_wire_hdr) + sizeof(struct fos_wire_invoke) +
 	      FOS_WIRE_MAX_CAPS * sizeof(struct fos_wire_cap) +
 	      FOS_WIRE_MAX_IMM <= FOS_WIRE_MSG_MAX);
