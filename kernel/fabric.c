@@ -183,6 +183,9 @@ enum fos_conn_state {
  * @peer: the peer (holds a reference)
  * @id: the rdma_cm id, destroyed by fos_conn_close_work() only
  * @dev: the device, NULL until address resolution (fos_conns_lock)
+ * @setup_mutex: held by fos_conn_setup() (from an rdma_cm handler) while
+ *	it makes @rx, @tx, @cq and the QP; fos_conn_close_work() takes it
+ *	once before it looks at them, so it never sees half of a setup
  * @cq: send and receive completions (IB_POLL_WORKQUEUE)
  * @qp_created: rdma_create_qp() succeeded
  * @active: we initiated it
@@ -215,6 +218,7 @@ struct fos_conn {
 	struct fos_peer *peer;
 	struct rdma_cm_id *id;
 	struct fos_ibdev *dev;
+	struct mutex setup_mutex;	/* see @setup_mutex above */
 	struct ib_cq *cq;
 	bool qp_created;
 	bool active;
@@ -544,15 +548,22 @@ static int fos_conn_attach_dev(struct fos_conn *conn, struct ib_device *ibdev)
 }
 
 /*
- * Create the CQ, the QP and the buffers and post every receive buffer.
- * On failure, what was made is released by fos_conn_close_work().
+ * Create the CQ, the QP and the buffers and post every receive buffer,
+ * unless the connection is already closing.  On failure, what was made is
+ * released by fos_conn_close_work().
  */
-static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
+static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr qa = {};
+	bool closing;
 	u32 i;
 	int ret;
 
+	spin_lock(&conn->lock);
+	closing = conn->state == FOS_CONN_CLOSING;
+	spin_unlock(&conn->lock);
+	if (closing)
+		return -ECONNABORTED;
 	ret = fos_conn_attach_dev(conn, ibdev);
 	if (ret)
 		return ret;
@@ -593,6 +604,16 @@ static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 			return ret;
 	}
 	return 0;
+}
+
+static int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
+{
+	int ret;
+
+	mutex_lock(&conn->setup_mutex);
+	ret = __fos_conn_setup(conn, ibdev);
+	mutex_unlock(&conn->setup_mutex);
+	return ret;
 }
 
 static void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn,
@@ -662,6 +683,7 @@ static struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->tx_free);
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->link);
+	mutex_init(&conn->setup_mutex);
 	conn->born = jiffies;
 	fos_live_add(FOS_LIVE_CONNS, 1);
 	return conn;
@@ -742,6 +764,9 @@ static void fos_conn_close_work(struct work_struct *work)
 	spin_unlock(&peer->lock);
 	wake_up_all(&peer->wq);
 
+	/* A setup in an rdma_cm handler finishes first; none starts after. */
+	mutex_lock(&conn->setup_mutex);
+	mutex_unlock(&conn->setup_mutex);
 	if (conn->qp_created) {
 		rdma_disconnect(conn->id);
 		/* Every outstanding completion runs before this returns. */
