@@ -41,16 +41,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/netlink.h>
-#include <linux/fractos_netlink.h>
+#include "../selftests/fos_nl.h"
 
 #define BARRIER_PORT	18600
 #define MAX_NODES	16
-
-static struct nl_sock *sk;
-static int family;
 
 static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_TX_MSGS] = "tx_msgs",
@@ -77,24 +71,6 @@ static const char *const state_names[] = {
 	[FRACTOS_NODE_UP] = "up",
 };
 
-struct node {
-	uint32_t id, epoch, qpn, credits, port;
-	uint8_t state;
-	struct in_addr addr;
-	uint64_t stats[__FRACTOS_STAT_MAX];
-};
-
-#define MAXN 64
-
-struct reply {
-	int n;
-	struct node node[MAXN];
-	uint32_t local_id, local_epoch, port, nodes, links;
-	uint64_t stats[__FRACTOS_STAT_MAX];
-	uint32_t ping_count;
-	uint64_t rtt_min, rtt_avg, rtt_max;
-};
-
 static const char *errname(int err)
 {
 	switch (err) {
@@ -114,157 +90,15 @@ static const char *errname(int err)
 	}
 }
 
-static void parse_stats(struct nlattr *nest, uint64_t *out)
-{
-	struct nlattr *tb[FRACTOS_STAT_MAX + 1];
-	int i;
-
-	if (!nest || nla_parse_nested(tb, FRACTOS_STAT_MAX, nest, NULL))
-		return;
-	for (i = 0; i <= FRACTOS_STAT_MAX; i++)
-		if (tb[i] && nla_len(tb[i]) == 8)
-			out[i] = nla_get_u64(tb[i]);
-}
-
-static int valid_cb(struct nl_msg *msg, void *arg)
-{
-	struct reply *r = arg;
-	struct nlattr *tb[FRACTOS_A_MAX + 1];
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-	struct node *n;
-
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, FRACTOS_A_MAX, NULL))
-		return NL_SKIP;
-	switch (gh->cmd) {
-	case FRACTOS_CMD_NODE_LIST:
-		if (r->n >= MAXN)
-			break;
-		n = &r->node[r->n++];
-		if (tb[FRACTOS_A_NODE_ID])
-			n->id = nla_get_u32(tb[FRACTOS_A_NODE_ID]);
-		if (tb[FRACTOS_A_NODE_ADDR4])
-			memcpy(&n->addr, nla_data(tb[FRACTOS_A_NODE_ADDR4]), 4);
-		if (tb[FRACTOS_A_NODE_PORT])
-			n->port = nla_get_u16(tb[FRACTOS_A_NODE_PORT]);
-		if (tb[FRACTOS_A_NODE_STATE])
-			n->state = nla_get_u8(tb[FRACTOS_A_NODE_STATE]);
-		if (tb[FRACTOS_A_NODE_EPOCH])
-			n->epoch = nla_get_u32(tb[FRACTOS_A_NODE_EPOCH]);
-		if (tb[FRACTOS_A_NODE_QPN])
-			n->qpn = nla_get_u32(tb[FRACTOS_A_NODE_QPN]);
-		if (tb[FRACTOS_A_NODE_CREDITS])
-			n->credits = nla_get_u32(tb[FRACTOS_A_NODE_CREDITS]);
-		parse_stats(tb[FRACTOS_A_NODE_STATS], n->stats);
-		break;
-	case FRACTOS_CMD_STATS:
-		r->n++;
-		if (tb[FRACTOS_A_LOCAL_NODE_ID])
-			r->local_id = nla_get_u32(tb[FRACTOS_A_LOCAL_NODE_ID]);
-		if (tb[FRACTOS_A_LOCAL_EPOCH])
-			r->local_epoch = nla_get_u32(tb[FRACTOS_A_LOCAL_EPOCH]);
-		if (tb[FRACTOS_A_LISTEN_PORT])
-			r->port = nla_get_u16(tb[FRACTOS_A_LISTEN_PORT]);
-		if (tb[FRACTOS_A_NODES])
-			r->nodes = nla_get_u32(tb[FRACTOS_A_NODES]);
-		if (tb[FRACTOS_A_LINKS])
-			r->links = nla_get_u32(tb[FRACTOS_A_LINKS]);
-		parse_stats(tb[FRACTOS_A_STATS], r->stats);
-		break;
-	case FRACTOS_CMD_PING:
-		r->n++;
-		if (tb[FRACTOS_A_PING_COUNT])
-			r->ping_count = nla_get_u32(tb[FRACTOS_A_PING_COUNT]);
-		if (tb[FRACTOS_A_PING_RTT_MIN_NS])
-			r->rtt_min = nla_get_u64(tb[FRACTOS_A_PING_RTT_MIN_NS]);
-		if (tb[FRACTOS_A_PING_RTT_AVG_NS])
-			r->rtt_avg = nla_get_u64(tb[FRACTOS_A_PING_RTT_AVG_NS]);
-		if (tb[FRACTOS_A_PING_RTT_MAX_NS])
-			r->rtt_max = nla_get_u64(tb[FRACTOS_A_PING_RTT_MAX_NS]);
-		break;
-	}
-	return NL_OK;
-}
-
-static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	(void)nla;
-	*(int *)arg = e->error;
-	return NL_STOP;
-}
-
-static int done_cb(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	*(int *)arg = 0;
-	return NL_STOP;
-}
-
-struct attr {
-	int type;
-	int len;
-	const void *data;
-};
-
-#define A(t, v) { (t), sizeof(v), &(v) }
-
 static void nl_setup(void)
 {
-	sk = nl_socket_alloc();
-	if (!sk || genl_connect(sk)) {
-		printf("error=netlink\n");
+	int ret = fos_nl_setup();
+
+	if (ret) {
+		printf("error=%s\n",
+		       ret == -ENOENT ? "no-fractos-family" : "netlink");
 		exit(1);
 	}
-	family = genl_ctrl_resolve(sk, FRACTOS_GENL_NAME);
-	if (family < 0) {
-		printf("error=no-fractos-family\n");
-		exit(1);
-	}
-}
-
-/* Send @cmd with @attrs; replies into @r.  Returns 0 or -errno. */
-static int request(int cmd, int dump, const struct attr *attrs,
-		   struct reply *r)
-{
-	struct nl_msg *msg;
-	struct nl_cb *cb;
-	int err = 1, i;
-
-	memset(r, 0, sizeof(*r));
-	msg = nlmsg_alloc();
-	cb = nl_cb_alloc(NL_CB_DEFAULT);
-	if (!msg || !cb)
-		return -ENOMEM;
-	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
-		    dump ? NLM_F_DUMP : 0, cmd, FRACTOS_GENL_VERSION);
-	for (i = 0; attrs && attrs[i].type; i++)
-		nla_put(msg, attrs[i].type, attrs[i].len, attrs[i].data);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid_cb, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, done_cb, &err);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, done_cb, &err);
-	nl_cb_err(cb, NL_CB_CUSTOM, err_cb, &err);
-	if (nl_send_auto(sk, msg) < 0) {
-		err = -EIO;
-	} else {
-		while (err > 0)
-			if (nl_recvmsgs(sk, cb) < 0 && err > 0)
-				err = -EIO;
-	}
-	nlmsg_free(msg);
-	nl_cb_put(cb);
-	return err;
-}
-
-static int node_get(uint32_t id, struct node *n)
-{
-	static struct reply r;
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id), { 0 } };
-	int ret = request(FRACTOS_CMD_NODE_LIST, 0, a, &r);
-
-	if (!ret && r.n < 1)
-		ret = -ENOENT;
-	if (!ret)
-		*n = r.node[0];
-	return ret;
 }
 
 static double now(void)
@@ -294,7 +128,7 @@ static const char *state_name(uint8_t s)
 	return s < 4 ? state_names[s] : "unknown";
 }
 
-static void print_node(const struct node *n)
+static void print_node(const struct fos_nl_node *n)
 {
 	printf("id=%u addr=%s port=%u state=%s epoch=%u qpn=%u credits=%u",
 	       n->id, inet_ntoa(n->addr), n->port, state_name(n->state),
@@ -304,7 +138,7 @@ static void print_node(const struct node *n)
 }
 
 /* The value of @key in a node's line, or -1 if unknown. */
-static int node_value(const struct node *n, const char *key)
+static int node_value(const struct fos_nl_node *n, const char *key)
 {
 	int i;
 
@@ -333,8 +167,8 @@ static int node_value(const struct node *n, const char *key)
 
 static int cmd_stats(const char *key)
 {
-	static struct reply r;
-	int ret = request(FRACTOS_CMD_STATS, 0, NULL, &r), i;
+	static struct fos_nl_reply r;
+	int ret = fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, &r), i;
 
 	if (ret)
 		return fail(ret);
@@ -365,14 +199,6 @@ static int cmd_stats(const char *key)
 	return 2;
 }
 
-static int ping_once(uint32_t id, uint32_t count, struct reply *r)
-{
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id),
-			    A(FRACTOS_A_PING_COUNT, count), { 0 } };
-
-	return request(FRACTOS_CMD_PING, 0, a, r);
-}
-
 /* PROCS processes, each COUNT single pings; totals through a pipe. */
 static int cmd_pingers(uint32_t id, unsigned int count, unsigned int procs)
 {
@@ -389,16 +215,15 @@ static int cmd_pingers(uint32_t id, unsigned int count, unsigned int procs)
 		if (pid < 0)
 			return fail(-errno);
 		if (!pid) {
-			static struct reply r;
+			static struct fos_nl_reply r;
 			unsigned long c[3] = { 0, 0, 0 };
 			unsigned int j;
 			int ret;
 
 			close(p[0]);
-			nl_socket_free(sk);
-			nl_setup();
+			nl_setup();	/* a socket of its own */
 			for (j = 0; j < count; j++) {
-				ret = ping_once(id, 1, &r);
+				ret = fos_nl_ping(id, 1, &r);
 				if (!ret)
 					c[0]++;
 				else if (ret == -ETIMEDOUT)
@@ -630,9 +455,9 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static struct reply r;
+	static struct fos_nl_reply r;
 	const char *cmd;
-	struct node n;
+	struct fos_nl_node n;
 	uint32_t id = 0;
 	int ret, i;
 
@@ -653,38 +478,37 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "add") && (argc == 4 || argc == 5)) {
 		struct in_addr addr;
 		uint16_t port = argc == 5 ? atoi(argv[4]) : FRACTOS_FABRIC_PORT;
-		struct attr a[] = { A(FRACTOS_A_NODE_ID, id),
-				    A(FRACTOS_A_NODE_ADDR4, addr),
-				    A(FRACTOS_A_NODE_PORT, port), { 0 } };
+		struct fos_nl_attr a[] = {
+			FOS_NL_A(FRACTOS_A_NODE_ID, id),
+			FOS_NL_A(FRACTOS_A_NODE_ADDR4, addr),
+			FOS_NL_A(FRACTOS_A_NODE_PORT, port), { 0 } };
 
 		if (inet_pton(AF_INET, argv[3], &addr) != 1)
 			usage();
-		ret = request(FRACTOS_CMD_NODE_ADD, 0, a, &r);
+		ret = fos_nl_request(NULL, FRACTOS_CMD_NODE_ADD, 0, a, &r);
 		return ret ? fail(ret) : 0;
 	}
 	if (!strcmp(cmd, "del") && argc == 3) {
-		struct attr a[] = { A(FRACTOS_A_NODE_ID, id), { 0 } };
-
-		ret = request(FRACTOS_CMD_NODE_DEL, 0, a, &r);
+		ret = fos_nl_node_del(id);
 		return ret ? fail(ret) : 0;
 	}
 	if (!strcmp(cmd, "list") && argc <= 3) {
 		if (argc == 3) {
-			ret = node_get(id, &n);
+			ret = fos_nl_node_get(id, &n);
 			if (ret)
 				return fail(ret);
 			print_node(&n);
 			return 0;
 		}
-		ret = request(FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
+		ret = fos_nl_request(NULL, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
 		if (ret)
 			return fail(ret);
-		for (i = 0; i < r.n; i++)
+		for (i = 0; i < r.n && i < FOS_NL_MAX_NODES; i++)
 			print_node(&r.node[i]);
 		return 0;
 	}
 	if (!strcmp(cmd, "get") && argc == 4) {
-		ret = node_get(id, &n);
+		ret = fos_nl_node_get(id, &n);
 		if (ret)
 			return fail(ret);
 		return node_value(&n, argv[3]) ? 2 : 0;
@@ -702,7 +526,7 @@ int main(int argc, char **argv)
 		if (!up && strcmp(argv[3], "down"))
 			usage();
 		for (;;) {
-			ret = node_get(id, &n);
+			ret = fos_nl_node_get(id, &n);
 			if (ret)
 				return fail(ret);
 			/* when the last message arrived, to 20 ms */
@@ -732,7 +556,7 @@ int main(int argc, char **argv)
 
 		if (argc == 5)
 			return cmd_pingers(id, count, strtoul(argv[4], NULL, 0));
-		ret = ping_once(id, count, &r);
+		ret = fos_nl_ping(id, count, &r);
 		if (ret)
 			return fail(ret);
 		printf("count=%u min_ns=%llu avg_ns=%llu max_ns=%llu\n",

@@ -20,215 +20,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/netlink.h>
-#include <linux/fractos_netlink.h>
 #include "tap.h"
 #include "fos_nl.h"
-
-static struct nl_sock *sk;
-static int family;
-
-struct node {
-	uint32_t id, epoch, qpn, credits, port;
-	uint8_t state;
-	struct in_addr addr;
-	uint64_t stats[__FRACTOS_STAT_MAX];
-};
-
-struct reply {
-	int n;			/* messages seen */
-	struct node node[8];
-	char link[8][64];
-	uint8_t link_state[8];
-	uint32_t local_id, local_epoch, port, nodes, links;
-	uint64_t stats[__FRACTOS_STAT_MAX];
-	uint32_t ping_count;
-	uint64_t rtt_min, rtt_avg, rtt_max;
-};
-
-static void parse_stats(struct nlattr *nest, uint64_t *out)
-{
-	struct nlattr *tb[FRACTOS_STAT_MAX + 1];
-	int i;
-
-	if (!nest || nla_parse_nested(tb, FRACTOS_STAT_MAX, nest, NULL))
-		return;
-	for (i = 0; i <= FRACTOS_STAT_MAX; i++)
-		if (tb[i] && nla_len(tb[i]) == 8)
-			out[i] = nla_get_u64(tb[i]);
-}
-
-static int valid_cb(struct nl_msg *msg, void *arg)
-{
-	struct reply *r = arg;
-	struct nlattr *tb[FRACTOS_A_MAX + 1];
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-	int i = r->n < 8 ? r->n : 7;
-
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, FRACTOS_A_MAX, NULL))
-		return NL_SKIP;
-	r->n++;
-	switch (gh->cmd) {
-	case FRACTOS_CMD_NODE_LIST: {
-		struct node *n = &r->node[i];
-
-		if (tb[FRACTOS_A_NODE_ID])
-			n->id = nla_get_u32(tb[FRACTOS_A_NODE_ID]);
-		if (tb[FRACTOS_A_NODE_ADDR4])
-			memcpy(&n->addr, nla_data(tb[FRACTOS_A_NODE_ADDR4]), 4);
-		if (tb[FRACTOS_A_NODE_PORT])
-			n->port = nla_get_u16(tb[FRACTOS_A_NODE_PORT]);
-		if (tb[FRACTOS_A_NODE_STATE])
-			n->state = nla_get_u8(tb[FRACTOS_A_NODE_STATE]);
-		if (tb[FRACTOS_A_NODE_EPOCH])
-			n->epoch = nla_get_u32(tb[FRACTOS_A_NODE_EPOCH]);
-		if (tb[FRACTOS_A_NODE_QPN])
-			n->qpn = nla_get_u32(tb[FRACTOS_A_NODE_QPN]);
-		if (tb[FRACTOS_A_NODE_CREDITS])
-			n->credits = nla_get_u32(tb[FRACTOS_A_NODE_CREDITS]);
-		parse_stats(tb[FRACTOS_A_NODE_STATS], n->stats);
-		break;
-	}
-	case FRACTOS_CMD_LINK_LIST:
-		if (tb[FRACTOS_A_LINK_NAME])
-			snprintf(r->link[i], sizeof(r->link[i]), "%s",
-				 nla_get_string(tb[FRACTOS_A_LINK_NAME]));
-		if (tb[FRACTOS_A_LINK_STATE])
-			r->link_state[i] = nla_get_u8(tb[FRACTOS_A_LINK_STATE]);
-		break;
-	case FRACTOS_CMD_STATS:
-		if (tb[FRACTOS_A_LOCAL_NODE_ID])
-			r->local_id = nla_get_u32(tb[FRACTOS_A_LOCAL_NODE_ID]);
-		if (tb[FRACTOS_A_LOCAL_EPOCH])
-			r->local_epoch = nla_get_u32(tb[FRACTOS_A_LOCAL_EPOCH]);
-		if (tb[FRACTOS_A_LISTEN_PORT])
-			r->port = nla_get_u16(tb[FRACTOS_A_LISTEN_PORT]);
-		if (tb[FRACTOS_A_NODES])
-			r->nodes = nla_get_u32(tb[FRACTOS_A_NODES]);
-		if (tb[FRACTOS_A_LINKS])
-			r->links = nla_get_u32(tb[FRACTOS_A_LINKS]);
-		parse_stats(tb[FRACTOS_A_STATS], r->stats);
-		break;
-	case FRACTOS_CMD_PING:
-		if (tb[FRACTOS_A_PING_COUNT])
-			r->ping_count = nla_get_u32(tb[FRACTOS_A_PING_COUNT]);
-		if (tb[FRACTOS_A_PING_RTT_MIN_NS])
-			r->rtt_min = nla_get_u64(tb[FRACTOS_A_PING_RTT_MIN_NS]);
-		if (tb[FRACTOS_A_PING_RTT_AVG_NS])
-			r->rtt_avg = nla_get_u64(tb[FRACTOS_A_PING_RTT_AVG_NS]);
-		if (tb[FRACTOS_A_PING_RTT_MAX_NS])
-			r->rtt_max = nla_get_u64(tb[FRACTOS_A_PING_RTT_MAX_NS]);
-		break;
-	}
-	return NL_OK;
-}
-
-static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	(void)nla;
-	*(int *)arg = e->error;
-	return NL_STOP;
-}
-
-static int done_cb(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	*(int *)arg = 0;
-	return NL_STOP;
-}
-
-/* Attributes of a request: up to 8 (type, len, data). */
-struct attr {
-	int type;
-	int len;
-	const void *data;
-};
-
-static struct nl_sock *nl_open(void)
-{
-	struct nl_sock *s = nl_socket_alloc();
-
-	if (!s || genl_connect(s))
-		return NULL;
-	return s;
-}
-
-/*
- * Send @cmd with @attrs on @s; collect replies in @r.  Returns 0 or
- * -errno as the kernel said it.
- */
-static int request(struct nl_sock *s, int cmd, int dump,
-		   const struct attr *attrs, struct reply *r)
-{
-	struct reply dummy;
-	struct nl_msg *msg;
-	struct nl_cb *cb;
-	int err = 1, i;
-
-	if (!r)
-		r = &dummy;
-	memset(r, 0, sizeof(*r));
-	msg = nlmsg_alloc();
-	cb = nl_cb_alloc(NL_CB_DEFAULT);
-	if (!msg || !cb)
-		tap_bail("out of memory");
-	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
-		    dump ? NLM_F_DUMP : 0, cmd, FRACTOS_GENL_VERSION);
-	for (i = 0; attrs && attrs[i].type; i++)
-		nla_put(msg, attrs[i].type, attrs[i].len, attrs[i].data);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid_cb, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, done_cb, &err);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, done_cb, &err);
-	nl_cb_err(cb, NL_CB_CUSTOM, err_cb, &err);
-	if (nl_send_auto(s, msg) < 0) {
-		err = -EIO;
-	} else {
-		while (err > 0)
-			if (nl_recvmsgs(s, cb) < 0 && err > 0)
-				err = -EIO;
-	}
-	nlmsg_free(msg);
-	nl_cb_put(cb);
-	return err;
-}
-
-#define A(t, v) { (t), sizeof(v), &(v) }
-
-static int node_add(uint32_t id, struct in_addr addr)
-{
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id),
-			    A(FRACTOS_A_NODE_ADDR4, addr), { 0 } };
-
-	return request(sk, FRACTOS_CMD_NODE_ADD, 0, a, NULL);
-}
-
-static int node_del(uint32_t id)
-{
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id), { 0 } };
-
-	return request(sk, FRACTOS_CMD_NODE_DEL, 0, a, NULL);
-}
-
-static int node_get(uint32_t id, struct node *n)
-{
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id), { 0 } };
-	static struct reply r;
-	int ret = request(sk, FRACTOS_CMD_NODE_LIST, 0, a, &r);
-
-	if (!ret)
-		*n = r.node[0];
-	return ret;
-}
-
-static int ping(uint32_t id, uint32_t count, struct reply *r)
-{
-	struct attr a[] = { A(FRACTOS_A_NODE_ID, id),
-			    A(FRACTOS_A_PING_COUNT, count), { 0 } };
-
-	return request(sk, FRACTOS_CMD_PING, 0, a, r);
-}
 
 static double now(void)
 {
@@ -236,19 +29,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Wait up to @secs for node @id to be (@up) or not be (!@up) UP. */
-static int wait_state(uint32_t id, int up, double secs, struct node *n)
-{
-	double end = now() + secs;
-
-	do {
-		if (!node_get(id, n) && (n->state == FRACTOS_NODE_UP) == up)
-			return 1;
-		usleep(50000);
-	} while (now() < end);
-	return 0;
 }
 
 static unsigned long read_ulong(const char *path)
@@ -273,24 +53,24 @@ static int unprivileged(uint32_t id, struct in_addr addr)
 	if (pid < 0)
 		tap_bail("fork");
 	if (!pid) {
-		struct attr a[] = { A(FRACTOS_A_NODE_ID, id),
-				    A(FRACTOS_A_NODE_ADDR4, addr), { 0 } };
-		struct nl_sock *s;
+		struct fos_nl_attr a[] = {
+			FOS_NL_A(FRACTOS_A_NODE_ID, id),
+			FOS_NL_A(FRACTOS_A_NODE_ADDR4, addr), { 0 } };
+		struct fos_nl s;
 		int bad = 0;
 
 		if (setgid(65534) || setuid(65534))
 			_exit(100);
-		s = nl_open();
-		if (!s)
+		if (fos_nl_open(&s))
 			_exit(101);
-		if (request(s, FRACTOS_CMD_NODE_ADD, 0, a, NULL) != -EPERM)
+		if (fos_nl_request(&s, FRACTOS_CMD_NODE_ADD, 0, a, NULL) != -EPERM)
 			bad |= 1;
-		if (request(s, FRACTOS_CMD_NODE_DEL, 0, a, NULL) != -EPERM)
+		if (fos_nl_request(&s, FRACTOS_CMD_NODE_DEL, 0, a, NULL) != -EPERM)
 			bad |= 2;
-		if (request(s, FRACTOS_CMD_PING, 0, a, NULL) != -EPERM)
+		if (fos_nl_request(&s, FRACTOS_CMD_PING, 0, a, NULL) != -EPERM)
 			bad |= 4;
 		/* Reading is allowed. */
-		if (request(s, FRACTOS_CMD_STATS, 0, NULL, NULL))
+		if (fos_nl_request(&s, FRACTOS_CMD_STATS, 0, NULL, NULL))
 			bad |= 8;
 		_exit(bad);
 	}
@@ -302,8 +82,8 @@ static int unprivileged(uint32_t id, struct in_addr addr)
 int main(void)
 {
 	struct in_addr addr;
-	struct reply r;
-	struct node n;
+	struct fos_nl_reply r;
+	struct fos_nl_node n;
 	uint32_t id, epoch, other, zero = 0, big = 100000;
 	uint16_t port0 = 0;
 	uint8_t five[5] = { 10, 0, 2, 15, 0 };
@@ -320,94 +100,100 @@ int main(void)
 		return 0;
 	}
 	tap_plan(54);
-	sk = nl_open();
-	if (!sk)
+	ret = fos_nl_setup();
+	if (ret == -EIO)
 		tap_bail("generic netlink socket");
-	family = genl_ctrl_resolve(sk, FRACTOS_GENL_NAME);
-	if (!tap_ok(family > 0, "generic netlink family \"fractos\" exists"))
+	if (!tap_ok(!ret, "generic netlink family \"fractos\" exists"))
 		tap_bail("no fractos family");
 	id = read_ulong("/sys/module/fractos/parameters/node_id");
 	epoch = read_ulong("/sys/module/fractos/parameters/epoch");
 	other = id + 1;
 
 	/* Introspection */
-	ret = request(sk, FRACTOS_CMD_STATS, 0, NULL, &r);
+	ret = fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, &r);
 	tap_eq(ret, 0, "STATS");
 	tap_ok(r.local_id == id && r.local_epoch == epoch,
 	       "STATS reports node %u epoch %#x", r.local_id, r.local_epoch);
 	tap_eq(r.port, FRACTOS_FABRIC_PORT, "listening on the default port");
-	ret = request(sk, FRACTOS_CMD_LINK_LIST, 1, NULL, &r);
+	ret = fos_nl_request(NULL, FRACTOS_CMD_LINK_LIST, 1, NULL, &r);
 	tap_ok(!ret && r.n >= 1, "LINK_LIST shows %d RDMA device(s) (%s)",
 	       r.n, r.n ? r.link[0] : "none");
 	tap_eq(r.n ? r.link_state[0] : 0, 4, "port 1 is ACTIVE");
-	ret = request(sk, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
+	ret = fos_nl_request(NULL, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
 	tap_ok(!ret && r.n == 0, "NODE_LIST is empty to begin with");
 
 	/* Permissions */
 	ret = unprivileged(id, addr);
 	tap_eq(ret, 0, "unprivileged: NODE_ADD, NODE_DEL, PING fail EPERM, STATS works");
 
-	/* Attribute errors */
+	/* Attribute errors (err 0: EINVAL or ERANGE) */
 	{
-		struct attr noaddr[] = { A(FRACTOS_A_NODE_ID, id), { 0 } };
-		struct attr both[] = { A(FRACTOS_A_NODE_ID, id),
-				       A(FRACTOS_A_NODE_ADDR4, addr),
-				       A(FRACTOS_A_NODE_ADDR6, six), { 0 } };
-		struct attr badlen[] = { A(FRACTOS_A_NODE_ID, id),
-					 A(FRACTOS_A_NODE_ADDR4, five), { 0 } };
-		struct attr outonly[] = { A(FRACTOS_A_NODE_ID, id),
-					  A(FRACTOS_A_NODE_ADDR4, addr),
-					  A(FRACTOS_A_NODE_QPN, id), { 0 } };
-		struct attr port[] = { A(FRACTOS_A_NODE_ID, id),
-				       A(FRACTOS_A_NODE_ADDR4, addr),
-				       A(FRACTOS_A_NODE_PORT, port0), { 0 } };
-		struct attr noid[] = { A(FRACTOS_A_NODE_ADDR4, addr), { 0 } };
-		struct attr unknown[] = { A(FRACTOS_A_NODE_ID, id),
-					  A(FRACTOS_A_NODE_ADDR4, addr),
-					  { __FRACTOS_A_MAX + 3, 4, &id }, { 0 } };
-		struct attr ping0[] = { A(FRACTOS_A_NODE_ID, id),
-					A(FRACTOS_A_PING_COUNT, zero), { 0 } };
-		struct attr pingbig[] = { A(FRACTOS_A_NODE_ID, id),
-					  A(FRACTOS_A_PING_COUNT, big), { 0 } };
+		struct fos_nl_attr nid = FOS_NL_A(FRACTOS_A_NODE_ID, id);
+		struct fos_nl_attr a4 = FOS_NL_A(FRACTOS_A_NODE_ADDR4, addr);
+		const struct {
+			int cmd, err;
+			struct fos_nl_attr a[4];
+			const char *what;
+		} t[] = {
+			{ FRACTOS_CMD_NODE_ADD, -EINVAL, { nid },
+			  "NODE_ADD without an address: EINVAL" },
+			{ FRACTOS_CMD_NODE_ADD, -EINVAL,
+			  { nid, a4, FOS_NL_A(FRACTOS_A_NODE_ADDR6, six) },
+			  "NODE_ADD with ADDR4 and ADDR6: EINVAL" },
+			{ FRACTOS_CMD_NODE_ADD, 0,
+			  { nid, FOS_NL_A(FRACTOS_A_NODE_ADDR4, five) },
+			  "NODE_ADD with a 5-byte ADDR4: EINVAL or ERANGE" },
+			{ FRACTOS_CMD_NODE_ADD, -EINVAL,
+			  { nid, a4, FOS_NL_A(FRACTOS_A_NODE_QPN, id) },
+			  "NODE_ADD with an output-only attribute: EINVAL" },
+			{ FRACTOS_CMD_NODE_ADD, -ERANGE,
+			  { nid, a4, FOS_NL_A(FRACTOS_A_NODE_PORT, port0) },
+			  "NODE_ADD with port 0: ERANGE" },
+			{ FRACTOS_CMD_NODE_ADD, -EINVAL, { a4 },
+			  "NODE_ADD without a node id: EINVAL" },
+			{ FRACTOS_CMD_NODE_ADD, -EINVAL,
+			  { nid, a4, { __FRACTOS_A_MAX + 3, 4, &id } },
+			  "NODE_ADD with an unknown attribute: EINVAL" },
+			{ FRACTOS_CMD_PING, -ERANGE,
+			  { nid, FOS_NL_A(FRACTOS_A_PING_COUNT, zero) },
+			  "PING with count 0: ERANGE" },
+			{ FRACTOS_CMD_PING, -ERANGE,
+			  { nid, FOS_NL_A(FRACTOS_A_PING_COUNT, big) },
+			  "PING with count 100000: ERANGE" },
+		};
+		unsigned int i;
 
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, noaddr, NULL), -EINVAL,
-		       "NODE_ADD without an address: EINVAL");
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, both, NULL), -EINVAL,
-		       "NODE_ADD with ADDR4 and ADDR6: EINVAL");
-		ret = request(sk, FRACTOS_CMD_NODE_ADD, 0, badlen, NULL);
-		tap_ok(ret == -EINVAL || ret == -ERANGE,
-		       "NODE_ADD with a 5-byte ADDR4: EINVAL or ERANGE (%d)", ret);
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, outonly, NULL), -EINVAL,
-		       "NODE_ADD with an output-only attribute: EINVAL");
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, port, NULL), -ERANGE,
-		       "NODE_ADD with port 0: ERANGE");
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, noid, NULL), -EINVAL,
-		       "NODE_ADD without a node id: EINVAL");
-		tap_eq(request(sk, FRACTOS_CMD_NODE_ADD, 0, unknown, NULL), -EINVAL,
-		       "NODE_ADD with an unknown attribute: EINVAL");
-		tap_eq(request(sk, FRACTOS_CMD_PING, 0, ping0, NULL), -ERANGE,
-		       "PING with count 0: ERANGE");
-		tap_eq(request(sk, FRACTOS_CMD_PING, 0, pingbig, NULL), -ERANGE,
-		       "PING with count 100000: ERANGE");
+		for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			ret = fos_nl_request(NULL, t[i].cmd, 0, t[i].a, NULL);
+			if (t[i].err)
+				tap_eq(ret, t[i].err, "%s", t[i].what);
+			else
+				tap_ok(ret == -EINVAL || ret == -ERANGE,
+				       "%s (%d)", t[i].what, ret);
+		}
 	}
-	tap_eq(node_del(id), -ENOENT, "NODE_DEL of an unknown node: ENOENT");
-	tap_eq(ping(id, 1, NULL), -ENOENT, "PING of an unknown node: ENOENT");
-	tap_eq(node_get(id, &n), -ENOENT, "NODE_LIST of an unknown node: ENOENT");
+	tap_eq(fos_nl_node_del(id), -ENOENT,
+	       "NODE_DEL of an unknown node: ENOENT");
+	tap_eq(fos_nl_ping(id, 1, NULL), -ENOENT,
+	       "PING of an unknown node: ENOENT");
+	tap_eq(fos_nl_node_get(id, &n), -ENOENT,
+	       "NODE_LIST of an unknown node: ENOENT");
 
 	/*
 	 * A connection from a node that is not configured: configure node
 	 * id+1 at our own address.  We connect (smaller id) and say we are
 	 * node id, which our listener does not know.
 	 */
-	request(sk, FRACTOS_CMD_STATS, 0, NULL, &r);
+	fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, &r);
 	{
 		uint64_t refused0 = r.stats[FRACTOS_STAT_REFUSED];
 		double end = now() + 20;
 
-		tap_eq(node_add(other, addr), 0, "NODE_ADD node %u (misconfigured)", other);
+		tap_eq(fos_nl_node_add(other, addr), 0,
+		       "NODE_ADD node %u (misconfigured)", other);
 		do {
 			usleep(100000);
-			request(sk, FRACTOS_CMD_STATS, 0, NULL, &r);
+			fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, &r);
 		} while (r.stats[FRACTOS_STAT_REFUSED] == refused0 && now() < end);
 		tap_ok(r.stats[FRACTOS_STAT_REFUSED] > refused0,
 		       "our listener refuses the unconfigured node (%llu refusals)",
@@ -417,7 +203,7 @@ int main(void)
 		 * rejection reaches the connecting side: wait for that too.
 		 */
 		do {
-			ret = node_get(other, &n);
+			ret = fos_nl_node_get(other, &n);
 			if (ret || n.state == FRACTOS_NODE_UP ||
 			    n.stats[FRACTOS_STAT_CONNECT_ERRORS] >= 1)
 				break;
@@ -428,19 +214,19 @@ int main(void)
 		       "node %u never comes up (state %u, %llu failed attempts)",
 		       other, n.state,
 		       (unsigned long long)n.stats[FRACTOS_STAT_CONNECT_ERRORS]);
-		tap_eq(node_del(other), 0, "NODE_DEL node %u", other);
+		tap_eq(fos_nl_node_del(other), 0, "NODE_DEL node %u", other);
 	}
 
 	/* Ourselves, over rxe loopback */
-	tap_eq(node_add(id, addr), 0, "NODE_ADD node %u at %s (this node)", id,
-	       inet_ntoa(addr));
-	tap_eq(node_add(id, addr), -EEXIST, "NODE_ADD again: EEXIST");
-	ok = wait_state(id, 1, 30, &n);
+	tap_eq(fos_nl_node_add(id, addr), 0, "NODE_ADD node %u at %s (this node)",
+	       id, inet_ntoa(addr));
+	tap_eq(fos_nl_node_add(id, addr), -EEXIST, "NODE_ADD again: EEXIST");
+	ok = fos_nl_wait_state(id, 1, 30, &n);
 	tap_ok(ok, "node %u is UP", id);
 	if (!ok)
 		tap_diag("state %u, connect errors %llu", n.state,
 			 (unsigned long long)n.stats[FRACTOS_STAT_CONNECT_ERRORS]);
-	ret = request(sk, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
+	ret = fos_nl_request(NULL, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
 	n = r.node[0];
 	tap_ok(!ret && r.n == 1 && n.id == id &&
 	       n.addr.s_addr == addr.s_addr && n.port == FRACTOS_FABRIC_PORT,
@@ -451,13 +237,13 @@ int main(void)
 	tap_ok(n.stats[FRACTOS_STAT_CONNECTS] >= 1, "%llu connection(s) established",
 	       (unsigned long long)n.stats[FRACTOS_STAT_CONNECTS]);
 
-	ret = ping(id, 200, &r);
+	ret = fos_nl_ping(id, 200, &r);
 	tap_eq(ret, 0, "PING x200");
 	tap_eq(r.ping_count, 200, "200 replies");
 	tap_ok(r.rtt_min > 0 && r.rtt_min <= r.rtt_avg && r.rtt_avg <= r.rtt_max,
 	       "rtt min/avg/max %.1f/%.1f/%.1f us", r.rtt_min / 1e3,
 	       r.rtt_avg / 1e3, r.rtt_max / 1e3);
-	node_get(id, &n);
+	fos_nl_node_get(id, &n);
 	tap_ok(n.stats[FRACTOS_STAT_PINGS_TX] >= 200 &&
 	       n.stats[FRACTOS_STAT_PINGS_RX] >= 200 &&
 	       n.stats[FRACTOS_STAT_PONGS_RX] >= 200,
@@ -479,7 +265,7 @@ int main(void)
 		uint64_t rx0 = n.stats[FRACTOS_STAT_RX_MSGS];
 
 		sleep(3);
-		node_get(id, &n);
+		fos_nl_node_get(id, &n);
 		tap_ok(n.state == FRACTOS_NODE_UP &&
 		       n.stats[FRACTOS_STAT_RX_MSGS] > rx0 &&
 		       n.stats[FRACTOS_STAT_HB_TIMEOUTS] == 0,
@@ -500,28 +286,28 @@ int main(void)
 
 		ret = system("rdma link del rxe0");
 		tap_eq(ret, 0, "rdma link del rxe0");
-		ok = wait_state(id, 0, 10, &n);
-		request(sk, FRACTOS_CMD_LINK_LIST, 1, NULL, &r);
+		ok = fos_nl_wait_state(id, 0, 10, &n);
+		fos_nl_request(NULL, FRACTOS_CMD_LINK_LIST, 1, NULL, &r);
 		tap_ok(ok && r.n == 0 &&
 		       read_ulong("/sys/class/misc/fractos/live/conns") == 0,
 		       "device gone: node down (state %u), no links, no connections",
 		       n.state);
 		ret = system("rdma link add rxe0 type rxe netdev eth0");
 		tap_eq(ret, 0, "rdma link add rxe0 type rxe netdev eth0");
-		ok = wait_state(id, 1, 30, &n);
+		ok = fos_nl_wait_state(id, 1, 30, &n);
 		tap_ok(ok && n.stats[FRACTOS_STAT_DISCONNECTS] > disc0,
 		       "device back: node UP again (%llu disconnects)",
 		       (unsigned long long)n.stats[FRACTOS_STAT_DISCONNECTS]);
-		ret = ping(id, 20, &r);
+		ret = fos_nl_ping(id, 20, &r);
 		tap_ok(!ret && r.ping_count == 20, "PING x20 after the flap");
 	}
 
 	/* Teardown */
-	tap_eq(node_del(id), 0, "NODE_DEL node %u", id);
-	ret = request(sk, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
+	tap_eq(fos_nl_node_del(id), 0, "NODE_DEL node %u", id);
+	ret = fos_nl_request(NULL, FRACTOS_CMD_NODE_LIST, 1, NULL, &r);
 	tap_ok(!ret && r.n == 0, "NODE_LIST is empty again");
-	tap_eq(node_del(id), -ENOENT, "NODE_DEL again: ENOENT");
-	tap_eq(ping(id, 1, NULL), -ENOENT, "PING after NODE_DEL: ENOENT");
+	tap_eq(fos_nl_node_del(id), -ENOENT, "NODE_DEL again: ENOENT");
+	tap_eq(fos_nl_ping(id, 1, NULL), -ENOENT, "PING after NODE_DEL: ENOENT");
 	live = read_ulong("/sys/class/misc/fractos/live/peers");
 	tap_eq(live, 0, "no live peers");
 	live = read_ulong("/sys/class/misc/fractos/live/conns");
@@ -540,8 +326,8 @@ int main(void)
 		if (f && fclose(f))
 			ok = 0;
 		tap_ok(ok, "fabric_ring set to 4");
-		node_add(id, addr);
-		ok = wait_state(id, 1, 30, &n);
+		fos_nl_node_add(id, addr);
+		ok = fos_nl_wait_state(id, 1, 30, &n);
 		tap_ok(ok && n.credits == 4, "node %u UP with %u credits", id,
 		       n.credits);
 		for (i = 0; i < 8; i++) {
@@ -550,17 +336,18 @@ int main(void)
 			if (pid < 0)
 				tap_bail("fork");
 			if (!pid) {
-				struct reply rr;
+				struct fos_nl_reply rr;
 
-				sk = nl_open();
-				_exit(!sk || ping(id, 50, &rr) || rr.ping_count != 50);
+				/* a socket of its own */
+				_exit(fos_nl_setup() || fos_nl_ping(id, 50, &rr) ||
+				      rr.ping_count != 50);
 			}
 		}
 		for (i = 0; i < 8; i++)
 			if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 				bad++;
 		tap_eq(bad, 0, "8 pingers x 50 round trips over 4 credits");
-		node_get(id, &n);
+		fos_nl_node_get(id, &n);
 		tap_diag("tx %llu rx %llu msgs, %u credits now",
 			 (unsigned long long)n.stats[FRACTOS_STAT_TX_MSGS],
 			 (unsigned long long)n.stats[FRACTOS_STAT_RX_MSGS],
@@ -571,7 +358,7 @@ int main(void)
 		       "still UP, no protocol errors, %llu pongs, %llu sends found no credit",
 		       (unsigned long long)n.stats[FRACTOS_STAT_PONGS_RX],
 		       (unsigned long long)n.stats[FRACTOS_STAT_NO_CREDITS]);
-		tap_eq(node_del(id), 0, "NODE_DEL node %u", id);
+		tap_eq(fos_nl_node_del(id), 0, "NODE_DEL node %u", id);
 		f = fopen("/sys/module/fractos/parameters/fabric_ring", "w");
 		if (f) {
 			fprintf(f, "64\n");
@@ -581,6 +368,6 @@ int main(void)
 		       "no live connections");
 	}
 
-	nl_socket_free(sk);
+	fos_nl_close(&fos_nl_default);
 	return tap_finish();
 }
