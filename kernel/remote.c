@@ -111,11 +111,14 @@
  * keeping objects exported: a DROP lost with its connection (or to
  * ENOMEM), or a description sent in a message the connection lost while
  * the receiver stayed up, keeps the export until the object is revoked or
- * either node goes away.  A description received just before its
- * connection failed and resolved after the node-down sweep (a lookup's
- * answer) makes a proxy the owner no longer counts: it is not told of a
- * revocation (its next use fails with EKEYREVOKED all the same), and its
- * DROP may end another holder's count early on that node.
+ * either node goes away.  Every description is resolved in the receive
+ * path, before the node-down sweep of its connection can run, so the
+ * sweep revokes whatever the owner stops counting then.  One race is
+ * left: a connection that comes back up before the owner's sweep of the
+ * old one ran (a reconnect faster than fos_remote_wq) has the counts of
+ * its first descriptions dropped with the old ones: unless another holder
+ * keeps them exported, the receiver's later uses of those objects fail
+ * with EKEYREVOKED.
  *
  * Locking:
  * - fos_export_lock (a mutex) protects the export table's contents and
@@ -225,7 +228,8 @@ static DEFINE_HASHTABLE(fos_proxies, 8);
  * @node: the node that must answer
  * @reply: the message type of the answer (ACK, LOOKUP_REPLY, GRANT_REPLY)
  * @status: 0 or a negative errno
- * @cap: LOOKUP_REPLY: the capability
+ * @cap: LOOKUP_REPLY: the capability, resolved on receipt (a reference
+ *	the caller drops)
  * @grant: GRANT_REPLY: the grant
  */
 struct fos_call_wait {
@@ -235,7 +239,7 @@ struct fos_call_wait {
 	u32 node;
 	u8 reply;
 	int status;
-	struct fos_wire_cap cap;
+	struct fos_cap cap;
 	struct fos_wire_grant_reply grant;
 };
 
@@ -1102,7 +1106,7 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
 
 /* Return: whether a caller took the answer. */
 static bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
-			      int status, const struct fos_wire_cap *cap,
+			      int status, const struct fos_cap *cap,
 			      const struct fos_wire_grant_reply *grant)
 {
 	struct fos_call_wait *w;
@@ -1388,10 +1392,8 @@ int fos_remote_lookup(u32 node, const char *name, u32 len,
 	kfree(l);
 	if (ret == -ECONNRESET)
 		ret = -EHOSTUNREACH;
-	if (!ret && !w.cap.epoch)
-		ret = -EPROTO;	/* answered with an ACK */
 	if (!ret)
-		ret = fos_cap_resolve(peer, &w.cap, out);
+		*out = w.cap;	/* resolved on receipt */
 out:
 	fos_peer_put(peer);
 	return ret;
@@ -1591,13 +1593,21 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 			   const void *payload, u32 len)
 {
 	const struct fos_wire_lookup_reply *r = payload;
+	int status = -(int)le32_to_cpu(r->status);
+	struct fos_cap cap = {};
 
-	/* Nobody waits for it any more: give its capability back. */
+	/*
+	 * Resolved here, in the receive path, not by the caller: a proxy
+	 * made of it exists before this connection's node-down sweep can
+	 * run, which then revokes it like any other.
+	 */
+	if (!status)
+		status = fos_cap_resolve(peer, &r->cap, &cap);
+	/* Nobody waits for it any more: its proxy goes (a DROP). */
 	if (!fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY,
-			       le64_to_cpu(hdr->cookie),
-			       -(int)le32_to_cpu(r->status), &r->cap, NULL) &&
-	    !r->status)
-		fos_cap_disown(&r->cap, fos_peer_node_id(peer));
+			       le64_to_cpu(hdr->cookie), status,
+			       status ? NULL : &cap, NULL) && !status)
+		fos_obj_put(cap.obj);
 }
 
 /* ---- memory_copy across nodes (see "Remote copies" above) ---- */
