@@ -297,13 +297,14 @@ static void fos_event_add(struct fos_event *ev)
 	queue_work(fos_remote_wq, &fos_events_work);
 }
 
-static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
-			    gfp_t gfp)
+/* Queue @ev (allocated with @gfp if NULL; best effort, as the notices). */
+static void fos_event_queue_ev(struct fos_event *ev, u8 kind, u8 type,
+			       u32 node, u32 epoch, u64 oid, gfp_t gfp)
 {
-	struct fos_event *ev = kzalloc(sizeof(*ev), gfp);
-
 	if (!ev)
-		return;	/* best effort, as the notices themselves */
+		ev = kzalloc(sizeof(*ev), gfp);
+	if (!ev)
+		return;
 	ev->kind = kind;
 	ev->type = type;
 	ev->node = node;
@@ -312,10 +313,17 @@ static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 	fos_event_add(ev);
 }
 
+static void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
+			    gfp_t gfp)
+{
+	fos_event_queue_ev(NULL, kind, type, node, epoch, oid, gfp);
+}
+
 /*
  * Tell @owner that @count descriptions of its object (@epoch, @oid) held
- * by @holder ended, with @ev if preallocated.  Best effort: a DROP that cannot go leaves the export
- * referenced until its owner revokes it or we go away.
+ * by @holder ended, with @ev if preallocated.  Best effort: a DROP that
+ * cannot go leaves the export referenced until its owner revokes it or
+ * we go away.
  */
 static void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 			   u64 oid, u32 holder, u64 count)
@@ -324,13 +332,9 @@ static void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 		ev = kzalloc(sizeof(*ev), GFP_KERNEL);
 	if (!ev)
 		return;
-	ev->kind = FOS_EV_DROP;
-	ev->node = owner;
-	ev->epoch = epoch;
-	ev->oid = oid;
 	ev->holder = holder;
 	ev->count = count;
-	fos_event_add(ev);
+	fos_event_queue_ev(ev, FOS_EV_DROP, 0, owner, epoch, oid, GFP_KERNEL);
 }
 
 /* ---- the export table ---- */
