@@ -1295,13 +1295,16 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		 * receiver, which accounts for them even when it refuses
 		 * the call: each attempt describes them anew.
 		 */
-		for (i = 0, ret = 0; i < ncaps && !ret; i++)
+		for (i = 0, ret = 0; i < ncaps; i++) {
 			ret = fos_cap_describe(&caps[i], oid.node, pepoch,
 					       &wc[i]);
+			if (ret)
+				break;
+		}
 		if (ret) {
-			while (--i)
-				fos_cap_undescribe(&wc[i - 1], oid.node,
-						   pepoch);
+			/* wc[i] failed: give back those before it. */
+			while (i--)
+				fos_cap_undescribe(&wc[i], oid.node, pepoch);
 			break;
 		}
 		ret = fos_call(peer, FOS_WIRE_INVOKE, iv, len, &w);

@@ -194,7 +194,11 @@
  *                           or the owner's object is not a Request with
  *                           a provider;
  *                   EPROTO  the owner found an argument inconsistent;
- *                   and the errors of "Calls to other nodes" below.
+ *                   and the errors of "Calls to other nodes" below, also
+ *                   for the call that first announces an argument owned
+ *                   by a third node to that node (an argument whose
+ *                   owner is gone, or does not know the receiver,
+ *                   arrives revoked instead).
  *   REQUEST_RECEIVE EAGAIN  nothing queued and FRACTOS_RECV_NONBLOCK.
  *                   ETIMEDOUT  nothing arrived within timeout_ns.
  *                   EINTR   a signal handler ran while waiting (never
