@@ -445,6 +445,16 @@ static void fos_conn_fail(struct fos_conn *conn)
 		queue_work(fos_fabric_wq, &conn->close_work);
 }
 
+/* As fos_conn_fail(), for an error that nothing else reports. */
+static void fos_conn_fail_err(struct fos_conn *conn, const char *what,
+			      int err)
+{
+	if (READ_ONCE(conn->state) != FOS_CONN_CLOSING)
+		pr_warn_ratelimited("fractos: node %u: %s failed: %d\n",
+				    conn->peer->node_id, what, err);
+	fos_conn_fail(conn);
+}
+
 static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 
@@ -719,8 +729,12 @@ static int fos_conn_publish(struct fos_conn *conn)
 	if (!ret)
 		list_add_tail(&conn->link, &fos_conns);
 	spin_unlock(&fos_conns_lock);
-	if (old)
+	if (old) {
+		if (READ_ONCE(old->state) != FOS_CONN_CLOSING)
+			pr_info("fractos: node %u connects again; its old connection ends\n",
+				peer->node_id);
 		fos_conn_fail(old);
+	}
 	return ret;
 }
 
@@ -965,7 +979,7 @@ static void fos_conn_flush(struct fos_conn *conn)
 	}
 	spin_unlock(&conn->lock);
 	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
-		fos_conn_fail(conn);
+		fos_conn_fail_err(conn, "send", ret);
 }
 
 /* A CREDIT or HEARTBEAT on @conn; dropped if it cannot go now. */
@@ -980,7 +994,7 @@ static void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
 		ret = fos_conn_post(conn, type, 0, NULL, 0, NULL, true);
 	spin_unlock(&conn->lock);
 	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
-		fos_conn_fail(conn);
+		fos_conn_fail_err(conn, "send", ret);
 }
 
 static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
@@ -1008,7 +1022,7 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 		spin_unlock(&conn->lock);
 		if (ret && ret != -EAGAIN && ret != -ENOTCONN &&
 		    ret != -EMSGSIZE)
-			fos_conn_fail(conn);
+			fos_conn_fail_err(conn, "send", ret);
 	}
 	spin_unlock(&peer->lock);
 	if (ret == -EAGAIN && !queued)
@@ -1119,6 +1133,7 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct fos_wire_hdr *hdr = b->data;
 	u32 credits, len, owed;
 	bool bad_credits;
+	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		fos_wc_error(conn, wc, "receive");
@@ -1161,8 +1176,9 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)
 		return;
 	/* A credit is returned only for a buffer that is posted again. */
-	if (fos_post_recv(conn, b)) {
-		fos_conn_fail(conn);
+	ret = fos_post_recv(conn, b);
+	if (ret) {
+		fos_conn_fail_err(conn, "receive post", ret);
 		return;
 	}
 	spin_lock(&conn->lock);
@@ -1769,7 +1785,13 @@ static int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		/*
 		 * Errors, DISCONNECTED, ADDR_CHANGE, TIMEWAIT_EXIT and
 		 * DEVICE_REMOVAL (which the ib_client handles first).
+		 * Said only when it is what ends the connection.
 		 */
+		if (READ_ONCE(conn->state) != FOS_CONN_CLOSING)
+			pr_info_ratelimited("fractos: node %u: %s (status %d)\n",
+					    conn->peer->node_id,
+					    rdma_event_msg(ev->event),
+					    ev->status);
 		fos_conn_fail(conn);
 		break;
 	}
