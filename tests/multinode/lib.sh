@@ -75,6 +75,17 @@ qp_count() { rdma res show qp 2>/dev/null | grep -c 'type RC'; }
 
 live() { cat "$LIVE/$1"; }
 
+# The RDMA devices' non-zero hw_counters, as NAME=VALUE on one line.
+rdma_counters() {
+	local f v
+	for f in /sys/class/infiniband/*/ports/*/hw_counters/*; do
+		[ -r "$f" ] || continue
+		v=$(cat "$f")
+		[ "$v" = 0 ] || printf '%s=%s ' "${f##*/}" "$v"
+	done
+	echo
+}
+
 # Wait up to $2 seconds for live counter $1 to be zero.
 live_zero_within() {
 	local i=0

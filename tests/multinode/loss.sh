@@ -27,6 +27,8 @@ ok $? "node $me: netem off ($out)"
 sleep 3	# late PONGs
 line=$(fosnet list $other)
 diag "$line"
+diag "rdma counters: $(rdma_counters)"
+diag "neighbours: $(ip -s neigh show dev eth0 | tr '\n' ';')"
 tx=$(kv pings_tx "$line")
 prx=$(kv pings_rx "$line")
 pong=$(kv pongs_rx "$line")

@@ -29,6 +29,11 @@ count() {
 	else
 		fail=$((fail + 1)); failed="$failed $2"
 		echo "# FAIL $2 (node $me, exit $1)"
+		# The console shows errors only: keep the rest of the story.
+		dmesg | grep -e fractos -e rxe -e rdma | tail -n 30 |
+			sed "s/^/# node $me dmesg: /"
+		diag "node $me rdma counters: $(rdma_counters)"
+		diag "node $me neighbours: $(ip -s neigh show | tr '\n' ';')"
 	fi
 }
 
