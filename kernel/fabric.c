@@ -37,6 +37,19 @@
  * per interval, so a silent peer is detected between 4 and 5 intervals
  * after its last message (4-5 s by default).
  *
+ * Send-queue stalls: an RC QP retransmits what the peer has not
+ * acknowledged when its ACK timer (FOS_ACK_TIMEOUT) fires, but rxe
+ * restarts that timer whenever its send queue runs, that is at every post.
+ * Lose a packet and the peer's one NAK, keep posting faster than the
+ * timeout, and nothing is ever sent again until the peer's heartbeat
+ * gives up on us.  So a connection whose send queue has had WRs in flight
+ * and no completion for FOS_SQ_STALL_MS stops posting (messages wait on
+ * the backlog or for a credit, RDMA WRs for a slot, control messages are
+ * dropped) until the next completion: the timer then fires and the QP
+ * retransmits (FRACTOS_STAT_TX_STALLS).  Hardware RC never needs this;
+ * a pause there costs nothing but the wait for a completion that was
+ * coming anyway.
+ *
  * Any error (a failed completion, a cm error or disconnect, the heartbeat,
  * a protocol error, the device going away) tears the connection down in
  * process context (fos_conn_close_work()); the initiating side then
@@ -126,6 +139,8 @@ MODULE_PARM_DESC(fault_read_delay_ms,
  * silent for longer than the heartbeat allows (4 intervals).
  */
 #define FOS_ACK_TIMEOUT		17
+/* Twice that ACK timeout: a send queue without a completion is stalled. */
+#define FOS_SQ_STALL_MS		1100
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
@@ -191,8 +206,8 @@ enum fos_conn_state {
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @tx_free, @backlog and
- *	@rdma_wrs
+ * @lock: protects @state, @tx_credits, @owed, @tx_free, @sends, @backlog,
+ *	@rdma_wrs, @sq_progress and @quiet
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
@@ -203,10 +218,14 @@ enum fos_conn_state {
  * @rx: receive buffers
  * @tx: send buffers
  * @tx_free: unused send buffers
+ * @sends: messages posted and not completed
  * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
  * @nbacklog: entries on @backlog
  * @rdma_wrs: RDMA READs and REG_MRs posted and not completed, at most
  *	FOS_RDMA_SQ (under @lock)
+ * @sq_progress: jiffies of the last send-queue completion, or of the post
+ *	that found the send queue empty
+ * @quiet: the send queue stalled; nothing is posted until a completion
  * @last_rx: jiffies of the last message received
  * @last_tx: jiffies of the last message sent
  * @born: jiffies at creation
@@ -234,9 +253,12 @@ struct fos_conn {
 	struct fos_buf *rx;
 	struct fos_buf *tx;
 	struct list_head tx_free;
+	u32 sends;
 	struct list_head backlog;
 	u32 nbacklog;
 	u32 rdma_wrs;
+	unsigned long sq_progress;
+	bool quiet;
 	unsigned long last_rx;
 	unsigned long last_tx;
 	unsigned long born;
@@ -760,6 +782,39 @@ static void fos_conn_drop_backlog(struct fos_conn *conn)
 	conn->nbacklog = 0;
 }
 
+/*
+ * What a connection that was up looked like when it ended: its flow
+ * control and the PSNs of its QP, to tell a stalled peer from a stalled
+ * link.  Called from fos_conn_close_work() before the QP goes.
+ */
+static void fos_conn_report(struct fos_conn *conn)
+{
+	u32 credits, max, owed, nbacklog, rdma, in_flight;
+	unsigned long now = jiffies, rx, tx;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr qa = {};
+	int qp_state = -1;
+
+	spin_lock(&conn->lock);
+	in_flight = conn->sends;
+	credits = conn->tx_credits;
+	max = conn->tx_credits_max;
+	owed = conn->owed;
+	nbacklog = conn->nbacklog;
+	rdma = conn->rdma_wrs;
+	spin_unlock(&conn->lock);
+	rx = READ_ONCE(conn->last_rx);
+	tx = READ_ONCE(conn->last_tx);
+	if (!ib_query_qp(conn->id->qp, &qa,
+			 IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_RQ_PSN, &init))
+		qp_state = qa.qp_state;
+	pr_info_ratelimited("fractos: node %u: connection ends: credits %u/%u, owed %u, sends in flight %u, backlog %u, rdma %u, last rx %u ms ago, last tx %u ms ago; qp %u state %d sq_psn %u rq_psn %u\n",
+			    conn->peer->node_id, credits, max, owed, in_flight,
+			    nbacklog, rdma, jiffies_to_msecs(now - rx),
+			    jiffies_to_msecs(now - tx), conn->id->qp->qp_num,
+			    qp_state, qa.sq_psn, qa.rq_psn);
+}
+
 static void fos_conn_close_work(struct work_struct *work)
 {
 	struct fos_conn *conn = container_of(work, struct fos_conn, close_work);
@@ -782,6 +837,8 @@ static void fos_conn_close_work(struct work_struct *work)
 	mutex_lock(&conn->setup_mutex);
 	mutex_unlock(&conn->setup_mutex);
 	if (conn->qp_created) {
+		if (conn->was_up)
+			fos_conn_report(conn);
 		rdma_disconnect(conn->id);
 		/* Every outstanding completion runs before this returns. */
 		ib_drain_qp(conn->id->qp);
@@ -864,6 +921,49 @@ static void fos_conn_established(struct fos_conn *conn)
 
 /* ---- sending ---- */
 
+/* A WR is about to count as in flight.  Caller holds conn->lock. */
+static void fos_conn_sq_posted(struct fos_conn *conn)
+{
+	if (!conn->sends && !conn->rdma_wrs)
+		conn->sq_progress = jiffies;
+}
+
+/*
+ * A send-queue WR completed (and no longer counts).  Caller holds
+ * conn->lock.  Return: posting had stopped for a stall and may resume.
+ */
+static bool fos_conn_sq_done(struct fos_conn *conn)
+{
+	bool was_quiet = conn->quiet;
+
+	conn->sq_progress = jiffies;
+	conn->quiet = false;
+	return was_quiet;
+}
+
+/*
+ * From the heartbeat: stop posting on a send queue that has WRs in flight
+ * and has completed none for FOS_SQ_STALL_MS (see "Send-queue stalls").
+ */
+static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
+{
+	unsigned int ms = 0;
+
+	spin_lock(&conn->lock);
+	if (!conn->quiet && (conn->sends || conn->rdma_wrs) &&
+	    time_after(now, conn->sq_progress +
+		       msecs_to_jiffies(FOS_SQ_STALL_MS))) {
+		conn->quiet = true;
+		ms = jiffies_to_msecs(now - conn->sq_progress);
+	}
+	spin_unlock(&conn->lock);
+	if (!ms)
+		return;
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_STALLS, 1);
+	pr_info_ratelimited("fractos: node %u: no send completion for %u ms, sends paused until one\n",
+			    conn->peer->node_id, ms);
+}
+
 /*
  * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
  * (CREDIT, HEARTBEAT) may spend the last credit.
@@ -889,7 +989,7 @@ static int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	 * peer can always answer, and the two ends never both run dry.
 	 */
 	if (conn->tx_credits < (ctrl && owed ? 1 : 2) ||
-	    list_empty(&conn->tx_free))
+	    list_empty(&conn->tx_free) || conn->quiet)
 		return -EAGAIN;
 	b = list_first_entry(&conn->tx_free, struct fos_buf, free);
 
@@ -919,6 +1019,8 @@ static int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		return ret;
 	}
 	list_del_init(&b->free);
+	fos_conn_sq_posted(conn);
+	conn->sends++;
 	conn->tx_credits--;
 	conn->owed -= owed;
 	conn->last_tx = jiffies;
@@ -1052,11 +1154,14 @@ static bool fos_peer_can_go(struct fos_peer *peer,
 	return ok;
 }
 
-/* A message could go out now (a credit to spare, a buffer, no backlog). */
+/*
+ * A message could go out now (a credit to spare, a buffer, no backlog, no
+ * stall).
+ */
 static bool fos_conn_sendable(const struct fos_conn *conn)
 {
 	return conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
-	       !conn->nbacklog;
+	       !conn->nbacklog && !conn->quiet;
 }
 
 /**
@@ -1075,7 +1180,8 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
  * (the connection fails; the peer's handlers see no gap in between).
  *
  * Return: 0 (sent or queued; @done will be called), -ENOTCONN (the peer is
- * not up), -EAGAIN (no credit, or the backlog is full), -ETIMEDOUT,
+ * not up), -EAGAIN (no credit, the backlog is full, or the send queue
+ * stalled), -ETIMEDOUT,
  * -ERESTARTSYS, -EMSGSIZE, -ENOMEM, or another error from the QP.
  */
 int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
@@ -1201,6 +1307,8 @@ static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	b->done = NULL;
 	spin_lock(&conn->lock);
 	list_add_tail(&b->free, &conn->tx_free);
+	conn->sends--;
+	fos_conn_sq_done(conn);
 	spin_unlock(&conn->lock);
 	if (done)
 		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
@@ -1311,15 +1419,18 @@ static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 					     cqe);
 	struct fos_conn *conn = w->conn;
 	struct fos_rdma_op *op = w->op;
-	bool last;
+	bool last, resume;
 
 	kfree(w);
 	spin_lock(&conn->lock);
 	conn->rdma_wrs--;
+	resume = fos_conn_sq_done(conn);
 	spin_unlock(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		cmpxchg(&op->status, 0, -ECOMM);
 		fos_wc_error(conn, wc, "rdma");
+	} else if (resume) {
+		fos_conn_flush(conn);
 	}
 	/*
 	 * The owner's bias keeps @pending above zero while it posts and
@@ -1332,10 +1443,10 @@ static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 		complete(&op->done);
 }
 
-/* A free RDMA slot on the connection. */
+/* A free RDMA slot on the connection, and no stall. */
 static bool fos_conn_rdma_room(const struct fos_conn *conn)
 {
-	return conn->rdma_wrs < FOS_RDMA_SQ;
+	return conn->rdma_wrs < FOS_RDMA_SQ && !conn->quiet;
 }
 
 /*
@@ -1361,16 +1472,18 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_ibdev *d,
 			spin_lock(&conn->lock);
 			if (conn->state != FOS_CONN_UP) {
 				ret = -ENOTCONN;
-			} else if (conn->rdma_wrs >= FOS_RDMA_SQ) {
+			} else if (!fos_conn_rdma_room(conn)) {
 				ret = -EAGAIN;
 			} else {
 				w->conn = conn;
 				atomic_inc(&op->pending);
 				ret = ib_post_send(conn->id->qp, wr, NULL);
-				if (ret)
+				if (ret) {
 					atomic_dec(&op->pending);
-				else
+				} else {
+					fos_conn_sq_posted(conn);
 					conn->rdma_wrs++;
+				}
 			}
 			spin_unlock(&conn->lock);
 		}
@@ -1894,6 +2007,7 @@ static void fos_hb_work(struct work_struct *work)
 			fos_conn_fail(conn);
 			continue;
 		}
+		fos_conn_check_stall(conn, now);
 		if (time_after(now, READ_ONCE(conn->last_tx) + iv / 2))
 			fos_conn_send_ctrl(conn, FOS_WIRE_HEARTBEAT);
 	}

@@ -809,6 +809,7 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_NO_CREDITS, "no_credits"},
 	{FRACTOS_STAT_PROTO_ERRORS, "proto_errors"},
 	{FRACTOS_STAT_REFUSED, "refused"},
+	{FRACTOS_STAT_TX_STALLS, "tx_stalls"},
 };
 
 using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;

@@ -62,6 +62,7 @@ static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_NO_CREDITS] = "no_credits",
 	[FRACTOS_STAT_PROTO_ERRORS] = "proto_errors",
 	[FRACTOS_STAT_REFUSED] = "refused",
+	[FRACTOS_STAT_TX_STALLS] = "tx_stalls",
 };
 
 static const char *const state_names[] = {

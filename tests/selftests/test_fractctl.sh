@@ -85,7 +85,7 @@ diag "node $id epoch $epoch, $addr port $port"
 
 # ---- stats, link, empty node list
 fc -j stats
-[ $rc = 0 ] && json 'd["node"] == int(env["id"]) and d["epoch"] == int(env["epoch"]) and d["listen_port"] == int(env["port"]) and d["nodes"] == 0 and d["links"] >= 1 and all(k in d["stats"] for k in ("tx_msgs", "pings_tx", "refused"))'
+[ $rc = 0 ] && json 'd["node"] == int(env["id"]) and d["epoch"] == int(env["epoch"]) and d["listen_port"] == int(env["port"]) and d["nodes"] == 0 and d["links"] >= 1 and all(k in d["stats"] for k in ("tx_msgs", "pings_tx", "refused", "tx_stalls"))'
 ok $? "stats -j: node $id, epoch, listen port $port, no nodes"
 fc stats
 [ $rc = 0 ] && has "$out" "^node *$id\$" && has "$out" "^listen_port *$port\$"

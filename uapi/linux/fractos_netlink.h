@@ -110,6 +110,7 @@ enum fractos_stat_attr {
 	FRACTOS_STAT_NO_CREDITS,	/* sends refused for lack of credits */
 	FRACTOS_STAT_PROTO_ERRORS,	/* malformed messages received */
 	FRACTOS_STAT_REFUSED,		/* connection requests refused */
+	FRACTOS_STAT_TX_STALLS,		/* send queue stalls (sends paused) */
 	__FRACTOS_STAT_MAX,
 };
 
