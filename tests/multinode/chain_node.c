@@ -15,6 +15,10 @@
  *     intact.
  *  2. 100 more with 5% packet loss on every node's egress (tc netem):
  *     still each exactly once, nothing corrupt, no connection lost.
+ *  2b. 100 more across a link flap: node 1 takes node 3's link down, starts
+ *     the chains (node 2's hops to S3 stall in RC retransmission), and
+ *     brings it back 1.5 s later, within the heartbeat bound: every chain
+ *     comes back exactly once and no connection is lost.
  *  3. A lease across nodes: node 1 lends a revocation-tree child L of its
  *     Memory to S2; node 2 copies from it (RDMA READ) and answers, node 1
  *     revokes L, node 2's monitor on L fires and its next copy fails with
@@ -31,6 +35,7 @@
  */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include "../selftests/tap.h"
 #include "../selftests/fos_util.h"
 #include "../selftests/fos_nl.h"
@@ -44,6 +49,8 @@
 #define MON_L		0x6d4c
 #define NCHAIN		200	/* chains of the clean phase */
 #define NLOSSY		100	/* chains under loss (slow: RC retransmissions) */
+#define NFLAP		100	/* chains across a link flap */
+#define FLAP_MS		1500	/* node 3's link down, < the heartbeat bound */
 #define WINDOW		8
 #define DATA_LEN	1024
 
@@ -249,6 +256,44 @@ static void chains(uint32_t s2, uint32_t k, unsigned int n, const char *what)
 	       what, n, back, bad, dup, inv_err, fos_now() - t0);
 }
 
+/*
+ * 2b: node 3's link goes down before the chains start and comes back
+ * FLAP_MS later; the chains in flight wait in RC retransmission.
+ */
+static void flap_phase(uint32_t s2, uint32_t k)
+{
+	uint64_t disc2 = disconnects(2), disc3 = disconnects(3);
+	int p[2], status = -1;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(p))
+		tap_bail("pipe");
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (!pid) {
+		int rc = system("../../vm/ctl link 3 down >/dev/null");
+
+		c = rc ? 'x' : 'd';
+		if (write(p[1], &c, 1) != 1 || rc)
+			_exit(1);
+		usleep(FLAP_MS * 1000);
+		_exit(system("../../vm/ctl link 3 up >/dev/null") ? 1 : 0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		c = 'x';
+	close(p[0]);
+	chains(s2, k, NFLAP, "link flap");
+	waitpid(pid, &status, 0);
+	tap_ok(c == 'd' && WIFEXITED(status) && !WEXITSTATUS(status),
+	       "node 1: node 3's link was down for %u ms while the chains ran",
+	       FLAP_MS);
+	tap_ok(disconnects(2) == disc2 && disconnects(3) == disc3,
+	       "node 1: no connection lost across the flap");
+}
+
 static int client(void)
 {
 	uint32_t k, s2, s3, mem = FRACTOS_CID_INVALID, l = FRACTOS_CID_INVALID;
@@ -259,7 +304,7 @@ static int client(void)
 	double t0;
 	int ret, hb, arg;
 
-	tap_plan(30);
+	tap_plan(33);
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -281,6 +326,7 @@ static int client(void)
 	clean_phase();
 	tap_ok(disconnects(2) == disc2 && disconnects(3) == disc3,
 	       "node 1: no connection lost and no protocol error under loss");
+	flap_phase(s2, k);
 
 	/* 3: a lease of [4096, 8192) of node 1's Memory to node 2. */
 	ret = fos_mem_create(fd, buf, 8192, FRACTOS_PERM_ALL, &mem);
@@ -479,8 +525,8 @@ static int stage3(void)
 		}
 		h = *r;
 		if (h.cmd == CMD_STOP) {
-			tap_eq(served, NCHAIN + NLOSSY, "node 3: served %u hops",
-			       NCHAIN + NLOSSY);
+			tap_eq(served, NCHAIN + NLOSSY + NFLAP,
+			       "node 3: served %u hops", NCHAIN + NLOSSY + NFLAP);
 			h.cmd = CMD_REPORT;
 			h.arg = tap_failed;
 			tap_eq(invoke(fd, m.caps[0], &h, sizeof(h), NULL, 0), 0,
