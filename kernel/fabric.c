@@ -139,8 +139,12 @@ MODULE_PARM_DESC(fault_read_delay_ms,
  * silent for longer than the heartbeat allows (4 intervals).
  */
 #define FOS_ACK_TIMEOUT		17
-/* Twice that ACK timeout: a send queue without a completion is stalled. */
-#define FOS_SQ_STALL_MS		1100
+/*
+ * Twice that ACK timeout (1074 ms): a send queue without a completion for
+ * that long is stalled.
+ */
+#define FOS_SQ_STALL_MS \
+	DIV_ROUND_UP(2 * (4096ULL << FOS_ACK_TIMEOUT), NSEC_PER_MSEC)
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
@@ -947,21 +951,21 @@ static bool fos_conn_sq_done(struct fos_conn *conn)
  */
 static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
 {
-	unsigned int ms = 0;
+	unsigned long since;
+	bool stalled;
 
 	spin_lock(&conn->lock);
-	if (!conn->quiet && (conn->sends || conn->rdma_wrs) &&
-	    time_after(now, conn->sq_progress +
-		       msecs_to_jiffies(FOS_SQ_STALL_MS))) {
+	since = conn->sq_progress;
+	stalled = !conn->quiet && (conn->sends || conn->rdma_wrs) &&
+		  time_after(now, since + msecs_to_jiffies(FOS_SQ_STALL_MS));
+	if (stalled)
 		conn->quiet = true;
-		ms = jiffies_to_msecs(now - conn->sq_progress);
-	}
 	spin_unlock(&conn->lock);
-	if (!ms)
+	if (!stalled)
 		return;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_STALLS, 1);
 	pr_info_ratelimited("fractos: node %u: no send completion for %u ms, sends paused until one\n",
-			    conn->peer->node_id, ms);
+			    conn->peer->node_id, jiffies_to_msecs(now - since));
 }
 
 /*
