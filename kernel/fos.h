@@ -35,6 +35,35 @@
  * When a space is released, every object on its owned list is revoked, then
  * its capabilities are dropped.
  *
+ * DOC: Receive queues, monitors and events
+ *
+ * A receive queue (struct fos_ep) is freed when the last of these lets it
+ * go: its space (until fos_ep_close()), each Request's contents naming it
+ * (fos_req.ep), and each monitor registration delivering to it
+ * (fos_monitor.ep).  A message on the queue, an event included, holds no
+ * reference on it: a queued message is freed before its queue, because
+ * fos_ep_close() drains the queue under ep->lock and marks it closed before
+ * dropping the space's reference, and nothing is queued on a closed queue.
+ * An event (fos_monitor.msg) is posted only by its registration, which
+ * still holds its reference on the queue at that moment (fos_monitor_fire()
+ * posts, then frees the registration); an event posted to a closed queue is
+ * freed at once.
+ *
+ * A registration is on exactly one list at any time: its object's (monitors
+ * or deleg, under fos_tree_lock) or one struct fos_dead list, where
+ * revocation or freeing moves it under fos_tree_lock.  Whoever releases that
+ * fos_dead list unlinks the registration before firing or dropping it, which
+ * frees it; fos_dead_release() leaves every list of its struct empty, so a
+ * struct fos_dead can be filled and released again (and is, in batches, by
+ * a space being released).
+ *
+ * A dying space: (1) revokes what it owns, firing the monitors of those
+ * objects on their registrants' queues (its own included, still open);
+ * (2) closes its queue, freeing what is queued, events and invocations
+ * alike; (3) drops its capabilities, which may free objects whose
+ * registrations then deliver to, or are dropped from, queues that are kept
+ * allocated by those very registrations.
+ *
  * Locking:
  * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
  *   (written under it, read locklessly as a hint only), the parent's
@@ -186,8 +215,11 @@ struct fos_req {
 
 /**
  * struct fos_monitor - a monitor_receive or monitor_delegate registration
- * @link: on the object's monitors list, then on a struct fos_dead list
- * @ep: the receive queue the event goes to (holds a reference)
+ * @link: on the object's monitors list, then on a struct fos_dead list;
+ *	unlinked before the registration is fired or dropped (see "Receive
+ *	queues, monitors and events")
+ * @ep: the receive queue the event goes to (holds a reference until the
+ *	registration is freed, after its event is posted)
  * @cookie: delivered as the event's tag
  * @type: FRACTOS_MSG_MONITOR_RECEIVE or FRACTOS_MSG_MONITOR_DELEGATE
  * @msg: the event, preallocated so that firing cannot fail; it holds the
@@ -204,6 +236,9 @@ struct fos_monitor {
 /*
  * Things taken from objects under fos_tree_lock, dealt with after it is
  * dropped: resources of revoked objects, monitors to fire or to drop.
+ * Filled under fos_tree_lock by its owner only (a local variable);
+ * fos_dead_release() unlinks each entry before releasing it and leaves
+ * every list empty, so the struct may be filled again afterwards.
  */
 struct fos_dead {
 	struct list_head mems;

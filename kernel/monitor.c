@@ -42,6 +42,8 @@ static struct fos_monitor *fos_monitor_alloc(struct fos_space *s, u32 type,
 
 static void fos_monitor_free(struct fos_monitor *m)
 {
+	/* Never freed while an object or a fos_dead list can reach it. */
+	WARN_ON_ONCE(!list_empty(&m->link));
 	fos_ep_put(m->ep);
 	kfree(m);
 }

@@ -333,17 +333,29 @@ void fos_dead_init(struct fos_dead *dead)
 	INIT_LIST_HEAD(&dead->exports);
 }
 
-/* Release what was taken under fos_tree_lock; may sleep. */
+/**
+ * fos_dead_release - release what was taken under fos_tree_lock
+ * @dead: filled by revocation or freeing; emptied
+ *
+ * Every entry is unlinked from @dead before it is released, so @dead is
+ * empty on return and may be filled again (fos_space_revoke_owned()
+ * releases in batches).  May sleep.
+ */
 void fos_dead_release(struct fos_dead *dead)
 {
 	struct fos_monitor *m, *mt;
 	struct fos_mem *mem, *mtmp;
 	struct fos_req *req, *rtmp;
 
-	list_for_each_entry_safe(m, mt, &dead->fire, link)
+	might_sleep();
+	list_for_each_entry_safe(m, mt, &dead->fire, link) {
+		list_del_init(&m->link);
 		fos_monitor_fire(m);
-	list_for_each_entry_safe(m, mt, &dead->drop, link)
+	}
+	list_for_each_entry_safe(m, mt, &dead->drop, link) {
+		list_del_init(&m->link);
 		fos_monitor_drop(m);
+	}
 	fos_name_release(&dead->names);
 	fos_remote_exports_release(&dead->exports);
 
@@ -355,6 +367,10 @@ void fos_dead_release(struct fos_dead *dead)
 		list_del(&req->dead);
 		fos_req_put(req);
 	}
+	WARN_ON_ONCE(!list_empty(&dead->fire) || !list_empty(&dead->drop) ||
+		     !list_empty(&dead->names) ||
+		     !list_empty(&dead->exports) ||
+		     !list_empty(&dead->mems) || !list_empty(&dead->reqs));
 }
 
 /**
