@@ -203,8 +203,10 @@ enum fos_conn_state {
  * @id: the rdma_cm id, destroyed by fos_conn_close_work() only
  * @dev: the device, NULL until address resolution (fos_conns_lock)
  * @setup_mutex: held by fos_conn_setup() (from an rdma_cm handler) while
- *	it makes @rx, @tx, @cq and the QP; fos_conn_close_work() takes it
- *	once before it looks at them, so it never sees half of a setup
+ *	it makes @rx, @tx, @cq and the QP, and by fos_peer_connect_work()
+ *	from publishing @id until it has started address resolution;
+ *	fos_conn_close_work() takes it once before it looks at them, so it
+ *	never sees half of a setup nor frees what a setup still uses
  * @cq: send and receive completions (IB_POLL_WORKQUEUE)
  * @qp_created: rdma_create_qp() succeeded
  * @active: we initiated it
@@ -681,15 +683,18 @@ static void fos_conn_take_hello(struct fos_conn *conn,
  */
 static void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 {
-	struct fos_conn *stale = NULL;
 	u32 old;
 
 	spin_lock(&peer->lock);
 	old = peer->epoch;
 	peer->epoch = epoch;
+	/*
+	 * Failed under peer->lock: once it is unlocked, the connection's
+	 * close work may clear peer->conn and free it.
+	 */
 	if (old && old != epoch && peer->conn &&
 	    peer->conn->peer_epoch != epoch)
-		stale = peer->conn;
+		fos_conn_fail(peer->conn);
 	spin_unlock(&peer->lock);
 	if (!old || old == epoch)
 		return;
@@ -697,8 +702,6 @@ static void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	pr_info("fractos: node %u restarted (epoch %#x -> %#x)\n",
 		peer->node_id, old, epoch);
 	fos_remote_node_down(peer->node_id, old);
-	if (stale)
-		fos_conn_fail(stale);
 }
 
 static struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
@@ -734,7 +737,7 @@ static void fos_conn_close_work(struct work_struct *work);
 static int fos_conn_publish(struct fos_conn *conn)
 {
 	struct fos_peer *peer = conn->peer;
-	struct fos_conn *old = NULL;
+	bool again = false;
 	int ret = 0;
 
 	INIT_WORK(&conn->close_work, fos_conn_close_work);
@@ -748,19 +751,24 @@ static int fos_conn_publish(struct fos_conn *conn)
 		else
 			peer->out = conn;
 	} else {
-		old = peer->in;
+		/*
+		 * The old incoming connection is failed while peer->lock
+		 * still keeps it: its close work frees it once it no longer
+		 * finds it in peer->in.
+		 */
+		if (peer->in) {
+			again = READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
+			fos_conn_fail(peer->in);
+		}
 		peer->in = conn;
 	}
 	spin_unlock(&peer->lock);
 	if (!ret)
 		list_add_tail(&conn->link, &fos_conns);
 	spin_unlock(&fos_conns_lock);
-	if (old) {
-		if (READ_ONCE(old->state) != FOS_CONN_CLOSING)
-			pr_info("fractos: node %u connects again; its old connection ends\n",
-				peer->node_id);
-		fos_conn_fail(old);
-	}
+	if (again)
+		pr_info("fractos: node %u connects again; its old connection ends\n",
+			peer->node_id);
 	return ret;
 }
 
@@ -888,7 +896,6 @@ static void fos_conn_close_work(struct work_struct *work)
 static void fos_conn_established(struct fos_conn *conn)
 {
 	struct fos_peer *peer = conn->peer;
-	struct fos_conn *old = NULL;
 	bool up = false;
 
 	spin_lock(&peer->lock);
@@ -902,7 +909,9 @@ static void fos_conn_established(struct fos_conn *conn)
 	}
 	spin_unlock(&conn->lock);
 	if (up && conn->primary) {
-		old = peer->conn;
+		/* Failed under peer->lock, which keeps it allocated. */
+		if (peer->conn && peer->conn != conn)
+			fos_conn_fail(peer->conn);
 		peer->conn = conn;
 		peer->state = FRACTOS_NODE_UP;
 		peer->backoff_ms = FOS_BACKOFF_MIN_MS;
@@ -913,8 +922,6 @@ static void fos_conn_established(struct fos_conn *conn)
 		fos_conn_fail(conn);
 		return;
 	}
-	if (old && old != conn)
-		fos_conn_fail(old);
 	fos_stat_add(peer, FRACTOS_STAT_CONNECTS, 1);
 	if (conn->primary)
 		pr_info("fractos: node %u up (epoch %#x, qp %u, %s)\n",
@@ -1941,7 +1948,14 @@ static void fos_peer_connect_work(struct work_struct *work)
 		goto retry;
 	}
 	conn->id = id;
+	/*
+	 * Once published, a node deletion or unload may fail @conn and its
+	 * close work destroy @id and free it: that work takes setup_mutex
+	 * first, so it waits until we are done with them.
+	 */
+	mutex_lock(&conn->setup_mutex);
 	if (fos_conn_publish(conn)) {
+		mutex_unlock(&conn->setup_mutex);
 		rdma_destroy_id(id);
 		fos_conn_free_unpublished(conn);
 		return;
@@ -1950,6 +1964,7 @@ static void fos_peer_connect_work(struct work_struct *work)
 	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
 			      FOS_CM_TIMEOUT_MS))
 		fos_conn_fail(conn);
+	mutex_unlock(&conn->setup_mutex);
 	return;
 
 retry:

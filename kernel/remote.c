@@ -1703,8 +1703,15 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 	struct fos_grant *g = container_of(to_delayed_work(work),
 					   struct fos_grant, ttl);
 
-	if (xa_cmpxchg(&fos_grants, g->id, g, NULL, GFP_KERNEL) == g)
-		fos_grant_free(g);
+	if (xa_cmpxchg(&fos_grants, g->id, g, NULL, GFP_KERNEL) != g)
+		return;
+	/*
+	 * fos_grants_end_revoked() may have re-armed us while we ran (a
+	 * running work is not pending): out of the table, nobody can any
+	 * more, so cancel that before @g goes.
+	 */
+	cancel_delayed_work(&g->ttl);
+	fos_grant_free(g);
 }
 
 /* Take grant @id (of @node) out and free it. */
@@ -2108,6 +2115,17 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	 */
 	xa_lock(&fos_grants);
 	ret = __xa_alloc(&fos_grants, &id, g, xa_limit_32b, GFP_KERNEL);
+	/*
+	 * A revocation whose scan of fos_grants (under this lock) came
+	 * before the grant was in the table did not see it, and one after
+	 * will: end it here if the object is revoked already.  Checked
+	 * under the lock: once it is dropped, @g and its object may be
+	 * freed by anyone who ends the grant.
+	 */
+	if (!ret && READ_ONCE(src.obj->revoked)) {
+		__xa_erase(&fos_grants, id);
+		ret = -EKEYREVOKED;
+	}
 	if (!ret) {
 		g->id = id;
 		queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
@@ -2116,14 +2134,6 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 	if (ret) {
 		fos_grant_free(g);
 		return ret;
-	}
-	/*
-	 * A revocation that ran before the grant was in the table did not
-	 * see it (one after it will): end it here.
-	 */
-	if (fos_obj_revoked(src.obj)) {
-		fos_grant_release(id, fos_peer_node_id(peer));
-		return -EKEYREVOKED;
 	}
 	r->rkey = cpu_to_le32(rkey);
 	r->id = cpu_to_le64(id);
@@ -2311,11 +2321,17 @@ void fos_remote_exit(void)
 {
 	struct fos_event *ev, *tmp;
 
+	/*
+	 * Copy works and grants queue events on fos_remote_wq, and events
+	 * may end grants: finish the copies (no peer is left to start
+	 * more), end every grant (the peers are gone, so they should be
+	 * already), and only then run the last events.
+	 */
+	flush_workqueue(fos_copy_wq);
+	fos_grants_drop_node(U32_MAX);
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
-	/* Every peer is gone, so are the grants (node down); to be sure: */
-	fos_grants_drop_node(U32_MAX);
 	destroy_workqueue(fos_copy_wq);
 	WARN_ON(!xa_empty(&fos_grants));
 	WARN_ON(!xa_empty(&fos_exports));
