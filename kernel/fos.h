@@ -57,10 +57,15 @@
  * struct fos_dead can be filled and released again (and is, in batches, by
  * a space being released).
  *
+ * A registration is armed while it is on its object (fos_monitor.obj set,
+ * and on its queue's regs list); taking it off, to fire or to drop it,
+ * disarms it (fos_monitor_take_locked()), all under fos_tree_lock.
+ *
  * A dying space: (1) revokes what it owns, firing the monitors of those
  * objects on their registrants' queues (its own included, still open);
- * (2) closes its queue, freeing what is queued, events and invocations
- * alike; (3) drops its capabilities, which may free objects whose
+ * (2) cancels its own registrations still armed on other spaces' objects;
+ * (3) closes its queue, freeing what is queued, events and invocations
+ * alike; (4) drops its capabilities, which may free objects whose
  * registrations then deliver to, or are dropped from, queues that are kept
  * allocated by those very registrations.
  *
@@ -115,6 +120,7 @@ enum fos_counter {
 	FOS_LIVE_EXPORTS,
 	FOS_LIVE_PROXIES,
 	FOS_LIVE_GRANTS,
+	FOS_LIVE_MONITORS,
 	FOS_LIVE_NR,
 };
 
@@ -177,6 +183,11 @@ struct user_struct;
  *	event is received or dropped (bounded by max_caps)
  * @recv_mutex: serialises receivers, so that the head message stays queued
  *	while its capabilities are installed (which may sleep)
+ * @regs: monitor registrations delivering here that are still armed (on
+ *	their object), linked by fos_monitor.ep_link; under fos_tree_lock.
+ *	A dying space cancels them (fos_monitors_cancel()): nobody would
+ *	receive their events, and they would otherwise stay allocated, and
+ *	keep this queue allocated, as long as the objects they watch.
  */
 struct fos_ep {
 	struct kref ref;
@@ -188,6 +199,7 @@ struct fos_ep {
 	bool closed;
 	atomic_t nmonitors;
 	struct mutex recv_mutex;	/* see @recv_mutex above */
+	struct list_head regs;
 };
 
 /**
@@ -218,6 +230,9 @@ struct fos_req {
  * @link: on the object's monitors list, then on a struct fos_dead list;
  *	unlinked before the registration is fired or dropped (see "Receive
  *	queues, monitors and events")
+ * @ep_link: on @ep's regs while armed; under fos_tree_lock
+ * @obj: the watched object while armed (on its monitors list, or its deleg),
+ *	NULL once taken off it; under fos_tree_lock
  * @ep: the receive queue the event goes to (holds a reference until the
  *	registration is freed, after its event is posted)
  * @cookie: delivered as the event's tag
@@ -227,6 +242,8 @@ struct fos_req {
  */
 struct fos_monitor {
 	struct list_head link;
+	struct list_head ep_link;
+	struct fos_object *obj;
 	struct fos_ep *ep;
 	u64 cookie;
 	u32 type;
@@ -371,6 +388,12 @@ void fos_name_release(struct list_head *list);
 /* monitor.c */
 void fos_monitor_fire(struct fos_monitor *m);
 void fos_monitor_drop(struct fos_monitor *m);
+void fos_monitor_take_locked(struct fos_object *obj, struct fos_monitor *m,
+			     struct list_head *to);
+void fos_monitors_take_receive_locked(struct fos_object *obj,
+				      struct list_head *to);
+void fos_monitors_take_locked(struct fos_object *obj, struct list_head *to);
+void fos_monitors_cancel(struct fos_ep *ep);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);

@@ -72,6 +72,7 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(exports, FOS_LIVE_EXPORTS),
 	FOS_LIVE_ATTR(proxies, FOS_LIVE_PROXIES),
 	FOS_LIVE_ATTR(grants, FOS_LIVE_GRANTS),
+	FOS_LIVE_ATTR(monitors, FOS_LIVE_MONITORS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];

@@ -2,10 +2,14 @@
 /*
  * fractos: capability monitors (monitor_receive, monitor_delegate).
  *
- * A registration hangs off the watched object under fos_tree_lock.
- * Revocation and freeing (object.c) move it to a struct fos_dead list; it
- * is fired or dropped here once the lock is released.
+ * A registration hangs off the watched object under fos_tree_lock, and is
+ * listed on the receive queue it delivers to while it does (armed).
+ * Revocation and freeing (object.c) take it off to a struct fos_dead list;
+ * it is fired or dropped here once the lock is released.  A space that goes
+ * away cancels the registrations it still has armed on other objects.
  */
+#include <linux/lockdep.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include "fos.h"
@@ -32,20 +36,109 @@ static struct fos_monitor *fos_monitor_alloc(struct fos_space *s, u32 type,
 		return ERR_PTR(-ENOMEM);
 	}
 	INIT_LIST_HEAD(&m->link);
+	INIT_LIST_HEAD(&m->ep_link);
 	m->ep = s->ep;
 	kref_get(&m->ep->ref);
 	m->cookie = cookie;
 	m->type = type;
 	m->msg = msg;
+	fos_live_add(FOS_LIVE_MONITORS, 1);
 	return m;
 }
 
 static void fos_monitor_free(struct fos_monitor *m)
 {
-	/* Never freed while an object or a fos_dead list can reach it. */
-	WARN_ON_ONCE(!list_empty(&m->link));
+	/* Never freed while an object, a queue or a fos_dead list has it. */
+	WARN_ON_ONCE(!list_empty(&m->link) || !list_empty(&m->ep_link) ||
+		     m->obj);
 	fos_ep_put(m->ep);
 	kfree(m);
+	fos_live_add(FOS_LIVE_MONITORS, -1);
+}
+
+/* Put @m on @obj and on its queue's list of armed registrations. */
+static void fos_monitor_arm_locked(struct fos_object *obj,
+				   struct fos_monitor *m)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	m->obj = obj;
+	list_add_tail(&m->ep_link, &m->ep->regs);
+	if (m->type == FRACTOS_MSG_MONITOR_DELEGATE)
+		obj->deleg = m;
+	else
+		list_add_tail(&m->link, &obj->monitors);
+}
+
+/**
+ * fos_monitor_take_locked - disarm a registration of @obj
+ * @obj: the watched object
+ * @m: @obj's deleg, or an entry of its monitors list
+ * @to: a struct fos_dead list, or a local one, that @m moves to
+ *
+ * Caller holds fos_tree_lock.
+ */
+void fos_monitor_take_locked(struct fos_object *obj, struct fos_monitor *m,
+			     struct list_head *to)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	WARN_ON_ONCE(m->obj != obj);
+	if (obj->deleg == m)
+		obj->deleg = NULL;
+	m->obj = NULL;
+	list_del_init(&m->ep_link);
+	list_move_tail(&m->link, to);
+}
+
+/* Disarm @obj's monitor_receive registrations.  Holds fos_tree_lock. */
+void fos_monitors_take_receive_locked(struct fos_object *obj,
+				      struct list_head *to)
+{
+	struct fos_monitor *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &obj->monitors, link)
+		fos_monitor_take_locked(obj, m, to);
+}
+
+/* Disarm every registration of @obj.  Caller holds fos_tree_lock. */
+void fos_monitors_take_locked(struct fos_object *obj, struct list_head *to)
+{
+	fos_monitors_take_receive_locked(obj, to);
+	if (obj->deleg)
+		fos_monitor_take_locked(obj, obj->deleg, to);
+}
+
+/**
+ * fos_monitors_cancel - drop the registrations still armed for @ep
+ * @ep: the receive queue of a space being released, not yet closed
+ *
+ * Their events would go nowhere; left armed, they would stay allocated
+ * (with @ep) as long as the objects of other spaces they watch.  Works in
+ * batches, dropping fos_tree_lock in between.  May sleep.
+ */
+void fos_monitors_cancel(struct fos_ep *ep)
+{
+	struct fos_monitor *m, *tmp;
+	unsigned int n;
+	LIST_HEAD(drop);
+
+	might_sleep();
+	do {
+		spin_lock(&fos_tree_lock);
+		for (n = 0; n < 256; n++) {
+			m = list_first_entry_or_null(&ep->regs,
+						     struct fos_monitor,
+						     ep_link);
+			if (!m)
+				break;
+			fos_monitor_take_locked(m->obj, m, &drop);
+		}
+		spin_unlock(&fos_tree_lock);
+		list_for_each_entry_safe(m, tmp, &drop, link) {
+			list_del_init(&m->link);
+			fos_monitor_drop(m);
+		}
+		cond_resched();
+	} while (n);
 }
 
 /* Free a registration without telling anyone. */
@@ -95,7 +188,7 @@ int fos_op_monitor_receive(struct fos_space *s, struct fos_call *c)
 	spin_lock(&fos_tree_lock);
 	fire_now = cap.obj->revoked;
 	if (!fire_now)
-		list_add_tail(&m->link, &cap.obj->monitors);
+		fos_monitor_arm_locked(cap.obj, m);
 	spin_unlock(&fos_tree_lock);
 	if (fire_now)
 		fos_monitor_fire(m);
@@ -128,7 +221,7 @@ int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c)
 	else if (cap.obj->deleg)
 		ret = -EBUSY;
 	else
-		cap.obj->deleg = m;
+		fos_monitor_arm_locked(cap.obj, m);
 	spin_unlock(&fos_tree_lock);
 	if (ret)
 		fos_monitor_drop(m);

@@ -75,10 +75,8 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
 		return;
 	}
 	p->deleg_owed = false;
-	if (p->deleg) {
-		list_add_tail(&p->deleg->link, &dead->fire);
-		p->deleg = NULL;
-	}
+	if (p->deleg)
+		fos_monitor_take_locked(p, p->deleg, &dead->fire);
 }
 
 /**
@@ -193,9 +191,7 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	WARN_ON_ONCE(obj->export);
 	fos_obj_undelegate_locked(obj, &dead);
 	/* Nobody holds it any more: its monitors have nobody to tell. */
-	list_splice_init(&obj->monitors, &dead.drop);
-	if (obj->deleg)
-		list_add_tail(&obj->deleg->link, &dead.drop);
+	fos_monitors_take_locked(obj, &dead.drop);
 	spin_unlock(&fos_tree_lock);
 	WARN_ON_ONCE(!list_empty(&obj->children));
 	/* Names hold a reference: none can be left. */
@@ -306,14 +302,12 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			cur->req = NULL;
 		}
 		fos_remote_revoke_locked(cur, dead);
-		list_splice_tail_init(&cur->monitors, &dead->fire);
+		fos_monitors_take_receive_locked(cur, &dead->fire);
 		fos_name_revoke_locked(cur, dead);
 		fos_obj_undelegate_locked(cur, dead);
 		/* With delegations left, the last one to go fires it. */
-		if (cur->deleg && !cur->ndelegated) {
-			list_add_tail(&cur->deleg->link, &dead->fire);
-			cur->deleg = NULL;
-		}
+		if (cur->deleg && !cur->ndelegated)
+			fos_monitor_take_locked(cur, cur->deleg, &dead->fire);
 		list_for_each_entry(child, &cur->children, sibling) {
 			if (child->revoked)
 				continue;
@@ -582,10 +576,9 @@ void fos_obj_undelegate(struct fos_cap *cap)
 		obj->delegatee = false;
 		if (!--p->ndelegated && p->deleg_owed) {
 			p->deleg_owed = false;
-			if (p->deleg) {
-				list_add_tail(&p->deleg->link, &dead.fire);
-				p->deleg = NULL;
-			}
+			if (p->deleg)
+				fos_monitor_take_locked(p, p->deleg,
+							&dead.fire);
 		}
 	}
 	spin_unlock(&fos_tree_lock);

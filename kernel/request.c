@@ -63,6 +63,7 @@ struct fos_ep *fos_ep_create(void)
 	init_waitqueue_head(&ep->recv_wq);
 	init_waitqueue_head(&ep->send_wq);
 	INIT_LIST_HEAD(&ep->msgs);
+	INIT_LIST_HEAD(&ep->regs);
 	mutex_init(&ep->recv_mutex);
 	return ep;
 }
@@ -72,6 +73,7 @@ static void fos_ep_release(struct kref *ref)
 	struct fos_ep *ep = container_of(ref, struct fos_ep, ref);
 
 	WARN_ON_ONCE(!list_empty(&ep->msgs));
+	WARN_ON_ONCE(!list_empty(&ep->regs));	/* each holds a reference */
 	mutex_destroy(&ep->recv_mutex);
 	kfree(ep);
 }

@@ -135,6 +135,7 @@ static int fos_space_release(struct inode *inode, struct file *file)
 	 * Requests included, so nobody can queue more), drop what is queued...
 	 */
 	fos_space_revoke_owned(s);
+	fos_monitors_cancel(s->ep);
 	fos_ep_close(s->ep);
 
 	/* ...then drop our capabilities. Nobody else can reach @s now. */

@@ -9,7 +9,9 @@
  * both CPUs wanted (spinning threads) while a space with thousands of
  * monitored objects goes away, and kill a provider in a loop with varied
  * timing.  Every event must arrive exactly once, no more, no less, every
- * invoker must be told, and the live counters must come back.
+ * invoker must be told, and the live counters must come back.  A space
+ * that goes away also takes the registrations it made on the objects of
+ * others with it.
  *
  * Usage: exitrace [-n OBJECTS] [-i ITERATIONS] [-s SEED] [-t many|self|death]
  * (-t runs one part only; the default runs all three).
@@ -138,6 +140,14 @@ static unsigned int not_once(const unsigned char *seen, unsigned int n,
 	return wrong;
 }
 
+/* Exactly one message, a monitor event @type/@cookie, within 2 s. */
+static int expect_one(int fd, __u32 type, __u64 cookie)
+{
+	static struct msg m;
+
+	return !recv_ms(fd, &m, 2000) && m.type == type && m.tag == cookie;
+}
+
 /* ---- the many-monitors close ------------------------------------------ */
 
 #define TAG_B	(1ULL << 40)	/* B's registrations */
@@ -224,6 +234,50 @@ static void many_monitors(unsigned int round, int b_first)
 out:
 	free(seen);
 	free(bcid);
+}
+
+/* ---- registrations of a space that goes away ------------------------ */
+
+/*
+ * Space B registers monitors on A's objects and goes away while they live:
+ * its registrations are cancelled at once (nothing could receive their
+ * events), not kept as long as A's objects; A notices nothing.
+ */
+static void cancel_on_close(void)
+{
+	static char buf[4096];
+	long mon0 = live("monitors");
+	int a = dev_open(), b = dev_open(), ok = 1;
+	__u32 r, m, br, bm, d;
+	static struct msg ev;
+	unsigned int i;
+
+	if (req_new(a, NONE, 1, NULL, 0, NULL, 0, &r) ||
+	    mem_new(a, buf, 64, FRACTOS_PERM_ALL, &m))
+		tap_bail("cancel setup");
+	tap_errno(monitor(a, MD, m, 0x42), 0,
+		  "cancel: A watches its Memory's delegations");
+	tap_errno(monitor(a, MR, r, 0x43), 0, "cancel: and its Request");
+	if (cap_move(a, r, b, &br) || cap_move(a, m, b, &bm) ||
+	    req_new(b, br, 0, "x", 1, NULL, 0, &d))
+		tap_bail("cancel setup");
+	for (i = 0; i < 1000 && ok; i++)
+		ok = !monitor(b, MR, i % 2 ? br : bm, i) &&
+		     !(i % 10 == 0 && monitor(b, MR, d, i));
+	tap_ok(ok, "cancel: B registered 1100 monitors on A's objects");
+	tap_eq(live("monitors") - mon0, 1102, "cancel: counted as live");
+	close(b);
+	/* A's monitor_delegate fired as B's delegation ended: one left. */
+	tap_eq(live("monitors") - mon0, 1,
+	       "cancel: B's registrations went with B, A's stay");
+	tap_ok(expect_one(a, EV_D, 0x42),
+	       "cancel: B's delegations ended: A's monitor_delegate fired");
+	tap_errno(cap_revoke(a, r), 0, "cancel: A revokes its Request");
+	tap_ok(expect_one(a, EV_R, 0x43), "cancel: A's own monitor fired");
+	tap_errno(recv_msg(a, FRACTOS_RECV_NONBLOCK, 0, &ev), EAGAIN,
+		  "cancel: and nothing else reached A");
+	close(a);
+	tap_eq(live("monitors"), mon0, "cancel: none left");
 }
 
 /* ---- provider death in a loop ----------------------------------------- */
@@ -489,8 +543,10 @@ int main(int argc, char **argv)
 		many_monitors(1, 0);
 		many_monitors(2, 1);
 	}
-	if (!only || !strcmp(only, "self"))
+	if (!only || !strcmp(only, "self")) {
 		self_queue();
+		cancel_on_close();
+	}
 	if (!only || !strcmp(only, "death")) {
 		fd = dev_open();
 		provider_death_loop(fd);

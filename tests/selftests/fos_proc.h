@@ -276,7 +276,7 @@ static __attribute__((unused)) int param_set(const char *name, long v)
 
 static const char *const live_names[] __attribute__((unused)) = {
 	"spaces", "objects", "caps", "memories", "pinned_pages", "capfds",
-	"requests", "messages",
+	"requests", "messages", "monitors",
 };
 #define NLIVE (sizeof(live_names) / sizeof(live_names[0]))
 

@@ -41,7 +41,7 @@ for p in max_caps:1048576 node_id:7 epoch:12345 max_queue:1024 max_pin_bytes:687
 done
 i=1
 for c in spaces objects caps memories pinned_pages capfds requests messages \
-	names peers conns exports proxies grants; do
+	names peers conns exports proxies grants monitors; do
 	echo $i >"$loaded/sys/class/misc/fractos/live/$c"
 	i=$((i + 1))
 done
@@ -61,7 +61,7 @@ check "-j status: exit 1 as above" [ "$rc" = 1 ]
 check "-j status: one JSON object" has "$out" '^{"loaded":true,'
 check "-j status: version string" has "$out" '"version":"0.3.0"'
 check "-j status: params as numbers" has "$out" '"params":{"epoch":12345,"max_caps":1048576,"max_pin_bytes":68719476736,"max_queue":1024,"node_id":7}'
-check "-j status: live counters" has "$out" '"live":{"spaces":1,"objects":2,"caps":3,"memories":4,"pinned_pages":5,"capfds":6,"requests":7,"messages":8,"names":9,"peers":10,"conns":11,"exports":12,"proxies":13,"grants":14}'
+check "-j status: live counters" has "$out" '"live":{"spaces":1,"objects":2,"caps":3,"memories":4,"pinned_pages":5,"capfds":6,"requests":7,"messages":8,"names":9,"peers":10,"conns":11,"exports":12,"proxies":13,"grants":14,"monitors":15}'
 if command -v python3 >/dev/null; then
 	check "-j status: valid JSON" sh -c "printf '%s' '$out' | python3 -m json.tool >/dev/null"
 fi

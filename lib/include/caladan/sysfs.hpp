@@ -39,6 +39,7 @@ struct live_counters {
 	std::uint64_t exports = 0;
 	std::uint64_t proxies = 0;
 	std::uint64_t grants = 0;
+	std::uint64_t monitors = 0;
 };
 
 /// One counter: its file name under live_dir and its field.
@@ -48,7 +49,7 @@ struct live_counter_field {
 };
 
 /// Every counter, in the uAPI's order.
-inline constexpr std::array<live_counter_field, 14> live_counter_fields{{
+inline constexpr std::array<live_counter_field, 15> live_counter_fields{{
 	{"spaces", &live_counters::spaces},
 	{"objects", &live_counters::objects},
 	{"caps", &live_counters::caps},
@@ -63,6 +64,7 @@ inline constexpr std::array<live_counter_field, 14> live_counter_fields{{
 	{"exports", &live_counters::exports},
 	{"proxies", &live_counters::proxies},
 	{"grants", &live_counters::grants},
+	{"monitors", &live_counters::monitors},
 }};
 
 /// The contents of a small text file, trailing newline removed.
