@@ -11,6 +11,9 @@
 #   make multinode       the multi-node transport tests (2 and 3 guests)
 #   make demo            boot a guest and run the demos
 #   make sparse|w1|checkpatch   static checks of the module
+#   make debug-kernel    build (once, cached) the debug kernel: KASAN, lockdep,
+#                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
+#   make check-debug     the guest selftests and the multi-node suite in it
 #   make clean
 #
 # KDIR= picks a kernel build tree; KVER=6.1|6.12 is a shorthand for the
@@ -37,7 +40,7 @@ CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps FORCE
+	checkpatch static clean deps debug-kernel check-debug FORCE
 
 all: module userspace
 
@@ -92,6 +95,21 @@ check: deps
 	@$(MAKE) --no-print-directory selftests
 	@$(MAKE) --no-print-directory multinode
 
+# The debug kernel (vm/debug-kernel, vm/debug.config), built once per
+# configuration and cached in $(FRACTOS_DEBUG_CACHE) or build/debug-kernel/.
+debug-kernel:
+	@vm/debug-kernel >/dev/null
+
+# The guest selftests and the multi-node suite on the debug kernel: any
+# KASAN, lockdep, UBSAN or KFENCE report, BUG or WARNING, and any kmemleak
+# object allocated by the module fails the run (vm/run).
+DEBUG_VM_MEM ?= 3072
+check-debug: deps userspace debug-kernel
+	@echo "=== selftests on the debug kernel ==="
+	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
+		--log build/vm-debug.log -- tests/selftests/run_all.sh $(DEBUG_TESTS)
+	@tests/multinode/suite.sh debug
+
 demo: deps userspace kmods
 	vm/run --kernel $(firstword $(KVERS)) --timeout 600 -- tools/demo.sh
 
@@ -121,4 +139,5 @@ clean:
 	$(MAKE) -C tools clean
 	-$(MAKE) -C tests/selftests clean
 	-$(MAKE) -C tests/multinode clean
-	rm -rf build
+	@# build/debug-kernel/ (a 20-minute build) stays: rm -rf it by hand.
+	-find build -mindepth 1 -maxdepth 1 ! -name debug-kernel -exec rm -rf {} +
