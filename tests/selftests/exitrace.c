@@ -282,21 +282,6 @@ static void cancel_on_close(void)
 
 /* ---- provider death in a loop ----------------------------------------- */
 
-struct waiter {
-	int fd;
-	__u32 cid;
-	int rc, err;
-};
-
-static void *wait_invoke(void *p)
-{
-	struct waiter *w = p;
-
-	w->rc = invoke(w->fd, w->cid, FRACTOS_INVOKE_WAIT, NULL, 0, NULL, 0);
-	w->err = errno;
-	return NULL;
-}
-
 /*
  * Extra objects of the provider, each monitored by itself: their revocation
  * spans a few scheduler ticks (~4 us each under TCG), and at nice 19 the

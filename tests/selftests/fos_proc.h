@@ -71,6 +71,22 @@ static __attribute__((unused)) int invoke(int fd, __u32 cid, __u32 flags, const 
 	return ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a);
 }
 
+/* A thread blocked in an INVOKE_WAIT of @cid; @rc and @err its result. */
+struct waiter {
+	int fd;
+	__u32 cid;
+	int rc, err;
+};
+
+static __attribute__((unused)) void *wait_invoke(void *p)
+{
+	struct waiter *w = p;
+
+	w->rc = invoke(w->fd, w->cid, FRACTOS_INVOKE_WAIT, NULL, 0, NULL, 0);
+	w->err = errno;
+	return NULL;
+}
+
 struct msg {
 	__u32 type;
 	__u64 tag;

@@ -397,21 +397,6 @@ static void test_delegate_monitor(int p)
  * invocations queued and a waiter blocked on the full queue, and watches
  * it.  kill -9 the child.
  */
-struct waiter {
-	int fd;
-	__u32 cid;
-	int rc, err;
-};
-
-static void *wait_invoke(void *p)
-{
-	struct waiter *w = p;
-
-	w->rc = invoke(w->fd, w->cid, FRACTOS_INVOKE_WAIT, NULL, 0, NULL, 0);
-	w->err = errno;
-	return NULL;
-}
-
 static void test_provider_death(int fd)
 {
 	long oldq = param_get("max_queue");
