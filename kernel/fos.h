@@ -388,8 +388,7 @@ void fos_name_release(struct list_head *list);
 /* monitor.c */
 void fos_monitor_fire(struct fos_monitor *m);
 void fos_monitor_drop(struct fos_monitor *m);
-void fos_monitor_take_locked(struct fos_object *obj, struct fos_monitor *m,
-			     struct list_head *to);
+void fos_monitor_take_locked(struct fos_monitor *m, struct list_head *to);
 void fos_monitors_take_receive_locked(struct fos_object *obj,
 				      struct list_head *to);
 void fos_monitors_take_locked(struct fos_object *obj, struct list_head *to);

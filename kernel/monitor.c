@@ -70,18 +70,17 @@ static void fos_monitor_arm_locked(struct fos_object *obj,
 }
 
 /**
- * fos_monitor_take_locked - disarm a registration of @obj
- * @obj: the watched object
- * @m: @obj's deleg, or an entry of its monitors list
+ * fos_monitor_take_locked - disarm a registration
+ * @m: an armed registration: its object's deleg, or on its monitors list
  * @to: a struct fos_dead list, or a local one, that @m moves to
  *
  * Caller holds fos_tree_lock.
  */
-void fos_monitor_take_locked(struct fos_object *obj, struct fos_monitor *m,
-			     struct list_head *to)
+void fos_monitor_take_locked(struct fos_monitor *m, struct list_head *to)
 {
+	struct fos_object *obj = m->obj;
+
 	lockdep_assert_held(&fos_tree_lock);
-	WARN_ON_ONCE(m->obj != obj);
 	if (obj->deleg == m)
 		obj->deleg = NULL;
 	m->obj = NULL;
@@ -96,7 +95,7 @@ void fos_monitors_take_receive_locked(struct fos_object *obj,
 	struct fos_monitor *m, *tmp;
 
 	list_for_each_entry_safe(m, tmp, &obj->monitors, link)
-		fos_monitor_take_locked(obj, m, to);
+		fos_monitor_take_locked(m, to);
 }
 
 /* Disarm every registration of @obj.  Caller holds fos_tree_lock. */
@@ -104,7 +103,7 @@ void fos_monitors_take_locked(struct fos_object *obj, struct list_head *to)
 {
 	fos_monitors_take_receive_locked(obj, to);
 	if (obj->deleg)
-		fos_monitor_take_locked(obj, obj->deleg, to);
+		fos_monitor_take_locked(obj->deleg, to);
 }
 
 /**
@@ -130,7 +129,7 @@ void fos_monitors_cancel(struct fos_ep *ep)
 						     ep_link);
 			if (!m)
 				break;
-			fos_monitor_take_locked(m->obj, m, &drop);
+			fos_monitor_take_locked(m, &drop);
 		}
 		spin_unlock(&fos_tree_lock);
 		list_for_each_entry_safe(m, tmp, &drop, link) {

@@ -76,7 +76,7 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
 	}
 	p->deleg_owed = false;
 	if (p->deleg)
-		fos_monitor_take_locked(p, p->deleg, &dead->fire);
+		fos_monitor_take_locked(p->deleg, &dead->fire);
 }
 
 /**
@@ -307,7 +307,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 		fos_obj_undelegate_locked(cur, dead);
 		/* With delegations left, the last one to go fires it. */
 		if (cur->deleg && !cur->ndelegated)
-			fos_monitor_take_locked(cur, cur->deleg, &dead->fire);
+			fos_monitor_take_locked(cur->deleg, &dead->fire);
 		list_for_each_entry(child, &cur->children, sibling) {
 			if (child->revoked)
 				continue;
@@ -577,8 +577,7 @@ void fos_obj_undelegate(struct fos_cap *cap)
 		if (!--p->ndelegated && p->deleg_owed) {
 			p->deleg_owed = false;
 			if (p->deleg)
-				fos_monitor_take_locked(p, p->deleg,
-							&dead.fire);
+				fos_monitor_take_locked(p->deleg, &dead.fire);
 		}
 	}
 	spin_unlock(&fos_tree_lock);
