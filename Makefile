@@ -14,6 +14,8 @@
 #   make debug-kernel    build (once, cached) the debug kernel: KASAN, lockdep,
 #                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
 #   make check-debug     the guest selftests and the multi-node suite in it
+#   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
+#                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
 #   make clean
 #
 # KDIR= picks a kernel build tree; KVER=6.1|6.12 is a shorthand for the
@@ -40,7 +42,7 @@ CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps debug-kernel check-debug FORCE
+	checkpatch static clean deps debug-kernel check-debug fuzz FORCE
 
 all: module userspace
 
@@ -70,6 +72,7 @@ userspace:
 	$(MAKE) -C tools
 	$(MAKE) -C tests/selftests
 	$(MAKE) -C tests/multinode
+	$(MAKE) -C tests/fuzz
 
 unit:
 	$(MAKE) -C lib check
@@ -80,7 +83,7 @@ selftests: userspace kmods
 	@rc=0; for v in $(KVERS); do \
 		echo "=== selftests on $$v ==="; \
 		vm/run --kernel $$v --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
-			-- tests/selftests/run_all.sh || rc=1; \
+			--save build/fuzz -- tests/selftests/run_all.sh || rc=1; \
 	done; exit $$rc
 
 # The multi-node transport suite (tests/multinode/suite.sh) on every kernel.
@@ -110,6 +113,12 @@ check-debug: deps userspace debug-kernel
 		--log build/vm-debug.log -- tests/selftests/run_all.sh $(DEBUG_TESTS)
 	@tests/multinode/suite.sh debug
 
+# A longer fuzz run than make check's (tests/selftests/test_fuzz.sh).
+DURATION ?= 600
+fuzz: deps userspace
+	@tests/fuzz/run --kernel $(or $(KVER),6.1) --duration $(DURATION) \
+		$(if $(SEED),--seed $(SEED)) $(if $(LOOPBACK),--loopback)
+
 demo: deps userspace kmods
 	vm/run --kernel $(firstword $(KVERS)) --timeout 600 -- tools/demo.sh
 
@@ -138,6 +147,7 @@ clean:
 	$(MAKE) -C lib clean
 	$(MAKE) -C tools clean
 	-$(MAKE) -C tests/selftests clean
+	-$(MAKE) -C tests/fuzz clean
 	-$(MAKE) -C tests/multinode clean
 	@# build/debug-kernel/ (a 20-minute build) stays: rm -rf it by hand.
 	-find build -mindepth 1 -maxdepth 1 ! -name debug-kernel -exec rm -rf {} +

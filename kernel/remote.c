@@ -251,6 +251,7 @@ enum fos_event_kind {
 	FOS_EV_DOWN,		/* a node (epoch) is gone */
 	FOS_EV_GRANT_END,	/* send GRANT_END */
 	FOS_EV_DROP,		/* send DROP */
+	FOS_EV_RELEASE,		/* send RELEASE */
 };
 
 /**
@@ -261,7 +262,8 @@ enum fos_event_kind {
  * @node: the node concerned
  * @epoch: NOTICE, DROP: the object's epoch; DOWN: the dead epoch, 0 for
  *	all; GRANT_END: the grant id
- * @oid: NOTICE, DROP: the object id; GRANT_END: the puller's token
+ * @oid: NOTICE, DROP: the object id; GRANT_END: the puller's token;
+ *	RELEASE: the grant id
  * @holder: DROP: the holder whose descriptions end
  * @count: DROP: how many
  */
@@ -1181,6 +1183,7 @@ static void fos_event_run(const struct fos_event *ev)
 		struct fos_wire_obj o;
 		struct fos_wire_drop d;
 		struct fos_wire_grant_end e;
+		struct fos_wire_release r;
 	} p = {};
 
 	switch (ev->kind) {
@@ -1200,6 +1203,10 @@ static void fos_event_run(const struct fos_event *ev)
 		p.e.pull = cpu_to_le64(ev->oid);
 		p.e.id = cpu_to_le64(ev->epoch);
 		fos_event_send(ev->node, FOS_WIRE_GRANT_END, &p.e, sizeof(p.e));
+		break;
+	case FOS_EV_RELEASE:
+		p.r.id = cpu_to_le64(ev->oid);
+		fos_event_send(ev->node, FOS_WIRE_RELEASE, &p.r, sizeof(p.r));
 		break;
 	default:
 		p.o.oid = cpu_to_le64(ev->oid);
@@ -1889,9 +1896,13 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 						   &pull.ended);
 			sg_free_table(&sgt);
 		}
-		/* Best effort: the grant's TTL ends it otherwise. */
+		/*
+		 * Queued, not waited for: a caller being killed must still
+		 * release what it was granted.  Best effort: the grant's TTL
+		 * ends it otherwise.
+		 */
 		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
-				NULL, FOS_SEND_WAIT);
+				NULL, FOS_SEND_QUEUE);
 		if (ret)
 			break;
 		done += glen;
@@ -2269,8 +2280,18 @@ void fos_grant_reply_recv(struct fos_peer *peer,
 {
 	const struct fos_wire_grant_reply *r = payload;
 
-	fos_call_complete(peer, FOS_WIRE_GRANT_REPLY, le64_to_cpu(hdr->cookie),
-			  -(int)le32_to_cpu(r->status), NULL, r);
+	/*
+	 * A grant answering a call that is gone (its caller was killed, or
+	 * gave up after FOS_REMOTE_TIMEOUT) is released at once: else it
+	 * would keep the owner's pages pinned and their rkey alive until its
+	 * FOS_GRANT_TTL.
+	 */
+	if (!fos_call_complete(peer, FOS_WIRE_GRANT_REPLY,
+			       le64_to_cpu(hdr->cookie),
+			       -(int)le32_to_cpu(r->status), NULL, r) &&
+	    !r->status)
+		fos_event_queue(FOS_EV_RELEASE, 0, fos_peer_node_id(peer), 0,
+				le64_to_cpu(r->id), GFP_ATOMIC);
 }
 
 /* GRANT_END on the puller: stop the copy that token @pull names. */

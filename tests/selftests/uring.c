@@ -324,6 +324,8 @@ static void test_batch(void)
 	ok = 1;
 	for (i = 0; i < 16; i++) {
 		n = reap_one(20000, &ud);
+		if (n)
+			tap_diag("invoke cqe res %d ud %llu", n, (unsigned long long)ud);
 		ok &= n == 0 && ud < 16 && !seen[ud];
 		if (ud < 16)
 			seen[ud] = 1;
