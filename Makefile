@@ -14,6 +14,7 @@
 #   make debug-kernel    build (once, cached) the debug kernel: KASAN, lockdep,
 #                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
 #   make check-debug     the guest selftests and the multi-node suite in it
+#   make check-debug-ci  CI's part of it (scaled-down selftests, no multi-node)
 #   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
 #                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
 #   make clean
@@ -42,7 +43,7 @@ CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps debug-kernel check-debug fuzz FORCE
+	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz FORCE
 
 all: module userspace
 
@@ -105,13 +106,29 @@ debug-kernel:
 
 # The guest selftests and the multi-node suite on the debug kernel: any
 # KASAN, lockdep, UBSAN or KFENCE report, BUG or WARNING, and any kmemleak
-# object allocated by the module fails the run (vm/run).
-DEBUG_VM_MEM ?= 3072
+# object allocated by the module fails the run (vm/run).  In it, failnth
+# fails every allocation of every operation in turn and the fuzz run is
+# KCOV-guided.
+DEBUG_VM_MEM ?= 4096
 check-debug: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel ==="
-	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
-		--log build/vm-debug.log -- tests/selftests/run_all.sh $(DEBUG_TESTS)
+	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-5400} \
+		--log build/vm-debug.log --save build/fuzz -- \
+		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} tests/selftests/run_all.sh $(DEBUG_TESTS)
 	@tests/multinode/suite.sh debug
+
+# CI's debug stage (.ci/run): every selftest on the debug kernel, the ones
+# whose size is a parameter scaled down to fit CI's time (the debug kernel
+# runs them 5 to 10 times slower): 128 Ki caps instead of the million,
+# exitrace with 5000 objects and 40 provider deaths, killany 100 times;
+# no multi-node suite (make check-debug runs everything at full size).
+DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 40' \
+	FOS_TEST_ARGS_killany='-i 100' FUZZ_DURATION=120 FUZZ_LOOPBACK_DURATION=60
+check-debug-ci: deps userspace debug-kernel
+	@echo "=== selftests on the debug kernel (CI's subset) ==="
+	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
+		--log build/vm-debug.log --save build/fuzz -- \
+		env $(DEBUG_CI_ENV) tests/selftests/run_all.sh
 
 # A longer fuzz run than make check's (tests/selftests/test_fuzz.sh).
 DURATION ?= 600

@@ -14,6 +14,9 @@
  *     before the state was built (nothing leaked, no pin left);
  *   - after a failure, the same operation succeeds when retried without
  *     injection (the failure left the state consistent).
+ * The remote operations run the same way with fabric_loopback (this node
+ * its own peer over rxe), when the guest has an address for it: the
+ * caller's own allocations fail, and the connection must survive them.
  * The summary line counts the injection points exercised.
  *
  * Usage: failnth [-m MAX_N]   (default 400 points per operation)
@@ -25,6 +28,7 @@
 #include <sys/mman.h>
 #include "tap.h"
 #include "fos_util.h"
+#include "fos_nl.h"
 
 #define PG	4096UL
 #define RW	FRACTOS_PERM_ALL
@@ -362,6 +366,37 @@ static int op_uring_invoke(struct st *s)
 	return 0;
 }
 
+/* With fabric_loopback: the same calls through the node's own connection. */
+static int op_remote_invoke(struct st *s)
+{
+	return op_invoke(s);
+}
+
+static int op_remote_copy(struct st *s)
+{
+	return fos_copy(s->b, s->bmem, 0, s->bmem, 1024, 512, NULL);
+}
+
+static uint32_t self_node;
+
+static int op_remote_lookup(struct st *s)
+{
+	struct fractos_name a = {
+		.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)"fnth",
+		.name_len = 4, .node = self_node,
+	};
+
+	return ioctl(s->b, FRACTOS_IOC_NAME_LOOKUP, &a);
+}
+
+#define E_REMOTE EHOSTUNREACH, ETIMEDOUT, EINTR, EPROTO
+
+static const struct op remote_ops[] = {
+	{ "remote request_invoke", op_remote_invoke, ERRS(E_REMOTE, EKEYREVOKED) },
+	{ "remote memory_copy", op_remote_copy, ERRS(E_REMOTE) },
+	{ "remote name_lookup", op_remote_lookup, ERRS(E_REMOTE) },
+};
+
 static const struct op ops[] = {
 	{ "open", op_open, ERRS(ENFILE, EMFILE) },
 	{ "memory_create", op_mem_create, ERRS(EFAULT) },
@@ -454,7 +489,7 @@ static void run_op(const struct op *o)
 
 		live_read(&before);
 		st_build(&s);
-		if (o->run == op_lookup2)
+		if (o->run == op_lookup2 || o->run == op_remote_lookup)
 			op_lookup(&s);
 		fi_arm(n);
 		ret = o->run(&s);
@@ -498,7 +533,8 @@ static void run_op(const struct op *o)
 
 int main(int argc, char **argv)
 {
-	unsigned int i;
+	unsigned int i, nops, nremote;
+	struct in_addr addr;
 	int c;
 
 	while ((c = getopt(argc, argv, "m:")) != -1) {
@@ -524,10 +560,26 @@ int main(int argc, char **argv)
 	if (buf == MAP_FAILED)
 		tap_bail("mmap");
 	memset(buf, 0x3c, 8 * PG);
-	tap_plan(sizeof(ops) / sizeof(ops[0]));
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+	nops = sizeof(ops) / sizeof(ops[0]);
+	nremote = sizeof(remote_ops) / sizeof(remote_ops[0]);
+	tap_plan(nops + nremote);
+	for (i = 0; i < nops; i++)
 		run_op(&ops[i]);
-	printf("# failnth: %zu operations, %lu injection points exercised, %lu calls failed by injection, %lu operations with a problem\n",
-	       sizeof(ops) / sizeof(ops[0]), points, injected, failed_ops);
+	if (!fos_nl_self_addr(&addr) || access(FOS_PARAM_DIR "fabric_loopback", F_OK)) {
+		for (i = 0; i < nremote; i++)
+			tap_skip("%s: no address for fabric_loopback", remote_ops[i].name);
+	} else {
+		self_node = fos_param("node_id");
+		if (fos_nl_node_add(self_node, addr) || !fos_nl_wait_up(self_node, 30) ||
+		    fos_set_param("fabric_loopback", 1))
+			tap_bail("fabric_loopback setup");
+		for (i = 0; i < nremote; i++)
+			run_op(&remote_ops[i]);
+		fos_set_param("fabric_loopback", 0);
+		fos_nl_node_del(self_node);
+		nops += nremote;
+	}
+	printf("# failnth: %u operations, %lu injection points exercised, %lu calls failed by injection, %lu operations with a problem\n",
+	       nops, points, injected, failed_ops);
 	return tap_finish();
 }

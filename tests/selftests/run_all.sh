@@ -6,6 +6,8 @@
 # test_*.sh script.  Prints each program's TAP output, one summary line per
 # program and, last, "# fractos: N passed, N failed" (programs).
 # Usage: run_all.sh [NAME...]    (default: all)
+# Environment: TEST_TIMEOUT (seconds per program, else its "# timeout:"
+# line or 300), FOS_TEST_ARGS_<name> (arguments for one program).
 cd "$(dirname "$0")" || exit 1
 
 live=/sys/class/misc/fractos/live
@@ -35,7 +37,12 @@ for t in $tests; do
 	fi
 	# A test may ask for more time with a "# timeout: SECONDS" line.
 	to=$(sed -n 's/^# timeout: \([0-9][0-9]*\)$/\1/p' "./$t" 2>/dev/null | head -n 1)
-	timeout "${TEST_TIMEOUT:-${to:-300}}" "./$t"
+	# FOS_TEST_ARGS_<name> (non-alphanumerics as _) gives it arguments,
+	# e.g. FOS_TEST_ARGS_exitrace="-i 50" (the debug stage scales down).
+	var=FOS_TEST_ARGS_$(printf %s "$t" | tr -c 'A-Za-z0-9_' _)
+	eval "args=\${$var:-}"
+	# shellcheck disable=SC2086  # word splitting of the arguments is meant
+	timeout "${TEST_TIMEOUT:-${to:-300}}" "./$t" $args
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
