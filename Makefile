@@ -15,6 +15,7 @@
 #                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
 #   make check-debug     the guest selftests and the multi-node suite in it
 #   make check-debug-ci  CI's part of it (scaled-down selftests, no multi-node)
+#   make robustness      the README's robustness figures (debug kernel)
 #   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
 #                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
 #   make clean
@@ -43,7 +44,7 @@ CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz FORCE
+	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz robustness FORCE
 
 all: module userspace
 
@@ -129,6 +130,20 @@ check-debug-ci: deps userspace debug-kernel
 	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env $(DEBUG_CI_ENV) tests/selftests/run_all.sh
+
+# The README's robustness figures: on the debug kernel, DURATION seconds
+# of KCOV-guided fuzzing (then 120 s with fabric_loopback), failnth,
+# killany and exitrace at full size; the summary lines at the end.
+robustness: deps userspace debug-kernel
+	@{ vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $$(( $(DURATION) + 3600 )) \
+		--log build/vm-robustness.log --save build/fuzz -- \
+		env FUZZ_DURATION=$(DURATION) FUZZ_LOOPBACK_DURATION=120 \
+		TEST_TIMEOUT=$$(( $(DURATION) + 1800 )) \
+		tests/selftests/run_all.sh test_fuzz.sh failnth killany exitrace; \
+		echo $$? > build/robustness.rc; } 2>&1 | tee build/robustness.out; \
+	echo "=== figures"; \
+	grep -E '^# (fosfuzz: seed .*programs|failnth:|killany:|death loop|fractos:)' build/robustness.out; \
+	exit $$(cat build/robustness.rc)
 
 # A longer fuzz run than make check's (tests/selftests/test_fuzz.sh).
 DURATION ?= 600

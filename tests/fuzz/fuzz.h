@@ -72,6 +72,7 @@ extern struct fz_stats *fz_stats;
 /* Settings shared by the driver and the workers. */
 struct fz_opts {
 	int loopback;		/* fabric_loopback: remote paths */
+	uint32_t peer;		/* another node running fosfuzz, or 0 */
 	uint32_t node;		/* this node's id */
 	int kcov;		/* KCOV collection on */
 	int verbose;		/* print every op */

@@ -172,7 +172,7 @@ void fz_ops_init(void)
 		eset_add(&ops[i].set, ops[i].allow);
 		if (ops[i].takes_cid)
 			eset_add(&ops[i].set, E_CID);
-		if (ops[i].remote && fz_opts.loopback)
+		if (ops[i].remote && (fz_opts.loopback || fz_opts.peer))
 			eset_add(&ops[i].set, E_REMOTE);
 		weight_total += ops[i].weight;
 	}
@@ -180,7 +180,7 @@ void fz_ops_init(void)
 	 * With fabric_loopback a received capability is a proxy that may be
 	 * revoked; a remote invocation's errors.
 	 */
-	if (fz_opts.loopback)
+	if (fz_opts.loopback || fz_opts.peer)
 		eset_add(&ops[OP_INVOKE].set, E_INVOKE_REMOTE);
 }
 
@@ -787,7 +787,7 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 		}
 		a.cp.flags = pick_flags(r, 0);
 		c.must_fail = !!a.cp.flags;
-		c.blocking = fz_opts.loopback;
+		c.blocking = fz_opts.loopback || fz_opts.peer;
 		note(" %u+%#llx -> %u+%#llx len %#llx", a.cp.src,
 		     (unsigned long long)a.cp.src_offset, a.cp.dst,
 		     (unsigned long long)a.cp.dst_offset, (unsigned long long)a.cp.len);
@@ -799,7 +799,7 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 		a.ca.cid = pick_cid(st, r, s, below(r, 2) ? K_REQ : K_MEM);
 		a.ca.flags = pick_flags(r, 0);
 		c.must_fail = !!a.ca.flags;
-		c.blocking = op == OP_REVOKE && fz_opts.loopback;
+		c.blocking = op == OP_REVOKE && (fz_opts.loopback || fz_opts.peer);
 		note(" cid %u", a.ca.cid);
 		break;
 	case OP_INFO:
@@ -850,7 +850,8 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 			a.iv.cid = pick_cid(st, r, s, K_REQ);
 			a.iv.flags = chance(r, 90) ? 0 : pick_flags(r, FRACTOS_INVOKE_WAIT);
 			c.must_fail = !!(a.iv.flags & ~FRACTOS_INVOKE_WAIT);
-			c.blocking = (a.iv.flags & FRACTOS_INVOKE_WAIT) || fz_opts.loopback;
+			c.blocking = (a.iv.flags & FRACTOS_INVOKE_WAIT) ||
+				     fz_opts.loopback || fz_opts.peer;
 		} else {
 			a.rc.flags = pick_flags(r, 0);
 			c.must_fail = !!a.rc.flags;
@@ -912,10 +913,13 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 			a.nm.flags = pick_flags(r, FRACTOS_NAME_WORLD);
 			c.must_fail = !!(a.nm.flags & ~FRACTOS_NAME_WORLD);
 		} else if (op == OP_NAME_LOOKUP) {
-			a.nm.flags = pick_flags(r, fz_opts.loopback ? FRACTOS_NAME_NODE : 0);
+			a.nm.flags = pick_flags(r, fz_opts.loopback || fz_opts.peer ?
+						 FRACTOS_NAME_NODE : 0);
 			c.must_fail = !!(a.nm.flags & ~FRACTOS_NAME_NODE);
 			if (a.nm.flags & FRACTOS_NAME_NODE) {
-				a.nm.node = chance(r, 80) ? fz_opts.node : (uint32_t)rn(r);
+				a.nm.node = chance(r, 80) ?
+					    (fz_opts.peer ? fz_opts.peer : fz_opts.node) :
+					    (uint32_t)rn(r);
 				eset_add(&allowed, E_REMOTE);
 				eset_add(&allowed, E_LOOKUP_NODE);
 				c.blocking = 1;

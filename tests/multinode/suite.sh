@@ -5,7 +5,7 @@
 #
 #   tests/multinode/suite.sh [6.1|6.12]
 #
-# Two guests run connect, refuse, link, loss, restart and kill (in that
+# Two guests run connect, refuse, link, loss, restart, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
 # 3-stage chain of chain_node.c).  Every node prints
@@ -55,7 +55,7 @@ run_script() {
 	run "$1" "$2" ${prog:+"$prog"}
 }
 
-run 2 2 ${MULTINODE_2:-connect refuse link loss restart kill}
+run 2 2 ${MULTINODE_2:-connect refuse link loss restart fuzz kill}
 # one vCPU each: three guests on a small host
 run 3 1 ${MULTINODE_3:-mesh}
 # remote invocation, delegation, forwarding and node death on three nodes
@@ -63,6 +63,8 @@ if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh
 	# a 3-stage chain over the nodes: loss, a lease, a node killed mid-chain
 	run_script 3 1 tests/multinode/remote_2node.sh chain_node
+	# kill-anywhere: the chain's processes SIGKILLed at random points
+	run_script 3 1 tests/multinode/remote_2node.sh killchain
 fi
 echo "# fractos: $pass passed, $fail failed"
 exit $rc
