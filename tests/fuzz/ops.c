@@ -32,29 +32,7 @@
 #include <unistd.h>
 #include <linux/fractos.h>
 #include "fuzz.h"
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rn(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t below(struct rng *r, uint64_t n)
-{
-	return n ? rn(r) % n : 0;
-}
-
-static int chance(struct rng *r, unsigned int pct)
-{
-	return below(r, 100) < pct;
-}
+#include "fz_int.h"
 
 /* ---- errno sets ---------------------------------------------------- */
 
@@ -83,16 +61,6 @@ static const int *const E_CID = E(EBADF, EKEYREVOKED, EOPNOTSUPP);
 static const int *const E_REMOTE = E(EHOSTUNREACH, EINTR, ETIMEDOUT, ENOMEM,
 				     EKEYREVOKED, EPROTO);
 
-enum {
-	OP_SPACE_INFO, OP_MEM_CREATE, OP_DIMINISH, OP_COPY, OP_REVOKE,
-	OP_REVTREE, OP_CLOSE, OP_DUP, OP_INFO, OP_EXPORT, OP_IMPORT,
-	OP_REQ_CREATE, OP_INVOKE, OP_RECEIVE, OP_MON_RECV, OP_MON_DELEG,
-	OP_NAME_PUB, OP_NAME_LOOKUP, OP_NAME_UNPUB,
-	OP_NR_IOCTL,
-	OP_RAW = OP_NR_IOCTL, OP_SPACE_OPEN, OP_SPACE_CLOSE, OP_SPACE_DUP,
-	OP_CAPFD_CLOSE, OP_SEND, OP_FORK, OP_KILL, OP_REMAP, OP_POLL,
-	OP_NR
-};
 
 struct fz_op {
 	const char *name;
@@ -215,7 +183,8 @@ const char *fz_op_name(uint64_t seed)
 
 /* ---- per-process buffers ------------------------------------------- */
 
-static unsigned char *buf_rw, *buf_ro, *buf_none, *buf_big;
+unsigned char *fz_buf_rw;
+static unsigned char *buf_ro, *buf_none, *buf_big;
 static unsigned char imm_buf[FRACTOS_REQ_MAX_IMM + 64];
 static uint32_t cap_buf[FRACTOS_REQ_MAX_CAPS + 8];
 static int devnull = -1;
@@ -235,10 +204,10 @@ static void *xmap(size_t len, int prot)
 
 static void buffers_init(void)
 {
-	if (buf_rw)
+	if (fz_buf_rw)
 		return;
-	buf_rw = xmap(FZ_BUF, PROT_READ | PROT_WRITE);
-	memset(buf_rw, 0x5a, FZ_BUF);
+	fz_buf_rw = xmap(FZ_BUF, PROT_READ | PROT_WRITE);
+	memset(fz_buf_rw, 0x5a, FZ_BUF);
 	buf_ro = xmap(16384, PROT_READ | PROT_WRITE);
 	memset(buf_ro, 0xa5, 16384);
 	mprotect(buf_ro, 16384, PROT_READ);
@@ -249,7 +218,7 @@ static void buffers_init(void)
 
 /* ---- the state ------------------------------------------------------ */
 
-static void cids_add(struct fz_cids *c, uint32_t cid)
+void fz_cids_add(struct fz_cids *c, uint32_t cid)
 {
 	c->v[c->next] = cid;
 	c->next = (c->next + 1) % FZ_NCID;
@@ -262,7 +231,7 @@ static void cids_clear(struct fz_cids *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void sp_reset(struct fz_state *st, int i)
+void fz_sp_reset(struct fz_state *st, int i)
 {
 	cids_clear(&st->any[i]);
 	cids_clear(&st->mem[i]);
@@ -309,7 +278,7 @@ void fz_state_populate(struct fz_state *st)
 
 	for (i = 0; i < FZ_NSP; i++) {
 		struct fractos_memory_create mc = {
-			.addr = (uintptr_t)buf_rw + i * 8192, .len = 8192,
+			.addr = (uintptr_t)fz_buf_rw + i * 8192, .len = 8192,
 			.perms = FRACTOS_PERM_ALL,
 		};
 		struct fractos_memory_diminish md = {
@@ -324,17 +293,17 @@ void fz_state_populate(struct fz_state *st)
 		rq[i] = FRACTOS_CID_INVALID;
 		if (ioctl(st->sp[i], FRACTOS_IOC_MEMORY_CREATE, &mc))
 			continue;
-		cids_add(&st->any[i], mc.cid);
-		cids_add(&st->mem[i], mc.cid);
+		fz_cids_add(&st->any[i], mc.cid);
+		fz_cids_add(&st->mem[i], mc.cid);
 		md.cid = mc.cid;
 		if (ioctl(st->sp[i], FRACTOS_IOC_MEMORY_DIMINISH, &md))
 			continue;
-		cids_add(&st->any[i], md.new_cid);
-		cids_add(&st->mem[i], md.new_cid);
+		fz_cids_add(&st->any[i], md.new_cid);
+		fz_cids_add(&st->mem[i], md.new_cid);
 		if (ioctl(st->sp[i], FRACTOS_IOC_REQUEST_CREATE, &rc))
 			continue;
-		cids_add(&st->any[i], rc.cid);
-		cids_add(&st->req[i], rc.cid);
+		fz_cids_add(&st->any[i], rc.cid);
+		fz_cids_add(&st->req[i], rc.cid);
 		rq[i] = rc.cid;
 	}
 	for (i = 0; i < FZ_NSP; i++) {
@@ -347,8 +316,8 @@ void fz_state_populate(struct fz_state *st)
 			continue;
 		im.fd = ex.fd;
 		if (!ioctl(st->sp[i], FRACTOS_IOC_CAP_IMPORT, &im)) {
-			cids_add(&st->any[i], im.cid);
-			cids_add(&st->req[i], im.cid);
+			fz_cids_add(&st->any[i], im.cid);
+			fz_cids_add(&st->req[i], im.cid);
 		}
 		close(ex.fd);
 	}
@@ -356,15 +325,15 @@ void fz_state_populate(struct fz_state *st)
 
 /* ---- violations ----------------------------------------------------- */
 
-static struct fz_state *cur_st;
-static char cur_desc[512];
+struct fz_state *fz_cur_st;
+char fz_cur_desc[512];
 
-static void violation(const char *fmt, ...)
+void fz_violation(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "fosfuzz: VIOLATION [%s %d] %s: ", cur_st ? cur_st->who : "?",
-		getpid(), cur_desc);
+	fprintf(stderr, "fosfuzz: VIOLATION [%s %d] %s: ", fz_cur_st ? fz_cur_st->who : "?",
+		getpid(), fz_cur_desc);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -458,7 +427,7 @@ static uint64_t pick_addr(struct rng *r, uint64_t *room)
 		uint64_t off = below(r, 2) ? below(r, FZ_BUF) : below(r, 16) * 4096;
 
 		*room = FZ_BUF - off;
-		return (uintptr_t)buf_rw + off;
+		return (uintptr_t)fz_buf_rw + off;
 	}
 	}
 }
@@ -561,7 +530,7 @@ static int uring_call(struct fz_state *st, unsigned long cmd, int fd,
 			if (ret == -EINTR)
 				continue;
 			if (ret)
-				violation("io_uring command not completed 30 s after its cancel (%d)",
+				fz_violation("io_uring command not completed 30 s after its cancel (%d)",
 					  ret);
 			if (cqe->user_data == 1) {
 				res = cqe->res;
@@ -578,7 +547,7 @@ static int uring_call(struct fz_state *st, unsigned long cmd, int fd,
 		return res;
 	}
 	if (ret)
-		violation("io_uring wait failed (%d)", ret);
+		fz_violation("io_uring wait failed (%d)", ret);
 	res = cqe->res;
 	io_uring_cqe_seen(&st->ring, cqe);
 	return res;
@@ -625,7 +594,7 @@ static int do_call(struct fz_state *st, struct rng *r, struct call *c,
 	if (csz != sz)
 		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), csz);
 
-	snprintf(cur_desc + strlen(cur_desc), sizeof(cur_desc) - strlen(cur_desc),
+	snprintf(fz_cur_desc + strlen(fz_cur_desc), sizeof(fz_cur_desc) - strlen(fz_cur_desc),
 		 " via %s, size %zu/%zu, mangle %d", use_uring ? "io_uring" : "ioctl",
 		 csz, sz, c->mangle);
 	/* io_uring waits itself (uring_call cancels what takes too long). */
@@ -646,7 +615,7 @@ static int do_call(struct fz_state *st, struct rng *r, struct call *c,
 		if (c->mangle == M_SHORT || c->mangle == M_LONGX ||
 		    c->mangle == M_DIR || c->mangle == M_BADPTR ||
 		    c->mangle == M_RESERVED || c->must_fail)
-			violation("succeeded, must fail");
+			fz_violation("succeeded, must fail");
 		memcpy(c->arg, scratch, sz);
 		return 0;
 	}
@@ -667,7 +636,7 @@ static int do_call(struct fz_state *st, struct rng *r, struct call *c,
 		if (eset_has(&us, e))
 			return -e;
 	}
-	violation("errno %d (%s) is not documented for this op", e, strerror(e));
+	fz_violation("errno %d (%s) is not documented for this op", e, strerror(e));
 	return -e;
 }
 
@@ -684,10 +653,10 @@ static int pick_mangle(struct rng *r)
 static void note(const char *fmt, ...)
 {
 	va_list ap;
-	size_t l = strlen(cur_desc);
+	size_t l = strlen(fz_cur_desc);
 
 	va_start(ap, fmt);
-	vsnprintf(cur_desc + l, sizeof(cur_desc) - l, fmt, ap);
+	vsnprintf(fz_cur_desc + l, sizeof(fz_cur_desc) - l, fmt, ap);
 	va_end(ap);
 }
 
@@ -705,7 +674,7 @@ static int pick_fd(struct fz_state *st, struct rng *r, int s, int *is_sp)
 	}
 }
 
-static void capfd_keep(struct fz_state *st, struct rng *r, int fd)
+void fz_capfd_keep(struct fz_state *st, struct rng *r, int fd)
 {
 	int i = below(r, FZ_NCAPFD);
 
@@ -940,40 +909,40 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 	/* Remember what the call returned. */
 	switch (op) {
 	case OP_MEM_CREATE:
-		cids_add(&st->any[s], a.mc.cid);
-		cids_add(&st->mem[s], a.mc.cid);
+		fz_cids_add(&st->any[s], a.mc.cid);
+		fz_cids_add(&st->mem[s], a.mc.cid);
 		break;
 	case OP_DIMINISH:
-		cids_add(&st->any[s], a.md.new_cid);
-		cids_add(&st->mem[s], a.md.new_cid);
+		fz_cids_add(&st->any[s], a.md.new_cid);
+		fz_cids_add(&st->mem[s], a.md.new_cid);
 		break;
 	case OP_REVTREE:
 	case OP_DUP:
-		cids_add(&st->any[s], a.ca.new_cid);
+		fz_cids_add(&st->any[s], a.ca.new_cid);
 		break;
 	case OP_EXPORT:
-		capfd_keep(st, r, a.ex.fd);
+		fz_capfd_keep(st, r, a.ex.fd);
 		break;
 	case OP_IMPORT:
-		cids_add(&st->any[s], a.im.cid);
+		fz_cids_add(&st->any[s], a.im.cid);
 		break;
 	case OP_REQ_CREATE:
-		cids_add(&st->any[s], a.rc.cid);
-		cids_add(&st->req[s], a.rc.cid);
+		fz_cids_add(&st->any[s], a.rc.cid);
+		fz_cids_add(&st->req[s], a.rc.cid);
 		break;
 	case OP_RECEIVE:
 		for (i = 0; i < (int)a.rv.ncaps && i < FRACTOS_REQ_MAX_CAPS; i++)
-			cids_add(&st->any[s], cap_buf[i]);
+			fz_cids_add(&st->any[s], cap_buf[i]);
 		break;
 	case OP_NAME_LOOKUP:
-		cids_add(&st->any[s], a.nm.cid);
+		fz_cids_add(&st->any[s], a.nm.cid);
 		break;
 	}
 	return 0;
 }
 
 /* A random ioctl number of the fractos magic: size, direction, nr. */
-static int raw_op(struct fz_state *st, struct rng *r, int s)
+int fz_raw_op(struct fz_state *st, struct rng *r, int s)
 {
 	unsigned int nr = below(r, 0x20);
 	size_t size = 8 * below(r, 16);
@@ -1004,262 +973,6 @@ static int raw_op(struct fz_state *st, struct rng *r, int s)
 	return do_call(st, r, &c, &allowed);
 }
 
-static void send_fd(struct fz_state *st, int fd, uint64_t seed)
-{
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &seed, .iov_len = sizeof(seed) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-	struct cmsghdr *cm;
-
-	memset(ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	if (fd < 0) {
-		mh.msg_control = NULL;
-		mh.msg_controllen = 0;
-	}
-	sendmsg(st->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
-/*
- * The peer: receives fds over SCM_RIGHTS with a seed, imports capability
- * fds into its own space (or adopts a space fd) and runs a few ops on
- * them.  Exits when the socket closes.
- */
-static void peer_main(struct fz_state *st, int sock)
-{
-	for (;;) {
-		char ctl[CMSG_SPACE(sizeof(int))];
-		uint64_t seed;
-		struct iovec iov = { .iov_base = &seed, .iov_len = sizeof(seed) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-		struct cmsghdr *cm;
-		struct fractos_space_info si = { 0 };
-		struct fractos_cap_import im = { 0 };
-		struct rng r;
-		int fd = -1, k, n;
-
-		if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) <= 0)
-			_exit(0);
-		cm = CMSG_FIRSTHDR(&mh);
-		if (cm && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-		r.s = seed;
-		if (fd >= 0 && !ioctl(fd, FRACTOS_IOC_SPACE_INFO, &si)) {
-			k = below(&r, FZ_NSP);
-			if (st->sp[k] >= 0)
-				close(st->sp[k]);
-			st->sp[k] = fd;
-			sp_reset(st, k);
-		} else if (fd >= 0) {
-			im.fd = fd;
-			if (st->sp[0] >= 0 && !ioctl(st->sp[0], FRACTOS_IOC_CAP_IMPORT, &im))
-				cids_add(&st->any[0], im.cid);
-			if (chance(&r, 50))
-				close(fd);
-			else
-				capfd_keep(st, &r, fd);
-		}
-		n = 1 + below(&r, 8);
-		for (k = 0; k < n; k++)
-			fz_run_op(st, rn(&r));
-	}
-}
-
-static void spawn_peer(struct fz_state *st)
-{
-	int sv[2];
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return;
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return;
-	}
-	if (!pid) {
-		close(sv[0]);
-		if (st->ring_ok)
-			io_uring_queue_exit(&st->ring);
-		st->ring_ok = 0;
-		st->is_child = 1;
-		st->who = "peer";
-		st->sock = -1;
-		st->peer = 0;
-		memset(st->kids, 0, sizeof(st->kids));
-		peer_main(st, sv[1]);
-		_exit(0);
-	}
-	close(sv[1]);
-	st->sock = sv[0];
-	st->peer = pid;
-}
-
-static void kid_reap(struct fz_state *st, int i, int block)
-{
-	int status;
-
-	if (st->kids[i] <= 0)
-		return;
-	if (waitpid(st->kids[i], &status, block ? 0 : WNOHANG) == st->kids[i]) {
-		st->kids[i] = 0;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == FZ_EXIT_VIOLATION)
-			violation("a child saw a violation (above)");
-	}
-}
-
-static int meta_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
-{
-	int i, j, fd;
-
-	switch (op) {
-	case OP_RAW:
-		return raw_op(st, r, s);
-	case OP_SPACE_OPEN:
-		for (i = 0; i < FZ_NSP; i++)
-			if (st->sp[i] < 0) {
-				st->sp[i] = open(FRACTOS_DEVICE, O_RDWR | O_CLOEXEC);
-				sp_reset(st, i);
-				break;
-			}
-		break;
-	case OP_SPACE_CLOSE:
-		i = below(r, FZ_NSP);
-		if (st->sp[i] >= 0) {
-			close(st->sp[i]);
-			st->sp[i] = -1;
-			sp_reset(st, i);
-		}
-		break;
-	case OP_SPACE_DUP:
-		i = below(r, FZ_NSP);
-		j = below(r, FZ_NSP);
-		if (i != j && st->sp[i] >= 0) {
-			fd = dup(st->sp[i]);
-			if (fd < 0)
-				break;
-			if (st->sp[j] >= 0)
-				close(st->sp[j]);
-			st->sp[j] = fd;
-			st->any[j] = st->any[i];
-			st->mem[j] = st->mem[i];
-			st->req[j] = st->req[i];
-		}
-		break;
-	case OP_CAPFD_CLOSE:
-		i = below(r, FZ_NCAPFD);
-		if (st->capfd[i] >= 0) {
-			close(st->capfd[i]);
-			st->capfd[i] = -1;
-		}
-		break;
-	case OP_SEND:
-		if (st->is_child)
-			break;
-		if (st->sock < 0 && !st->peer)
-			spawn_peer(st);
-		if (st->sock < 0)
-			break;
-		fd = below(r, 4) ? st->capfd[below(r, FZ_NCAPFD)] : st->sp[s];
-		send_fd(st, fd, rn(r));
-		FZ_COUNT(sends);
-		break;
-	case OP_FORK: {
-		pid_t pid;
-		int n = 1 + below(r, 24);
-		uint64_t cseed = rn(r);
-
-		if (st->is_child)
-			break;
-		for (i = 0; i < FZ_NKIDS; i++)
-			kid_reap(st, i, 0);
-		for (i = 0; i < FZ_NKIDS && st->kids[i] > 0; i++)
-			;
-		if (i == FZ_NKIDS)
-			break;
-		fflush(NULL);
-		pid = fork();
-		if (pid < 0)
-			break;
-		if (!pid) {
-			struct rng cr = { cseed };
-
-			if (st->ring_ok)
-				io_uring_queue_exit(&st->ring);
-			st->ring_ok = 0;
-			st->is_child = 1;
-			st->who = "child";
-			if (st->sock >= 0)
-				close(st->sock);
-			st->sock = -1;
-			st->peer = 0;
-			memset(st->kids, 0, sizeof(st->kids));
-			for (j = 0; j < n; j++)
-				fz_run_op(st, rn(&cr));
-			_exit(0);
-		}
-		st->kids[i] = pid;
-		FZ_COUNT(forks);
-		/* Kill it at a random point, or let it run on. */
-		if (chance(r, 50)) {
-			usleep(below(r, 3000));
-			kill(pid, SIGKILL);
-			FZ_COUNT(kills);
-		}
-		break;
-	}
-	case OP_KILL:
-		if (st->is_child)
-			break;
-		if (chance(r, 30) && st->peer > 0) {
-			kill(st->peer, SIGKILL);
-			FZ_COUNT(kills);
-			waitpid(st->peer, NULL, 0);
-			st->peer = 0;
-			close(st->sock);
-			st->sock = -1;
-			break;
-		}
-		i = below(r, FZ_NKIDS);
-		if (st->kids[i] > 0) {
-			kill(st->kids[i], SIGKILL);
-			FZ_COUNT(kills);
-			kid_reap(st, i, 1);
-		}
-		break;
-	case OP_REMAP: {
-		/* Unmap part of the buffer under live Memories and map anew. */
-		size_t off = below(r, FZ_BUF / 4096) * 4096;
-		size_t len = (1 + below(r, 4)) * 4096;
-		void *p;
-
-		if (off + len > FZ_BUF)
-			len = FZ_BUF - off;
-		munmap(buf_rw + off, len);
-		p = mmap(buf_rw + off, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (p == MAP_FAILED)
-			violation("remap failed");
-		memset(p, (int)below(r, 256), len);
-		break;
-	}
-	case OP_POLL: {
-		struct pollfd pfd = { .fd = st->sp[s], .events = POLLIN };
-
-		poll(&pfd, 1, 0);
-		break;
-	}
-	}
-	return 0;
-}
-
 int fz_run_op(struct fz_state *st, uint64_t seed)
 {
 	struct rng r = { seed };
@@ -1267,9 +980,9 @@ int fz_run_op(struct fz_state *st, uint64_t seed)
 	int s, ret;
 
 	rn(&r);		/* the draw pick_op used */
-	cur_st = st;
+	fz_cur_st = st;
 	s = pick_sp_idx(st, &r);
-	snprintf(cur_desc, sizeof(cur_desc), "op %s (seed %#llx) space %d",
+	snprintf(fz_cur_desc, sizeof(fz_cur_desc), "op %s (seed %#llx) space %d",
 		 ops[op].name, (unsigned long long)seed, s);
 	if (s < 0) {
 		/* Every space closed: reopen one. */
@@ -1279,9 +992,9 @@ int fz_run_op(struct fz_state *st, uint64_t seed)
 	if (op < OP_NR_IOCTL)
 		ret = ioctl_op(st, &r, op, s);
 	else
-		ret = meta_op(st, &r, op, s);
+		ret = fz_meta_op(st, &r, op, s);
 	if (fz_opts.verbose)
-		fprintf(stderr, "%s %d: %s -> %d\n", st->who, getpid(), cur_desc, ret);
+		fprintf(stderr, "%s %d: %s -> %d\n", st->who, getpid(), fz_cur_desc, ret);
 	if (fz_stats) {
 		__atomic_add_fetch(&fz_stats->op_calls[op], 1, __ATOMIC_RELAXED);
 		if (!ret)
@@ -1292,22 +1005,11 @@ int fz_run_op(struct fz_state *st, uint64_t seed)
 
 void fz_state_fini(struct fz_state *st)
 {
-	int i, status;
+	int i;
 
-	cur_st = st;
-	snprintf(cur_desc, sizeof(cur_desc), "end of program");
-	if (st->sock >= 0)
-		close(st->sock);	/* the peer exits on EOF */
-	if (st->peer > 0) {
-		if (waitpid(st->peer, &status, 0) == st->peer &&
-		    WIFEXITED(status) && WEXITSTATUS(status) == FZ_EXIT_VIOLATION)
-			violation("the peer saw a violation (above)");
-	}
-	for (i = 0; i < FZ_NKIDS; i++) {
-		if (st->kids[i] > 0 && i % 2)
-			kill(st->kids[i], SIGKILL);
-		kid_reap(st, i, 1);
-	}
+	fz_cur_st = st;
+	snprintf(fz_cur_desc, sizeof(fz_cur_desc), "end of program");
+	fz_procs_fini(st);
 	for (i = 0; i < FZ_NCAPFD; i++)
 		if (st->capfd[i] >= 0)
 			close(st->capfd[i]);
