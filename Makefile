@@ -121,9 +121,10 @@ check-debug: deps userspace debug-kernel
 # CI's debug stage (.ci/run): every selftest on the debug kernel, the ones
 # whose size is a parameter scaled down to fit CI's time (the debug kernel
 # runs them 5 to 10 times slower): 128 Ki caps instead of the million,
-# exitrace with 5000 objects and 40 provider deaths, killany 100 times;
+# exitrace with 5000 objects and 20 provider deaths of 200 objects each,
+# killany 100 times;
 # no multi-node suite (make check-debug runs everything at full size).
-DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 40' \
+DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200' \
 	FOS_TEST_ARGS_killany='-i 100' FUZZ_DURATION=120 FUZZ_LOOPBACK_DURATION=60
 check-debug-ci: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's subset) ==="

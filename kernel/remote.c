@@ -2185,7 +2185,7 @@ struct fos_copy_work {
 			struct fos_wire_lookup lookup;
 			char name[FOS_WIRE_NAME_MAX];
 		};
-	};
+	} msg;
 };
 
 static void fos_copy_reply(struct fos_peer *peer, u8 type, u64 cookie,
@@ -2219,13 +2219,13 @@ static void fos_copy_work_fn(struct work_struct *work)
 	int ret;
 
 	if (cw->type == FOS_WIRE_LOOKUP) {
-		fos_lookup_serve(cw->peer, cw->cookie, &cw->lookup);
+		fos_lookup_serve(cw->peer, cw->cookie, &cw->msg.lookup);
 		goto out;
 	}
 	if (cw->type == FOS_WIRE_COPY)
-		ret = fos_copy_serve(cw->peer, &cw->copy);
+		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
 	else
-		ret = fos_grant_serve(cw->peer, &cw->grant, &r);
+		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:
@@ -2251,7 +2251,18 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 	}
 	cw->type = hdr->type;
 	cw->cookie = cookie;
-	memcpy(&cw->copy, payload, len);	/* validated: len fits */
+	/*
+	 * Into the union, not one of its members: a LOOKUP's name runs past
+	 * struct fos_wire_copy (FORTIFY_SOURCE warns of a field-spanning
+	 * write; found by two fuzzers looking names up on each other).
+	 */
+	if (WARN_ON_ONCE(len > sizeof(cw->msg))) {
+		fos_peer_put(cw->peer);
+		kfree(cw);
+		fos_copy_reply(peer, hdr->type, cookie, -EPROTO, &r);
+		return;
+	}
+	memcpy(&cw->msg, payload, len);	/* validated by the receive path */
 	INIT_WORK(&cw->work, fos_copy_work_fn);
 	queue_work(fos_copy_wq, &cw->work);
 }

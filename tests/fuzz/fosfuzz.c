@@ -611,6 +611,24 @@ static void kcov_setup(void)
 		return;
 	}
 	fclose(f);
+	/*
+	 * KCOV records PCs less the KASLR offset (canonicalize_ip()): the
+	 * offset is where _text is, less where x86-64 links it.
+	 */
+	f = fopen("/proc/kallsyms", "r");
+	while (f) {
+		char sym[128], type;
+		unsigned long long a;
+
+		if (fscanf(f, "%llx %c %127s%*[^\n]", &a, &type, sym) != 3)
+			break;
+		if (!strcmp(sym, "_text")) {
+			start -= a - 0xffffffff81000000ULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
 	fz_kcov_setup_shared(start, size);
 	fz_opts.kcov = 1;
 }

@@ -13,8 +13,10 @@
  * that goes away also takes the registrations it made on the objects of
  * others with it.
  *
- * Usage: exitrace [-n OBJECTS] [-i ITERATIONS] [-s SEED] [-t many|self|death]
- * (-t runs one part only; the default runs all three).
+ * Usage: exitrace [-n OBJECTS] [-i ITERATIONS] [-p PROVIDER_OBJECTS] [-s SEED]
+ *                 [-t many|self|death]
+ * (-t runs one part only; the default runs all three).  A SIGTERM (run_all's
+ * timeout) restores the max_queue parameter the death loop lowers.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -287,7 +289,8 @@ static void cancel_on_close(void)
  * spans a few scheduler ticks (~4 us each under TCG), and at nice 19 the
  * provider is due for preemption at each of them.
  */
-#define NOWN	2000
+/* Self-monitored objects of each provider of the death loop (-p). */
+static unsigned int nown = 2000;
 
 /* The provider: its Request goes to the parent; then it waits to die. */
 static void provider(int sock)
@@ -301,7 +304,7 @@ static void provider(int sock)
 	    monitor(s, MR, cid, 1))
 		_exit(2);
 	/* More objects to revoke, each firing into the dying queue. */
-	for (i = 0; i < NOWN; i++)
+	for (i = 0; i < nown; i++)
 		if (req_new(s, NONE, 4, NULL, 0, NULL, 0, &x) ||
 		    monitor(s, MR, x, 2) || (i % 4 == 0 && monitor(s, MD, x, 3)))
 			_exit(3);
@@ -341,6 +344,27 @@ static unsigned int rnd(void)
 	return seed;
 }
 
+/* max_queue before the death loop lowered it, for the SIGTERM handler. */
+static long saved_maxq = -1;
+
+static void on_term(int sig)
+{
+	char v[24];
+	int fd, n;
+
+	if (saved_maxq >= 0) {
+		n = snprintf(v, sizeof(v), "%ld\n", saved_maxq);
+		fd = open(PARAM_DIR "max_queue", O_WRONLY);
+		if (fd >= 0) {
+			if (write(fd, v, n) != n)
+				n = 0;
+			close(fd);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void provider_death_loop(int fd)
 {
 	long oldq = param_get("max_queue");
@@ -353,6 +377,7 @@ static void provider_death_loop(int fd)
 	struct snap s0;
 
 	snap_take(&s0);
+	saved_maxq = oldq;
 	param_set("max_queue", 3);
 	hogs_start(&h);
 	for (it = 0; it < iters; it++) {
@@ -442,6 +467,7 @@ static void provider_death_loop(int fd)
 	}
 	hogs_stop(&h);
 	param_set("max_queue", oldq);
+	saved_maxq = -1;
 	tap_eq(fail_setup, 0, "death loop: %u providers set up", iters);
 	tap_eq(fail_waiter, 0, "death loop: the waiting invoker fails "
 	       "EKEYREVOKED and the queue was full, every time");
@@ -497,13 +523,18 @@ int main(int argc, char **argv)
 	int opt, fd;
 
 	seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
-	while ((opt = getopt(argc, argv, "n:i:s:t:")) != -1) {
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	while ((opt = getopt(argc, argv, "n:i:p:s:t:")) != -1) {
 		switch (opt) {
 		case 'n':
 			nobjs = strtoul(optarg, NULL, 0);
 			break;
 		case 'i':
 			iters = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			nown = strtoul(optarg, NULL, 0);
 			break;
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
@@ -513,7 +544,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [-n OBJECTS] [-i ITERATIONS]"
-				" [-s SEED] [-t many|self|death]\n", argv[0]);
+				" [-p PROVIDER_OBJECTS] [-s SEED] [-t many|self|death]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -521,7 +553,8 @@ int main(int argc, char **argv)
 		seed = 1;
 	need_module();
 	tap_start();
-	tap_diag("objects %u, iterations %u, seed %u", nobjs, iters, seed);
+	tap_diag("objects %u, iterations %u, provider objects %u, seed %u",
+		 nobjs, iters, nown, seed);
 
 	if (!only || !strcmp(only, "many")) {
 		many_monitors(0, 0);
