@@ -2168,10 +2168,8 @@ out_obj:
  * @peer: the sender (a reference)
  * @type: FOS_WIRE_COPY, FOS_WIRE_GRANT or FOS_WIRE_LOOKUP
  * @cookie: the sender's cookie
- * @copy: COPY: the payload
- * @grant: GRANT: the payload
- * @lookup: LOOKUP: the payload
- * @name: LOOKUP: room for the name that follows @lookup
+ * @msg: the payload, copied whole: @msg.copy (COPY), @msg.grant (GRANT), or
+ *	@msg.lookup (LOOKUP) and @msg.name, room for the name that follows it
  */
 struct fos_copy_work {
 	struct work_struct work;
