@@ -134,13 +134,15 @@ check-debug-ci: deps userspace debug-kernel
 
 # The README's robustness figures: on the debug kernel, DURATION seconds
 # of KCOV-guided fuzzing (then 120 s with fabric_loopback), failnth,
-# killany and exitrace at full size; the summary lines at the end.
+# killany 200 times, exitrace (scaled as in CI) and remote (the copies
+# through rxe); the summary lines at the end.
 robustness: deps userspace debug-kernel
 	@{ vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $$(( $(DURATION) + 3600 )) \
 		--log build/vm-robustness.log --save build/fuzz -- \
 		env FUZZ_DURATION=$(DURATION) FUZZ_LOOPBACK_DURATION=120 \
 		TEST_TIMEOUT=$$(( $(DURATION) + 1800 )) \
-		tests/selftests/run_all.sh test_fuzz.sh failnth killany exitrace; \
+		FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200' \
+		tests/selftests/run_all.sh test_fuzz.sh failnth killany exitrace remote; \
 		echo $$? > build/robustness.rc; } 2>&1 | tee build/robustness.out; \
 	echo "=== figures"; \
 	grep -E '^# (fosfuzz: seed .*programs|failnth:|killany:|death loop|fractos:)' build/robustness.out; \
