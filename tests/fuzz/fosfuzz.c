@@ -311,31 +311,18 @@ static void dump_group(pid_t pgid)
 		char path[300], buf[4096];
 		int pid, pg;
 		char st;
-		size_t n;
-		FILE *f;
 
 		pid = atoi(e->d_name);
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		if (!strrchr(buf, ')') ||
+		if (fos_read_text(path, buf, sizeof(buf)) < 0 || !strrchr(buf, ')') ||
 		    sscanf(strrchr(buf, ')') + 2, "%c %*d %d", &st, &pg) != 2 || pg != pgid)
 			continue;
-		fprintf(stderr, "  pid %d state %c, kernel stack:\n", pid, st);
 		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		fprintf(stderr, "%s", buf);
+		if (fos_read_text(path, buf, sizeof(buf)) < 0)
+			buf[0] = 0;
+		fprintf(stderr, "  pid %d state %c, kernel stack:\n%s", pid, st, buf);
 	}
 	if (d)
 		closedir(d);

@@ -129,18 +129,6 @@ static void client(unsigned int i, int ready)
 	}
 }
 
-static int reap(pid_t pid, int ms)
-{
-	int status;
-
-	for (; ms > 0; ms -= 5) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(5000);
-	}
-	return -1;
-}
-
 /* Every live counter but peers and conns is zero within @ms; else names. */
 static int live_zero(int ms, char *left, size_t len)
 {
@@ -223,18 +211,13 @@ int main(void)
 			usleep(200000);
 			kill(pid, SIGKILL);
 		}
-		st = reap(pid, 5000);
+		st = fos_reap_within(pid, 5000);
 		if (st == -1) {
 			char path[64], buf[2048] = "";
-			FILE *f;
 
 			hangs++;
 			snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-			f = fopen(path, "r");
-			if (f) {
-				buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
-				fclose(f);
-			}
+			fos_read_text(path, buf, sizeof(buf));
 			tap_diag("iteration %u: pid %d still there 5 s after SIGKILL:\n%s",
 				 i, pid, buf);
 			waitpid(pid, NULL, 0);

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <linux/fractos.h>
 
 #define FOS_LIVE_DIR	"/sys/class/misc/fractos/live/"
@@ -284,6 +285,39 @@ static inline const char *fos_fdinfo(int fd, const char *key)
 	}
 	fclose(f);
 	return val;
+}
+
+/*
+ * Read the text file @path (a /proc file: a stack, a stat line) into @buf,
+ * NUL-terminated; its length, or -1.
+ */
+static inline ssize_t fos_read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f || !len) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n;
+}
+
+/* Reap child @pid within @ms; its wait status, or -1 if it is still there. */
+static inline int fos_reap_within(pid_t pid, int ms)
+{
+	int status;
+
+	for (; ms > 0; ms -= 5) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(5000);
+	}
+	return -1;
 }
 
 #endif /* FRACTOS_FOS_UTIL_H */

@@ -154,33 +154,13 @@ static void client(int sock)
 	}
 }
 
-/* Reap @pid within @ms; its wait status, or -1 if it is still there. */
-static int reap(pid_t pid, int ms)
-{
-	int status;
-
-	for (; ms > 0; ms -= 5) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(5000);
-	}
-	return -1;
-}
-
 static void dump_stack_of(pid_t pid)
 {
 	char path[64], buf[2048];
-	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	tap_diag("pid %d kernel stack:\n%s", pid, buf);
+	if (fos_read_text(path, buf, sizeof(buf)) >= 0)
+		tap_diag("pid %d kernel stack:\n%s", pid, buf);
 }
 
 int main(int argc, char **argv)
@@ -240,8 +220,8 @@ int main(int argc, char **argv)
 			kc += who == 1;
 		}
 		kb += who == 2;
-		sp = reap(p, who == 1 ? 10000 : 5000);
-		sc = reap(cl, who == 0 ? 10000 : 5000);
+		sp = fos_reap_within(p, who == 1 ? 10000 : 5000);
+		sc = fos_reap_within(cl, who == 0 ? 10000 : 5000);
 		if (sp == -1 || sc == -1) {
 			hangs++;
 			if (sp == -1)
