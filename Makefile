@@ -41,7 +41,7 @@ endif
 krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
-KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/linux/*.h)) kernel/Kbuild
+KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h)) kernel/Kbuild
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz robustness FORCE
@@ -60,8 +60,8 @@ module:
 # the sources are mirrored into build/<release>/ and built there.
 kmod:
 	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
-	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel $$d/uapi/linux; \
-	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel $$d/uapi/linux; \
+	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel/fabric $$d/uapi/linux; \
+	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel/fabric $$d/uapi/linux; \
 		echo "$(KDIR)" > $$d/.kdir; }; \
 	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules

@@ -19,6 +19,19 @@
  * restarted: everything it had exported is dead (FRACTOS_STAT_EPOCH_CHANGES,
  * and later the revocation of every capability that names the old epoch).
  *
+ * Admission (wire.h, "Admission"; secrets in fabric/auth.c): a request is
+ * refused unless it comes from the address configured for the node it
+ * claims to be and names a secret we hold (or both ends are insecure).
+ * The passive end then accepts with its MAC but keeps the connection
+ * *unadmitted*: off the peer's slots, not sending, and serving nothing but
+ * the initiator's AUTH, for at most FOS_ADMIT_TIMEOUT.  Only a verified
+ * AUTH admits it (fos_conn_admit()): then, and not before, the peer's
+ * epoch, connection and state change.  The active end admits the
+ * connection when the accept's MAC verifies, and sends AUTH before any
+ * other message.  At most FOS_ADMIT_MAX connections wait for admission.
+ * Refusals are counted per reason (FRACTOS_STAT_REFUSED_*) and failed
+ * proofs as FRACTOS_STAT_AUTH_FAILURES, all with a ratelimited log line.
+ *
  * Flow control is credit based: each connection pre-posts fabric_ring
  * receive buffers of FOS_WIRE_MSG_MAX bytes and announces them as the
  * peer's send credits.  Every message spends one; receivers re-post the
@@ -100,6 +113,7 @@
 #include "fos.h"
 #include "fabric.h"
 #include "wire.h"
+#include "fabric/auth.h"
 
 static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
 module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
@@ -146,6 +160,10 @@ MODULE_PARM_DESC(fault_read_delay_ms,
 #define FOS_SQ_STALL_MS \
 	DIV_ROUND_UP(2 * (4096ULL << FOS_ACK_TIMEOUT), NSEC_PER_MSEC)
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
+/* A passive connection gets this long to prove itself (AUTH). */
+#define FOS_ADMIT_TIMEOUT	(5 * HZ)
+/* Passive connections waiting for admission, over every peer. */
+#define FOS_ADMIT_MAX		32
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
 /* Send queue slots per connection for RDMA READs and REG_MRs. */
@@ -236,6 +254,14 @@ enum fos_conn_state {
  * @last_tx: jiffies of the last message sent
  * @born: jiffies at creation
  * @peer_epoch: the peer's epoch on this connection
+ * @auth_mode: enum fractos_auth_mode when the handshake started
+ * @auth_key: the secret of the handshake (a reference), NULL when insecure
+ * @auth_alt_id: active end: the previous secret it offers too, or 0
+ * @admitted: the peer proved itself (see "Admission"); set once, before
+ *	the connection sends or serves anything
+ * @admitting: counted in fos_admitting (passive, not admitted yet)
+ * @hello_init: the initiator's hello, as sent (the handshake's transcript)
+ * @hello_resp: the responder's hello, as sent
  * @close_work: the teardown
  */
 struct fos_conn {
@@ -269,6 +295,13 @@ struct fos_conn {
 	unsigned long last_tx;
 	unsigned long born;
 	u32 peer_epoch;
+	u8 auth_mode;
+	struct fos_auth_key *auth_key;
+	u32 auth_alt_id;
+	bool admitted;
+	bool admitting;
+	struct fos_wire_hello hello_init;
+	struct fos_wire_hello hello_resp;
 	struct work_struct close_work;
 };
 
@@ -366,6 +399,8 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 	[FOS_WIRE_DROP] = { "drop", fos_wire_check_drop, fos_drop_recv },
 	[FOS_WIRE_GRANT_END] = { "grant_end", fos_wire_check_grant_end,
 				 fos_grant_end_recv },
+	/* Consumed by fos_rx_done() before admission, refused after it. */
+	[FOS_WIRE_AUTH] = { "auth", fos_wire_check_auth, NULL },
 };
 
 static DEFINE_MUTEX(fos_fabric_mutex);
@@ -378,6 +413,8 @@ static struct workqueue_struct *fos_fabric_wq;
 static struct rdma_cm_id *fos_listener;
 static u16 fos_listen_port;
 static atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
+/* Passive connections not admitted yet (see "Admission"). */
+static atomic_t fos_admitting;
 static struct delayed_work fos_hb_dwork;
 
 static void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)
@@ -665,6 +702,11 @@ static void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn,
 	h->epoch = cpu_to_le32(fos_epoch);
 	h->dst_node_id = cpu_to_le32(dst);
 	h->msg_size = cpu_to_le32(FOS_WIRE_MSG_MAX);
+	h->key_id = cpu_to_le32(fos_auth_key_id(conn->auth_key));
+	h->alt_key_id = cpu_to_le32(conn->auth_alt_id);
+	if (conn->auth_mode == FRACTOS_AUTH_INSECURE)
+		h->flags = FOS_WIRE_HELLO_INSECURE;
+	get_random_bytes(h->nonce, sizeof(h->nonce));
 }
 
 /* Record what the peer said in its (validated) hello. */
@@ -737,7 +779,6 @@ static void fos_conn_close_work(struct work_struct *work);
 static int fos_conn_publish(struct fos_conn *conn)
 {
 	struct fos_peer *peer = conn->peer;
-	bool again = false;
 	int ret = 0;
 
 	INIT_WORK(&conn->close_work, fos_conn_close_work);
@@ -750,31 +791,19 @@ static int fos_conn_publish(struct fos_conn *conn)
 			ret = -EBUSY;
 		else
 			peer->out = conn;
-	} else {
-		/*
-		 * The old incoming connection is failed while peer->lock
-		 * still keeps it: its close work frees it once it no longer
-		 * finds it in peer->in.
-		 */
-		if (peer->in) {
-			again = READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
-			fos_conn_fail(peer->in);
-		}
-		peer->in = conn;
 	}
+	/* A passive connection takes peer->in when it is admitted. */
 	spin_unlock(&peer->lock);
 	if (!ret)
 		list_add_tail(&conn->link, &fos_conns);
 	spin_unlock(&fos_conns_lock);
-	if (again)
-		pr_info("fractos: node %u connects again; its old connection ends\n",
-			peer->node_id);
 	return ret;
 }
 
 /* Free an unpublished connection that has no cm_id of its own. */
 static void fos_conn_free_unpublished(struct fos_conn *conn)
 {
+	fos_auth_put(conn->auth_key);
 	fos_peer_put(conn->peer);
 	kfree(conn);
 	fos_live_add(FOS_LIVE_CONNS, -1);
@@ -871,7 +900,14 @@ static void fos_conn_close_work(struct work_struct *work)
 	if (dev && !--dev->nconns)
 		wake_up_all(&fos_dev_wq);
 	spin_unlock(&fos_conns_lock);
+	fos_auth_put(conn->auth_key);
 
+	/* Whoever failed to prove being @peer changes nothing about it. */
+	if (!conn->active && !conn->admitted) {
+		if (conn->admitting)
+			atomic_dec(&fos_admitting);
+		goto out;
+	}
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
 		     FRACTOS_STAT_CONNECT_ERRORS, 1);
 	if (conn->was_up && conn->primary) {
@@ -887,13 +923,22 @@ static void fos_conn_close_work(struct work_struct *work)
 			peer->state = FRACTOS_NODE_WAITING;
 	}
 	spin_unlock(&peer->lock);
-
+out:
 	fos_peer_put(peer);
 	kfree(conn);
 	fos_live_add(FOS_LIVE_CONNS, -1);
 }
 
-static void fos_conn_established(struct fos_conn *conn)
+static int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+			     const void *payload, u32 len,
+			     struct fos_fabric_done *done, bool ctrl);
+
+/*
+ * @conn is admitted and goes up.  @auth: the initiator's AUTH, which goes
+ * out before anything else can (the active end), or NULL.
+ */
+static void fos_conn_established(struct fos_conn *conn,
+				 const struct fos_wire_auth *auth)
 {
 	struct fos_peer *peer = conn->peer;
 	bool up = false;
@@ -902,10 +947,11 @@ static void fos_conn_established(struct fos_conn *conn)
 	spin_lock(&conn->lock);
 	if (!peer->deleted && conn->state == FOS_CONN_CONNECTING) {
 		conn->state = FOS_CONN_UP;
-		conn->was_up = true;
 		conn->last_rx = jiffies;
 		conn->last_tx = jiffies;
-		up = true;
+		up = !auth || !fos_conn_post_now(conn, FOS_WIRE_AUTH, 0, auth,
+						 sizeof(*auth), NULL, true);
+		conn->was_up = up;
 	}
 	spin_unlock(&conn->lock);
 	if (up && conn->primary) {
@@ -924,9 +970,10 @@ static void fos_conn_established(struct fos_conn *conn)
 	}
 	fos_stat_add(peer, FRACTOS_STAT_CONNECTS, 1);
 	if (conn->primary)
-		pr_info("fractos: node %u up (epoch %#x, qp %u, %s)\n",
+		pr_info("fractos: node %u up (epoch %#x, qp %u, %s, %s)\n",
 			peer->node_id, conn->peer_epoch, conn->id->qp->qp_num,
-			dev_name(&conn->dev->ibdev->dev));
+			dev_name(&conn->dev->ibdev->dev),
+			conn->auth_key ? "authenticated" : "INSECURE");
 	wake_up_all(&peer->wq);
 }
 
@@ -1241,6 +1288,70 @@ static void fos_proto_error(struct fos_conn *conn, const char *why)
 	fos_conn_fail(conn);
 }
 
+static void fos_auth_failed(struct fos_conn *conn, const char *why)
+{
+	fos_stat_add(NULL, FRACTOS_STAT_AUTH_FAILURES, 1);
+	pr_warn_ratelimited("fractos: connection from %pISc as node %u: authentication failed: %s\n",
+			    &conn->id->route.addr.dst_addr,
+			    conn->peer->node_id, why);
+	fos_conn_fail(conn);
+}
+
+/*
+ * The first message on a passive connection: the initiator's AUTH.  If it
+ * verifies, the connection is admitted: it takes the peer's incoming slot
+ * (ending the connection it replaces), the peer's epoch is updated, and
+ * the connection goes up.  Anything else ends it.
+ *
+ * Return: @hdr may be served (it is the AUTH that admitted @conn).
+ */
+static bool fos_conn_admit(struct fos_conn *conn,
+			   const struct fos_wire_hdr *hdr)
+{
+	const struct fos_wire_auth *auth = (const void *)(hdr + 1);
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
+	struct fos_peer *peer = conn->peer;
+	bool again = false;
+
+	if (conn->admitted) {
+		fos_proto_error(conn, "a second auth");
+		return false;
+	}
+	if (hdr->type != FOS_WIRE_AUTH) {
+		fos_auth_failed(conn, "no auth first");
+		return false;
+	}
+	if (!fos_auth_verify(conn->auth_key, FOS_AUTH_INITIATOR, &t, auth->mac)) {
+		fos_auth_failed(conn, "wrong mac");
+		return false;
+	}
+	conn->admitted = true;
+	if (conn->admitting) {
+		conn->admitting = false;
+		atomic_dec(&fos_admitting);
+	}
+
+	spin_lock(&peer->lock);
+	if (peer->in && peer->in != conn) {
+		/*
+		 * Failed while peer->lock still keeps it: its close work
+		 * frees it once it no longer finds it in peer->in.
+		 */
+		again = READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
+		fos_conn_fail(peer->in);
+	}
+	peer->in = conn;
+	spin_unlock(&peer->lock);
+	if (again)
+		pr_info("fractos: node %u connects again; its old connection ends\n",
+			peer->node_id);
+	fos_peer_set_epoch(peer, conn->peer_epoch);
+	fos_conn_established(conn, NULL);
+	return true;
+}
+
 static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
@@ -1249,7 +1360,7 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	const struct fos_msg_type *t;
 	struct fos_wire_hdr *hdr = b->data;
 	u32 credits, len, owed;
-	bool bad_credits;
+	bool bad_credits, auth;
 	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -1268,6 +1379,9 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		fos_proto_error(conn, t->name);
 		return;
 	}
+	auth = hdr->type == FOS_WIRE_AUTH;
+	if (unlikely(!conn->admitted || auth) && !fos_conn_admit(conn, hdr))
+		return;
 
 	credits = le16_to_cpu(hdr->credits);
 	spin_lock(&conn->lock);
@@ -1303,9 +1417,10 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock(&conn->lock);
 	/*
 	 * At least two: a CREDIT consumes a buffer too, and answering each
-	 * one with another would never stop.
+	 * one with another would never stop.  The AUTH's credit goes back at
+	 * once: an admitted connection starts with all its credits.
 	 */
-	if (owed >= max(conn->nbufs / 4, 2U))
+	if (owed >= max(conn->nbufs / 4, 2U) || auth)
 		fos_conn_send_ctrl(conn, FOS_WIRE_CREDIT);
 }
 
@@ -1738,19 +1853,44 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 /* ---- rdma_cm ---- */
 
 static void fos_conn_param(struct rdma_conn_param *p, struct fos_conn *conn,
-			   const struct fos_wire_hello *h)
+			   const void *priv, u8 len)
 {
 	const struct ib_device_attr *a = &conn->dev->ibdev->attrs;
 
 	memset(p, 0, sizeof(*p));
-	p->private_data = h;
-	p->private_data_len = sizeof(*h);
+	p->private_data = priv;
+	p->private_data_len = len;
 	/* Room for RDMA READs, which remote memory_copy will use. */
 	p->responder_resources = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_rd_atom);
 	p->initiator_depth = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_init_rd_atom);
 	p->retry_count = 7;
 	p->rnr_retry_count = 7;
 }
+
+/* FRACTOS_STAT_REFUSED_* by enum fos_wire_rej_reason. */
+static const u8 fos_rej_stat[FOS_WIRE_REJ_NR] = {
+	[FOS_WIRE_REJ_MALFORMED] = FRACTOS_STAT_REFUSED_MALFORMED,
+	[FOS_WIRE_REJ_VERSION] = FRACTOS_STAT_REFUSED_VERSION,
+	[FOS_WIRE_REJ_UNKNOWN_NODE] = FRACTOS_STAT_REFUSED_UNKNOWN,
+	[FOS_WIRE_REJ_WRONG_NODE] = FRACTOS_STAT_REFUSED_WRONG_NODE,
+	[FOS_WIRE_REJ_NOT_INITIATOR] = FRACTOS_STAT_REFUSED_INITIATOR,
+	[FOS_WIRE_REJ_RESOURCES] = FRACTOS_STAT_REFUSED_RESOURCES,
+	[FOS_WIRE_REJ_AUTH] = FRACTOS_STAT_REFUSED_AUTH,
+	[FOS_WIRE_REJ_ADDRESS] = FRACTOS_STAT_REFUSED_ADDRESS,
+	[FOS_WIRE_REJ_BUSY] = FRACTOS_STAT_REFUSED_BUSY,
+};
+
+static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
+	[FOS_WIRE_REJ_MALFORMED] = "malformed hello",
+	[FOS_WIRE_REJ_VERSION] = "another wire version",
+	[FOS_WIRE_REJ_UNKNOWN_NODE] = "unknown node",
+	[FOS_WIRE_REJ_WRONG_NODE] = "meant for another node",
+	[FOS_WIRE_REJ_NOT_INITIATOR] = "we connect to that node",
+	[FOS_WIRE_REJ_RESOURCES] = "no resources",
+	[FOS_WIRE_REJ_AUTH] = "no shared secret",
+	[FOS_WIRE_REJ_ADDRESS] = "not the node's address",
+	[FOS_WIRE_REJ_BUSY] = "too many admissions",
+};
 
 static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
 {
@@ -1762,21 +1902,78 @@ static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
 	};
 
 	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
-	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc (reason %d)\n",
-			    node, &id->route.addr.dst_addr, reason);
+	fos_stat_add(NULL, fos_rej_stat[reason], 1);
+	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc: %s\n",
+			    node, &id->route.addr.dst_addr,
+			    fos_rej_name[reason]);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/* @a and @b are the same host (address; ports and scopes are not compared). */
+static bool fos_addr_same_host(const struct sockaddr *a,
+			       const struct sockaddr *b)
+{
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+
+	if (a->sa_family == AF_INET6 && b->sa_family == AF_INET &&
+	    ipv6_addr_v4mapped(&a6->sin6_addr))
+		return a6->sin6_addr.s6_addr32[3] == b4->sin_addr.s_addr;
+	if (a->sa_family == AF_INET && b->sa_family == AF_INET6)
+		return fos_addr_same_host(b, a);
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+}
+
+/*
+ * Whether a request that claims to be @peer may try to prove it: the
+ * configured address, and a secret we hold (or insecure on both ends).
+ * On success @conn's handshake holds the secret.
+ *
+ * Return: 0 or a positive enum fos_wire_rej_reason.
+ */
+static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
+			       const struct fos_wire_hello *h,
+			       struct fos_conn *conn)
+{
+	bool insecure = h->flags & FOS_WIRE_HELLO_INSECURE;
+
+	if (!fos_addr_same_host((struct sockaddr *)&id->route.addr.dst_addr,
+				(struct sockaddr *)&peer->addr))
+		return FOS_WIRE_REJ_ADDRESS;
+	conn->auth_mode = fos_auth_find(le32_to_cpu(h->key_id),
+					&conn->auth_key);
+	if (conn->auth_mode == FRACTOS_AUTH_SECRET && !conn->auth_key &&
+	    h->alt_key_id)
+		conn->auth_mode = fos_auth_find(le32_to_cpu(h->alt_key_id),
+						&conn->auth_key);
+	if (conn->auth_mode == FRACTOS_AUTH_INSECURE ? !insecure :
+	    conn->auth_mode != FRACTOS_AUTH_SECRET || !conn->auth_key)
+		return FOS_WIRE_REJ_AUTH;
+	if (atomic_inc_return(&fos_admitting) > FOS_ADMIT_MAX) {
+		atomic_dec(&fos_admitting);
+		return FOS_WIRE_REJ_BUSY;
+	}
+	conn->admitting = true;
+	return 0;
 }
 
 /*
  * A peer connects.  Returning non-zero makes rdma_cm destroy @id, which we
- * do only while no fos_conn owns it.
+ * do only while no fos_conn owns it.  Nothing about the peer changes here:
+ * the connection waits for the initiator's AUTH (fos_conn_admit()).
  */
 static int fos_cm_connect_request(struct rdma_cm_id *id,
 				  struct rdma_cm_event *ev)
 {
 	const struct fos_wire_hello *h = ev->param.conn.private_data;
+	struct fos_auth_transcript t;
 	struct rdma_conn_param param;
-	struct fos_wire_hello mine;
+	struct fos_wire_accept acc;
 	struct fos_conn *conn;
 	struct fos_peer *peer;
 	u32 node = 0;
@@ -1800,29 +1997,41 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 		goto refuse;
 	}
 	conn = fos_conn_alloc(peer, false);
-	fos_peer_put(peer);
 	if (!conn) {
+		fos_peer_put(peer);
 		reason = FOS_WIRE_REJ_RESOURCES;
+		goto refuse;
+	}
+	reason = fos_admission_check(id, peer, h, conn);
+	fos_peer_put(peer);
+	if (reason) {
+		fos_conn_free_unpublished(conn);
 		goto refuse;
 	}
 	conn->id = id;
 	fos_conn_take_hello(conn, h);
+	conn->hello_init = *h;
 	if (fos_conn_publish(conn)) {
+		if (conn->admitting)
+			atomic_dec(&fos_admitting);
 		fos_conn_free_unpublished(conn);
 		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
 		goto refuse;
 	}
 	/* From here on, fos_conn_close_work() destroys @id. */
 	id->context = conn;
-	fos_peer_set_epoch(conn->peer, conn->peer_epoch);
 	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
 	    fos_conn_setup(conn, id->device)) {
 		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES);
 		fos_conn_fail(conn);
 		return 0;
 	}
-	fos_hello_fill(&mine, conn, node);
-	fos_conn_param(&param, conn, &mine);
+	fos_hello_fill(&acc.hello, conn, node);
+	conn->hello_resp = acc.hello;
+	t.init = &conn->hello_init;
+	t.resp = &conn->hello_resp;
+	fos_auth_mac(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc.mac);
+	fos_conn_param(&param, conn, &acc, sizeof(acc));
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
 	param.initiator_depth = min_t(u8, param.initiator_depth,
@@ -1839,34 +2048,76 @@ refuse:
 static void fos_cm_route_resolved(struct fos_conn *conn)
 {
 	struct rdma_conn_param param;
-	struct fos_wire_hello mine;
 
 	if (fos_conn_setup(conn, conn->id->device)) {
 		fos_conn_fail(conn);
 		return;
 	}
-	fos_hello_fill(&mine, conn, conn->peer->node_id);
-	fos_conn_param(&param, conn, &mine);
+	fos_hello_fill(&conn->hello_init, conn, conn->peer->node_id);
+	fos_conn_param(&param, conn, &conn->hello_init,
+		       sizeof(conn->hello_init));
 	if (rdma_connect_locked(conn->id, &param))
 		fos_conn_fail(conn);
 }
 
-/* The active side learns who answered from the accept's private data. */
+/*
+ * The accept proves the responder holds the secret it names in its hello,
+ * one of the two that @conn offered.  Switches @conn to that secret.
+ */
+static bool fos_accept_verify(struct fos_conn *conn,
+			      const struct fos_wire_accept *acc)
+{
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
+	u32 key_id = le32_to_cpu(acc->hello.key_id);
+
+	if (acc->hello.alt_key_id ||
+	    acc->hello.flags != conn->hello_init.flags)
+		return false;
+	if (key_id && key_id == conn->auth_alt_id &&
+	    key_id != fos_auth_key_id(conn->auth_key)) {
+		fos_auth_put(conn->auth_key);
+		fos_auth_find(key_id, &conn->auth_key);
+	}
+	return key_id == fos_auth_key_id(conn->auth_key) &&
+	       fos_auth_verify(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc->mac);
+}
+
+/*
+ * The active side learns who answered from the accept's private data and
+ * checks its proof; then it proves itself with AUTH, its first message.
+ */
 static void fos_cm_active_established(struct fos_conn *conn,
 				      struct rdma_cm_event *ev)
 {
-	const struct fos_wire_hello *h = ev->param.conn.private_data;
+	const struct fos_wire_accept *acc = ev->param.conn.private_data;
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
 	struct fos_peer *peer = conn->peer;
+	struct fos_wire_auth auth;
 
-	if (fos_wire_check_hello(h, ev->param.conn.private_data_len) ||
-	    le32_to_cpu(h->node_id) != peer->node_id ||
-	    le32_to_cpu(h->dst_node_id) != fos_node_id) {
+	if (ev->param.conn.private_data_len < sizeof(*acc) ||
+	    fos_wire_check_hello(&acc->hello, sizeof(acc->hello)) ||
+	    le32_to_cpu(acc->hello.node_id) != peer->node_id ||
+	    le32_to_cpu(acc->hello.dst_node_id) != fos_node_id) {
 		fos_proto_error(conn, "bad accept");
 		return;
 	}
-	fos_conn_take_hello(conn, h);
+	conn->hello_resp = acc->hello;
+	if (!fos_accept_verify(conn, acc)) {
+		fos_stat_add(peer, FRACTOS_STAT_AUTH_FAILURES, 1);
+		pr_warn_ratelimited("fractos: node %u at %pISpc: authentication failed: wrong mac in the accept\n",
+				    peer->node_id, &peer->addr);
+		fos_conn_fail(conn);
+		return;
+	}
+	conn->admitted = true;
+	fos_auth_mac(conn->auth_key, FOS_AUTH_INITIATOR, &t, auth.mac);
+	fos_conn_take_hello(conn, &acc->hello);
 	fos_peer_set_epoch(peer, conn->peer_epoch);
-	fos_conn_established(conn);
+	fos_conn_established(conn, &auth);
 }
 
 static int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -1888,10 +2139,9 @@ static int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		fos_cm_route_resolved(conn);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		/* A passive connection goes up when AUTH admits it. */
 		if (conn->active)
 			fos_cm_active_established(conn, ev);
-		else
-			fos_conn_established(conn);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		reason = fos_wire_check_reject(ev->param.conn.private_data,
@@ -1927,8 +2177,11 @@ static void fos_peer_connect_work(struct work_struct *work)
 {
 	struct fos_peer *peer = container_of(to_delayed_work(work),
 					     struct fos_peer, connect_work);
+	struct fos_auth_key *key;
 	struct rdma_cm_id *id;
 	struct fos_conn *conn;
+	u32 alt_id;
+	int mode;
 
 	spin_lock(&peer->lock);
 	if (peer->deleted || peer->out) {
@@ -1938,9 +2191,24 @@ static void fos_peer_connect_work(struct work_struct *work)
 	peer->state = FRACTOS_NODE_CONNECTING;
 	spin_unlock(&peer->lock);
 
+	mode = fos_auth_current(&key, &alt_id);
+	if (mode == FRACTOS_AUTH_NONE) {
+		/* Setting a secret kicks every peer (fos_fabric_kick()). */
+		pr_info_ratelimited("fractos: node %u: not connecting without a cluster secret (fractctl secret set)\n",
+				    peer->node_id);
+		spin_lock(&peer->lock);
+		peer->state = FRACTOS_NODE_DOWN;
+		spin_unlock(&peer->lock);
+		return;
+	}
 	conn = fos_conn_alloc(peer, true);
-	if (!conn)
+	if (!conn) {
+		fos_auth_put(key);
 		goto retry;
+	}
+	conn->auth_mode = mode;
+	conn->auth_key = key;
+	conn->auth_alt_id = alt_id;
 	id = rdma_create_id(&init_net, fos_cm_handler, conn, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -1974,7 +2242,10 @@ retry:
 	spin_unlock(&peer->lock);
 }
 
-/* Try every peer that is backing off now (a device appeared). */
+/*
+ * Try every peer that is backing off now (a device appeared, a secret was
+ * set).
+ */
 static void fos_fabric_kick(void)
 {
 	struct fos_peer *peer;
@@ -1991,6 +2262,12 @@ static void fos_fabric_kick(void)
 		spin_unlock(&peer->lock);
 	}
 	xa_unlock(&fos_peers);
+}
+
+/* The admission mode or the secret changed (genl.c): try every peer now. */
+void fos_fabric_auth_changed(void)
+{
+	fos_fabric_kick();
 }
 
 /* ---- heartbeat ---- */
@@ -2010,6 +2287,11 @@ static void fos_hb_work(struct work_struct *work)
 	list_for_each_entry(conn, &fos_conns, link) {
 		enum fos_conn_state state = READ_ONCE(conn->state);
 
+		if (state == FOS_CONN_CONNECTING && READ_ONCE(conn->admitting) &&
+		    time_after(now, conn->born + FOS_ADMIT_TIMEOUT)) {
+			fos_auth_failed(conn, "no auth in time");
+			continue;
+		}
 		if (state == FOS_CONN_CONNECTING &&
 		    time_after(now, conn->born + FOS_CONNECT_TIMEOUT)) {
 			fos_conn_fail(conn);
@@ -2370,4 +2652,5 @@ void fos_fabric_exit(void)
 	ib_unregister_client(&fos_ib_client);
 	destroy_workqueue(fos_fabric_wq);
 	xa_destroy(&fos_peers);
+	fos_auth_exit();
 }

@@ -107,6 +107,7 @@ void fos_remote_node_down(u32 node, u32 epoch);
 int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr);
 u16 fos_fabric_default_port(void);
 int fos_fabric_node_del(u32 node_id);
+void fos_fabric_auth_changed(void);
 
 /**
  * struct fos_node_info - a snapshot of one peer for NODE_LIST

@@ -10,6 +10,7 @@
 #include <net/genetlink.h>
 #include "fos.h"
 #include "fabric.h"
+#include "fabric/auth.h"
 
 static const struct nla_policy fos_nl_policy[FRACTOS_A_MAX + 1] = {
 	[FRACTOS_A_NODE_ID]	= { .type = NLA_U32 },
@@ -17,6 +18,11 @@ static const struct nla_policy fos_nl_policy[FRACTOS_A_MAX + 1] = {
 	[FRACTOS_A_NODE_ADDR6]	= NLA_POLICY_EXACT_LEN(sizeof(struct in6_addr)),
 	[FRACTOS_A_NODE_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
 	[FRACTOS_A_PING_COUNT]	= NLA_POLICY_RANGE(NLA_U32, 1, 10000),
+	[FRACTOS_A_AUTH_SECRET]	= NLA_POLICY_RANGE(NLA_BINARY,
+						   FRACTOS_AUTH_SECRET_MIN,
+						   FRACTOS_AUTH_SECRET_MAX),
+	[FRACTOS_A_AUTH_INSECURE] = { .type = NLA_FLAG },
+	[FRACTOS_A_AUTH_ALL]	= { .type = NLA_FLAG },
 };
 
 static struct genl_family fos_genl_family;
@@ -59,6 +65,53 @@ static int fos_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, FRACTOS_A_NODE_ID))
 		return -EINVAL;
 	return fos_fabric_node_del(nla_get_u32(info->attrs[FRACTOS_A_NODE_ID]));
+}
+
+/*
+ * AUTH_SET: a secret, or insecure mode.  The secret is copied into the
+ * HMAC transform only; the netlink buffer is the caller's and goes away
+ * with the request.
+ */
+static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	int ret;
+
+	if (!a[FRACTOS_A_AUTH_SECRET] == !a[FRACTOS_A_AUTH_INSECURE]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "exactly one of AUTH_SECRET and AUTH_INSECURE is needed");
+		return -EINVAL;
+	}
+	if (a[FRACTOS_A_AUTH_INSECURE]) {
+		fos_auth_set_insecure();
+	} else {
+		ret = fos_auth_set_secret(nla_data(a[FRACTOS_A_AUTH_SECRET]),
+					  nla_len(a[FRACTOS_A_AUTH_SECRET]));
+		if (ret)
+			return ret;
+	}
+	fos_fabric_auth_changed();
+	return 0;
+}
+
+static int fos_nl_auth_forget(struct sk_buff *skb, struct genl_info *info)
+{
+	fos_auth_forget(info->attrs[FRACTOS_A_AUTH_ALL]);
+	return 0;
+}
+
+static int fos_nl_put_auth(struct sk_buff *msg)
+{
+	u32 key_id, prev_key_id;
+	u8 mode;
+
+	mode = fos_auth_mode(&key_id, &prev_key_id);
+	if (nla_put_u8(msg, FRACTOS_A_AUTH_MODE, mode) ||
+	    nla_put_u32(msg, FRACTOS_A_AUTH_KEY_ID, key_id) ||
+	    (prev_key_id &&
+	     nla_put_u32(msg, FRACTOS_A_AUTH_PREV_KEY_ID, prev_key_id)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 static int fos_nl_put_stats(struct sk_buff *skb, int attr, const u64 *stats)
@@ -232,6 +285,7 @@ static int fos_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u16(msg, FRACTOS_A_LISTEN_PORT, fi->port) ||
 	    nla_put_u32(msg, FRACTOS_A_NODES, fi->nodes) ||
 	    nla_put_u32(msg, FRACTOS_A_LINKS, fi->links) ||
+	    fos_nl_put_auth(msg) ||
 	    fos_nl_put_stats(msg, FRACTOS_A_STATS, fi->stats)) {
 		nlmsg_free(msg);
 		ret = -EMSGSIZE;
@@ -323,6 +377,16 @@ static const struct genl_small_ops fos_nl_ops[] = {
 	{
 		.cmd	= FRACTOS_CMD_PING,
 		.doit	= fos_nl_ping,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= FRACTOS_CMD_AUTH_SET,
+		.doit	= fos_nl_auth_set,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= FRACTOS_CMD_AUTH_FORGET,
+		.doit	= fos_nl_auth_forget,
 		.flags	= GENL_ADMIN_PERM,
 	},
 };

@@ -3,15 +3,40 @@
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
  *
- * DOC: Wire format, version 5
+ * DOC: Wire format, version 6
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
  * Connection setup carries a struct fos_wire_hello in the rdma_cm private
  * data of both the connect request and the accept: who the sender is
  * (node id, epoch), whom it means to reach, how many receive buffers it has
- * posted for the connection (the peer's initial send credits) and how large
- * each one is.  A refused request carries a struct fos_wire_reject.
+ * posted for the connection (the peer's initial send credits), how large
+ * each one is, which cluster secret it uses and a fresh nonce.  A refused
+ * request carries a struct fos_wire_reject.
+ *
+ * Admission (version 6): both ends prove that they hold the cluster
+ * secret, over a transcript that binds both hellos (node ids, epochs,
+ * nonces), so that a recorded hello is worth nothing:
+ *
+ *   initiator                                  responder
+ *   REQ   hello_i (key_id, nonce_i)     ---->  key_id known, address of
+ *                                              the configured node?
+ *         verify mac_r                  <----  REP  hello_r (nonce_r),
+ *                                                   mac_r = HMAC(k, "accept"
+ *                                                   | hello_i | hello_r)
+ *   AUTH  mac_i = HMAC(k, "auth" | hello_i | hello_r)  ---->  verify mac_i
+ *
+ * HMAC is hmac(sha256) keyed with one secret: the initiator names its
+ * current one (key_id) and the one that it replaced, if it still has it
+ * (alt_key_id); the responder picks the first of them that it holds and
+ * names it in its own key_id.  A key id is the first four bytes of
+ * HMAC(secret, "fractos key id"), never 0.  So a secret can be rotated
+ * one node at a time.
+ * AUTH is the initiator's first message; the responder serves nothing and
+ * changes nothing about the peer (epoch, connection, proxies) before it
+ * has verified it, and any other first message ends the connection.
+ * Nodes that an admin set to insecure mode send key_id 0 with
+ * FOS_WIRE_HELLO_INSECURE and all-zero MACs, and admit only each other.
  *
  * After that, every message is one RDMA SEND of at most the peer's buffer
  * size: a struct fos_wire_hdr followed by hdr.len payload bytes.  hdr.credits
@@ -45,9 +70,10 @@
 #define FOS_WIRE_MAGIC		0x534f5246	/* "FROS" in memory */
 /*
  * 2: remote objects, 3: remote copy, 4: grants end at revocation,
- * 5: counted IMPORT and DROP (exports end when nobody holds them)
+ * 5: counted IMPORT and DROP (exports end when nobody holds them),
+ * 6: authenticated admission (hello nonce and key id, AUTH)
  */
-#define FOS_WIRE_VERSION	5
+#define FOS_WIRE_VERSION	6
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are
@@ -69,7 +95,12 @@
  * @epoch: the sender's epoch (never zero; changes at every module load)
  * @dst_node_id: the node id the sender means to reach
  * @msg_size: size of each receive buffer, header included
- * @reserved: zero
+ * @key_id: the cluster secret the sender uses, 0 in insecure mode
+ * @alt_key_id: initiator: its previous secret, which the responder may
+ *	pick instead, or 0; responder: 0
+ * @nonce: random, fresh for every connection attempt
+ *
+ * 48 bytes: rdma_cm leaves 56 of a connect request's private data to us.
  */
 struct fos_wire_hello {
 	__le32 magic;
@@ -80,7 +111,32 @@ struct fos_wire_hello {
 	__le32 epoch;
 	__le32 dst_node_id;
 	__le32 msg_size;
-	__le32 reserved[2];
+	__le32 key_id;
+	__le32 alt_key_id;
+	__u8 nonce[16];
+};
+
+/* fos_wire_hello.flags */
+#define FOS_WIRE_HELLO_INSECURE	0x01	/* the sender runs without a secret */
+
+#define FOS_WIRE_MAC_LEN	32	/* hmac(sha256) */
+
+/**
+ * struct fos_wire_accept - rdma_cm private data of an accept
+ * @hello: the responder's hello
+ * @mac: HMAC(secret, "fractos v6 accept" | initiator's hello | @hello)
+ */
+struct fos_wire_accept {
+	struct fos_wire_hello hello;
+	__u8 mac[FOS_WIRE_MAC_LEN];
+};
+
+/**
+ * struct fos_wire_auth - the initiator's first message (FOS_WIRE_AUTH)
+ * @mac: HMAC(secret, "fractos v6 auth" | its hello | responder's hello)
+ */
+struct fos_wire_auth {
+	__u8 mac[FOS_WIRE_MAC_LEN];
 };
 
 /* Why a connection request was refused (fos_wire_reject.reason). */
@@ -91,6 +147,11 @@ enum fos_wire_rej_reason {
 	FOS_WIRE_REJ_WRONG_NODE,	/* hello.dst_node_id is not us */
 	FOS_WIRE_REJ_NOT_INITIATOR,	/* the other side connects */
 	FOS_WIRE_REJ_RESOURCES,		/* no device or no memory */
+	/* Version 6: admission. */
+	FOS_WIRE_REJ_AUTH,		/* key_id unknown, or insecure mismatch */
+	FOS_WIRE_REJ_ADDRESS,		/* not from the node's configured address */
+	FOS_WIRE_REJ_BUSY,		/* too many connections being admitted */
+	FOS_WIRE_REJ_NR,
 };
 
 /**
@@ -131,6 +192,8 @@ enum fos_wire_type {
 	FOS_WIRE_GRANT_END,	/* struct fos_wire_grant_end: src owner -> puller */
 	/* Version 5: counted holders (see "Holders" below). */
 	FOS_WIRE_DROP,		/* struct fos_wire_drop: holder -> owner */
+	/* Version 6: admission (see "Admission" above). */
+	FOS_WIRE_AUTH,		/* struct fos_wire_auth: initiator's first */
 	FOS_WIRE_NR,
 };
 
@@ -418,7 +481,9 @@ struct fos_wire_grant_end {
 #define FOS_WIRE_MAX_IMM	FRACTOS_REQ_MAX_IMM
 #define FOS_WIRE_MAX_CAPS	FRACTOS_REQ_MAX_CAPS
 
-static_assert(sizeof(struct fos_wire_hello) == 32);
+static_assert(sizeof(struct fos_wire_hello) == 48);
+static_assert(sizeof(struct fos_wire_accept) == 80);
+static_assert(sizeof(struct fos_wire_auth) == 32);
 static_assert(sizeof(struct fos_wire_reject) == 12);
 static_assert(sizeof(struct fos_wire_hdr) == 16);
 static_assert(sizeof(struct fos_wire_ping) == 16);
@@ -458,7 +523,10 @@ static inline int fos_wire_check_hello(const void *p, size_t len)
 	credits = le16_to_cpu(h->credits);
 	msg_size = le32_to_cpu(h->msg_size);
 	if (credits < FOS_WIRE_CREDITS_MIN || credits > FOS_WIRE_CREDITS_MAX ||
-	    msg_size < FOS_WIRE_MSG_MIN || msg_size > 1U << 20 || !h->epoch)
+	    msg_size < FOS_WIRE_MSG_MIN || msg_size > 1U << 20 || !h->epoch ||
+	    (h->flags & ~FOS_WIRE_HELLO_INSECURE) ||
+	    !(h->flags & FOS_WIRE_HELLO_INSECURE) != !!h->key_id ||
+	    (!h->key_id && h->alt_key_id))
 		return FOS_WIRE_REJ_MALFORMED;
 	return 0;
 }
@@ -489,6 +557,11 @@ static inline int fos_wire_check_empty(const void *payload, u32 len)
 static inline int fos_wire_check_ping(const void *payload, u32 len)
 {
 	return len == sizeof(struct fos_wire_ping) ? 0 : -EPROTO;
+}
+
+static inline int fos_wire_check_auth(const void *payload, u32 len)
+{
+	return len == sizeof(struct fos_wire_auth) ? 0 : -EPROTO;
 }
 
 /* A capability: known type, a view that fits the type, a real epoch. */

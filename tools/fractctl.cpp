@@ -10,6 +10,10 @@
  *   fractctl [-j] link [list]         RDMA devices the fabric uses
  *   fractctl [-j] stats               local node, listen port, counters
  *   fractctl [-j] ping ID [-c COUNT]  round trips to a node
+ *   fractctl [-j] secret [show]       how this node admits others
+ *   fractctl secret set [FILE]        the cluster secret, from FILE or stdin
+ *   fractctl secret insecure          admit insecure nodes, unauthenticated
+ *   fractctl secret forget [all]      the previous secret, or every one
  *   fractctl help
  *
  * Subcommands are a table (commands[] below), matched by unique-enough
@@ -35,6 +39,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cinttypes>
@@ -188,8 +193,11 @@ bool is_number(const std::string &s)
 	return true;
 }
 
+std::optional<std::string> status_auth();
+
 struct status_report {
 	bool loaded = false;
+	std::optional<std::string> auth;
 	std::optional<std::string> version;
 	std::optional<std::uint64_t> abi_version, node, epoch, max_caps;
 	std::optional<std::vector<std::pair<std::string, std::string>>> params;
@@ -219,6 +227,8 @@ status_report collect_status()
 	take(rep.live, sysfs::read_live_counters(rooted(sysfs::live_dir).c_str()), "live", rep);
 	take(rep.version, sysfs::module_version(moddir.c_str()), "version", rep);
 	take(rep.params, sysfs::module_params(moddir.c_str()), "params", rep);
+
+	rep.auth = status_auth();
 
 	auto sp = space::open(rooted(FRACTOS_DEVICE).c_str());
 	result<space_info> info = sp ? sp->info() : result<space_info>(sp.error());
@@ -253,6 +263,10 @@ void print_status_json(const status_report &rep)
 		opt("node", rep.node);
 		opt("epoch", rep.epoch);
 		opt("max_caps", rep.max_caps);
+		if (rep.auth) {
+			auto colon = rep.auth->find(':');
+			j.str("auth", rep.auth->substr(0, colon));
+		}
 		if (rep.params) {
 			j.begin("params");
 			for (const auto &[name, value] : *rep.params) {
@@ -298,6 +312,8 @@ void print_status_text(const status_report &rep)
 	opt("node", rep.node);
 	opt("epoch", rep.epoch);
 	opt("max_caps", rep.max_caps);
+	if (rep.auth)
+		line("auth", rep.auth->substr(rep.auth->find(':') + 1));
 	if (rep.params) {
 		std::printf("params\n");
 		for (const auto &[name, value] : *rep.params)
@@ -810,6 +826,16 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_PROTO_ERRORS, "proto_errors"},
 	{FRACTOS_STAT_REFUSED, "refused"},
 	{FRACTOS_STAT_TX_STALLS, "tx_stalls"},
+	{FRACTOS_STAT_REFUSED_MALFORMED, "refused_malformed"},
+	{FRACTOS_STAT_REFUSED_VERSION, "refused_version"},
+	{FRACTOS_STAT_REFUSED_UNKNOWN, "refused_unknown"},
+	{FRACTOS_STAT_REFUSED_WRONG_NODE, "refused_wrong_node"},
+	{FRACTOS_STAT_REFUSED_INITIATOR, "refused_initiator"},
+	{FRACTOS_STAT_REFUSED_RESOURCES, "refused_resources"},
+	{FRACTOS_STAT_REFUSED_AUTH, "refused_auth"},
+	{FRACTOS_STAT_REFUSED_ADDRESS, "refused_address"},
+	{FRACTOS_STAT_REFUSED_BUSY, "refused_busy"},
+	{FRACTOS_STAT_AUTH_FAILURES, "auth_failures"},
 };
 
 using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
@@ -827,9 +853,13 @@ void print_counters(const char *indent, const counters &c)
 {
 	std::size_t i = 0;
 
+	/* Columns as wide as the longest name, so that they line up. */
+	int w = 0;
+	for (const auto &s : stat_names)
+		w = std::max(w, int(std::strlen(s.name)));
 	for (const auto &s : stat_names) {
 		bool last = (i + 1) % 4 == 0 || i + 1 == std::size(stat_names);
-		std::printf("%s%-14s %-*s", i % 4 ? " " : indent, s.name, last ? 0 : 12,
+		std::printf("%s%-*s %-*s", i % 4 ? " " : indent, w, s.name, last ? 0 : 12,
 			    std::to_string(c[s.attr]).c_str());
 		if (last)
 			std::printf("\n");
@@ -1275,6 +1305,244 @@ int do_ping(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
+/* ---- secret ----------------------------------------------------------- */
+
+struct auth_state {
+	std::uint8_t mode = FRACTOS_AUTH_NONE;
+	std::uint32_t key_id = 0;
+	std::optional<std::uint32_t> prev_key_id;
+};
+
+const char *auth_mode_name(unsigned m)
+{
+	switch (m) {
+	case FRACTOS_AUTH_NONE:
+		return "none";
+	case FRACTOS_AUTH_SECRET:
+		return "secret";
+	case FRACTOS_AUTH_INSECURE:
+		return "insecure";
+	}
+	return "unknown";
+}
+
+nl_result<auth_state> query_auth(fabric_nl &nl)
+{
+	std::optional<std::uint8_t> mode;
+	std::optional<std::uint32_t> key, prev;
+
+	auto st = nl.request(FRACTOS_CMD_STATS, false, {}, [&](const nl_reply &r) {
+		mode = r.get<std::uint8_t>(FRACTOS_A_AUTH_MODE);
+		key = r.get<std::uint32_t>(FRACTOS_A_AUTH_KEY_ID);
+		prev = r.get<std::uint32_t>(FRACTOS_A_AUTH_PREV_KEY_ID);
+	});
+	if (!st)
+		return st.error();
+	if (!mode)
+		return nl_failure{nl_failure::kind::kernel, errno_code(EPROTO),
+				  "no AUTH_MODE in the reply (an older module?)"};
+	return auth_state{*mode, key.value_or(0), prev};
+}
+
+/* One line for people: what a node with this state admits. */
+std::string auth_summary(const auth_state &a)
+{
+	char buf[96];
+
+	switch (a.mode) {
+	case FRACTOS_AUTH_SECRET:
+		std::snprintf(buf, sizeof(buf), "secret %08" PRIx32, a.key_id);
+		if (a.prev_key_id)
+			std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf),
+				      " (previous %08" PRIx32 " still accepted)", *a.prev_key_id);
+		return buf;
+	case FRACTOS_AUTH_INSECURE:
+		return "INSECURE (nodes are admitted without authentication)";
+	case FRACTOS_AUTH_NONE:
+		return "none (no secret: every node is refused)";
+	}
+	return "unknown";
+}
+
+/* Status's auth line: best effort, nothing when netlink does not answer. */
+std::optional<std::string> status_auth()
+{
+	auto nl = fabric_nl::open();
+	if (!nl)
+		return std::nullopt;
+	auto a = query_auth(*nl);
+	if (!a)
+		return std::nullopt;
+	return std::string(auth_mode_name(a->mode)) + ":" + auth_summary(*a);
+}
+
+void secret_usage(FILE *f)
+{
+	std::fprintf(f,
+		     "Usage: %s [-j] secret [ show ]\n"
+		     "       %s secret set [ FILE ]   (FILE or stdin: %d to %d bytes, one\n"
+		     "                                 trailing newline dropped)\n"
+		     "       %s secret insecure\n"
+		     "       %s secret forget [ all ]\n"
+		     "Every node of a cluster needs the same secret.  Setting a new one keeps\n"
+		     "the previous one accepted until \"secret forget\": set it on every node,\n"
+		     "then forget.  Secrets can never be read back; the key id shown names one.\n",
+		     progname, progname, FRACTOS_AUTH_SECRET_MIN, FRACTOS_AUTH_SECRET_MAX,
+		     progname, progname);
+}
+
+int secret_help(const options &, int, char **)
+{
+	secret_usage(stdout);
+	return exit_ok;
+}
+
+int secret_show(const options &opts, int argc, char **argv)
+{
+	if (argc > 0)
+		return usage_error("secret show", "unexpected argument \"%s\"", argv[0]);
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("secret show", nl.error());
+		return exit_error;
+	}
+	auto a = query_auth(*nl);
+	if (!a) {
+		report("secret show", a.error());
+		return exit_error;
+	}
+	if (opts.json) {
+		json_writer j;
+		j.str("mode", auth_mode_name(a->mode));
+		if (a->key_id) {
+			char id[16];
+			std::snprintf(id, sizeof(id), "%08" PRIx32, a->key_id);
+			j.str("key_id", id);
+		}
+		if (a->prev_key_id) {
+			char id[16];
+			std::snprintf(id, sizeof(id), "%08" PRIx32, *a->prev_key_id);
+			j.str("previous_key_id", id);
+		}
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	std::printf("%s\n", auth_summary(*a).c_str());
+	return exit_ok;
+}
+
+/* Wipes what it held when it goes. */
+struct secret_buf {
+	std::vector<unsigned char> bytes;
+	~secret_buf() { explicit_bzero(bytes.data(), bytes.size()); }
+};
+
+int secret_set(const options &opts, int argc, char **argv)
+{
+	if (argc > 1)
+		return usage_error("secret set", "%s", "too many arguments");
+	const char *path = argc ? argv[0] : "-";
+	bool from_stdin = !std::strcmp(path, "-");
+	std::unique_ptr<FILE, int (*)(FILE *)> f(from_stdin ? nullptr : std::fopen(path, "re"),
+						&std::fclose);
+	if (!from_stdin && !f) {
+		std::fprintf(stderr, "%s: secret set: %s: %s\n", progname, path,
+			     std::strerror(errno));
+		return exit_error;
+	}
+	secret_buf s;
+	s.bytes.resize(FRACTOS_AUTH_SECRET_MAX + 2);
+	std::size_t n = std::fread(s.bytes.data(), 1, s.bytes.size(),
+				   from_stdin ? stdin : f.get());
+	if (n && s.bytes[n - 1] == '\n')
+		n--;
+	if (n < FRACTOS_AUTH_SECRET_MIN || n > FRACTOS_AUTH_SECRET_MAX) {
+		std::fprintf(stderr,
+			     "%s: secret set: %s: a secret has %d to %d bytes (try \"head -c 32 "
+			     "/dev/urandom > FILE\")\n",
+			     progname, from_stdin ? "stdin" : path, FRACTOS_AUTH_SECRET_MIN,
+			     FRACTOS_AUTH_SECRET_MAX);
+		return exit_error;
+	}
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("secret set", nl.error());
+		return exit_error;
+	}
+	std::vector<nl_attr_out> attrs{attr_bytes(FRACTOS_A_AUTH_SECRET, s.bytes.data(), n)};
+	auto st = nl->request(FRACTOS_CMD_AUTH_SET, false, attrs);
+	explicit_bzero(attrs[0].data.data(), attrs[0].data.size());
+	if (!st) {
+		report("secret set", st.error(),
+		       {{ENOENT, "this kernel has no hmac(sha256)"}});
+		return exit_error;
+	}
+	if (opts.json)
+		return secret_show(opts, 0, nullptr);
+	return exit_ok;
+}
+
+int secret_insecure(const options &opts, int argc, char **argv)
+{
+	if (argc > 0)
+		return usage_error("secret insecure", "unexpected argument \"%s\"", argv[0]);
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("secret insecure", nl.error());
+		return exit_error;
+	}
+	auto st = nl->request(FRACTOS_CMD_AUTH_SET, false,
+			      {attr_bytes(FRACTOS_A_AUTH_INSECURE, nullptr, 0)});
+	if (!st) {
+		report("secret insecure", st.error());
+		return exit_error;
+	}
+	if (opts.json)
+		return secret_show(opts, 0, nullptr);
+	return exit_ok;
+}
+
+int secret_forget(const options &opts, int argc, char **argv)
+{
+	bool all = false;
+
+	if (argc > 0 && !std::strcmp(argv[0], "all"))
+		all = true, argc--, argv++;
+	if (argc > 0)
+		return usage_error("secret forget", "unexpected argument \"%s\"", argv[0]);
+	auto nl = fabric_nl::open();
+	if (!nl) {
+		report("secret forget", nl.error());
+		return exit_error;
+	}
+	std::vector<nl_attr_out> attrs;
+	if (all)
+		attrs.push_back(attr_bytes(FRACTOS_A_AUTH_ALL, nullptr, 0));
+	auto st = nl->request(FRACTOS_CMD_AUTH_FORGET, false, attrs);
+	if (!st) {
+		report("secret forget", st.error());
+		return exit_error;
+	}
+	if (opts.json)
+		return secret_show(opts, 0, nullptr);
+	return exit_ok;
+}
+
+const subcommand secret_commands[] = {
+	{"show", secret_show}, {"set", secret_set}, {"insecure", secret_insecure},
+	{"forget", secret_forget}, {"help", secret_help},
+};
+
+int do_secret(const options &opts, int argc, char **argv)
+{
+	if (argc == 0)
+		return secret_show(opts, 0, argv);
+	for (const auto &c : secret_commands)
+		if (matches(argv[0], c.name))
+			return c.fn(opts, argc - 1, argv + 1);
+	return usage_error("secret", "unknown command \"%s\"", argv[0]);
+}
+
 /* ---- command table ---------------------------------------------------- */
 
 int do_help(const options &, int, char **);
@@ -1292,6 +1560,7 @@ const command commands[] = {
 	{"link", do_link, "RDMA devices the fabric uses"},
 	{"stats", do_stats, "local node, listen port and fabric-wide counters"},
 	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
+	{"secret", do_secret, "admission: show, set, insecure, forget"},
 	{"help", do_help, "this text"},
 };
 

@@ -63,6 +63,16 @@ static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_PROTO_ERRORS] = "proto_errors",
 	[FRACTOS_STAT_REFUSED] = "refused",
 	[FRACTOS_STAT_TX_STALLS] = "tx_stalls",
+	[FRACTOS_STAT_REFUSED_MALFORMED] = "refused_malformed",
+	[FRACTOS_STAT_REFUSED_VERSION] = "refused_version",
+	[FRACTOS_STAT_REFUSED_UNKNOWN] = "refused_unknown",
+	[FRACTOS_STAT_REFUSED_WRONG_NODE] = "refused_wrong_node",
+	[FRACTOS_STAT_REFUSED_INITIATOR] = "refused_initiator",
+	[FRACTOS_STAT_REFUSED_RESOURCES] = "refused_resources",
+	[FRACTOS_STAT_REFUSED_AUTH] = "refused_auth",
+	[FRACTOS_STAT_REFUSED_ADDRESS] = "refused_address",
+	[FRACTOS_STAT_REFUSED_BUSY] = "refused_busy",
+	[FRACTOS_STAT_AUTH_FAILURES] = "auth_failures",
 };
 
 static const char *const state_names[] = {

@@ -68,6 +68,9 @@ barrier() {
 
 self_epoch() { cat $PARAMS/epoch; }
 
+# The cluster secret of this vm/run (every node has the same one).
+set_secret() { ../../tools/fractctl secret set "${FRACTOS_SECRET:?}"; }
+
 hb_ms() { cat $PARAMS/fabric_heartbeat_ms; }
 
 # RC QPs on this node (the fabric's; nothing else makes RC QPs here).

@@ -23,6 +23,8 @@ me=${FRACTOS_NODE:?not a vm/run --nodes guest}
 if [ "$(cat /sys/module/fractos/parameters/node_id 2>/dev/null)" != "$me" ]; then
 	rmmod fractos 2>/dev/null
 	insmod "${FRACTOS_KO:?}" node_id="$me" || { echo "Bail out! insmod"; exit 1; }
+	../../tools/fractctl secret set "${FRACTOS_SECRET:?}" ||
+		{ echo "Bail out! fractctl secret set"; exit 1; }
 fi
 prog=${1:-remote_node}
 case $prog in

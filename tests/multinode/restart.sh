@@ -16,6 +16,8 @@ if [ $me = 2 ]; then
 	ok $? "node 2: rmmod fractos $out"
 	out=$(insmod "$FRACTOS_KO" node_id=2 2>&1)
 	ok $? "node 2: insmod fractos.ko node_id=2 $out"
+	set_secret
+	ok $? "node 2: the cluster secret set again"
 	new=$(self_epoch)
 	[ "$new" != "$old" ]
 	ok $? "node 2: new epoch $new (was $old)"

@@ -43,7 +43,7 @@ if [ ! -x ./fosnet ]; then
 fi
 if [ "$(cat $PARAMS/node_id 2>/dev/null)" != "$me" ]; then
 	rmmod fractos 2>/dev/null
-	if ! insmod "$FRACTOS_KO" node_id="$me"; then
+	if ! insmod "$FRACTOS_KO" node_id="$me" || ! set_secret; then
 		count 1 insmod; summary; exit 1
 	fi
 fi

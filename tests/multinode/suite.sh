@@ -5,20 +5,23 @@
 #
 #   tests/multinode/suite.sh [6.1|6.12]
 #
-# Two guests run connect, refuse, link, loss, restart, fuzz and kill (in that
+# Two guests run connect, refuse, auth, link, loss, restart, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
 # 3-stage chain of chain_node.c).  Every node prints
 # its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
 # unprefixed, for .ci/run.  A vm/run failure outside the counted tests
 # (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
-# Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 480),
+# Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 480; 2400
+# on the debug kernel, which runs 5 to 10 times slower),
 # MULTINODE_MODULE (a prebuilt fractos.ko for vm/run --module),
 # MULTINODE_2 / MULTINODE_3 (the tests of each run), MULTINODE_NO_REMOTE=1
 # (skip the last runs: remote_2node.sh, remote invocation on three nodes).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 kver=${1:-6.1}
+timeout=${MULTINODE_TIMEOUT:-480}
+[ "$kver" = debug ] && timeout=${MULTINODE_TIMEOUT:-2400}
 pass=0
 fail=0
 rc=0
@@ -30,7 +33,7 @@ run() {
 	shift 2
 	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
 	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
-		--timeout "${MULTINODE_TIMEOUT:-480}" \
+		--timeout "$timeout" \
 		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
 		--log "build/vm-$kver-multinode$n$tag.log" \
 		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
@@ -55,7 +58,7 @@ run_script() {
 	run "$1" "$2" ${prog:+"$prog"}
 }
 
-run 2 2 ${MULTINODE_2:-connect refuse link loss restart fuzz kill}
+run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
 # one vCPU each: three guests on a small host
 run 3 1 ${MULTINODE_3:-mesh}
 # remote invocation, delegation, forwarding and node death on three nodes

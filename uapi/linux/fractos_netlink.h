@@ -24,6 +24,26 @@
  *           1): round trips of a PING message; returns PING_COUNT (replies
  *           received) and PING_RTT_MIN/AVG/MAX_NS.  ENOTCONN if the node is
  *           not up, ETIMEDOUT if a reply does not come within a second.
+ * AUTH_SET  (CAP_NET_ADMIN) exactly one of:
+ *           AUTH_SECRET (16 to 128 bytes): the cluster secret.  New
+ *             connections use it from now on; the one it replaces stays
+ *             accepted for connections that name it (a rolling rotation:
+ *             set the new secret on every node, then AUTH_FORGET), and
+ *             live connections are not touched.  Setting the current
+ *             secret again changes nothing.
+ *           AUTH_INSECURE (flag): forget every secret and admit only
+ *             nodes that are insecure too, without authentication.  The
+ *             kernel log says so, and STATS reports it.
+ *           Secrets can never be read back.  EINVAL for none or both,
+ *           ERANGE for a secret of the wrong size, ENOENT if the kernel
+ *           has no hmac(sha256), ENOMEM.
+ * AUTH_FORGET (CAP_NET_ADMIN) forgets the previous secret; with AUTH_ALL,
+ *           every secret and insecure mode: the node then admits nobody
+ *           (the state after module load).
+ * STATS also carries AUTH_MODE (enum fractos_auth_mode), AUTH_KEY_ID and,
+ *           while one is kept, AUTH_PREV_KEY_ID (u32 key ids: the first
+ *           four bytes of HMAC-SHA256(secret, "fractos key id"), enough to
+ *           tell whether two nodes hold the same secret).
  *
  * Strict validation: unknown or output-only attributes, missing ones and
  * trailing data are rejected with EINVAL; values out of range (port 0,
@@ -47,6 +67,8 @@ enum fractos_nl_cmd {
 	FRACTOS_CMD_LINK_LIST,
 	FRACTOS_CMD_STATS,
 	FRACTOS_CMD_PING,
+	FRACTOS_CMD_AUTH_SET,
+	FRACTOS_CMD_AUTH_FORGET,
 	__FRACTOS_CMD_MAX,
 };
 
@@ -79,6 +101,12 @@ enum fractos_nl_attr {
 	FRACTOS_A_PING_RTT_MIN_NS,	/* u64 */
 	FRACTOS_A_PING_RTT_AVG_NS,	/* u64 */
 	FRACTOS_A_PING_RTT_MAX_NS,	/* u64 */
+	FRACTOS_A_AUTH_SECRET,		/* binary, 16 to 128 bytes, write-only */
+	FRACTOS_A_AUTH_INSECURE,	/* flag */
+	FRACTOS_A_AUTH_ALL,		/* flag */
+	FRACTOS_A_AUTH_MODE,		/* u8, enum fractos_auth_mode */
+	FRACTOS_A_AUTH_KEY_ID,		/* u32 */
+	FRACTOS_A_AUTH_PREV_KEY_ID,	/* u32 */
 	__FRACTOS_A_MAX,
 };
 
@@ -89,6 +117,16 @@ enum fractos_node_state {
 	FRACTOS_NODE_CONNECTING,	/* resolving or connecting */
 	FRACTOS_NODE_WAITING,		/* the node connects to us */
 	FRACTOS_NODE_UP,
+};
+
+#define FRACTOS_AUTH_SECRET_MIN	16
+#define FRACTOS_AUTH_SECRET_MAX	128
+
+/* How a node admits others (STATS: AUTH_MODE). */
+enum fractos_auth_mode {
+	FRACTOS_AUTH_NONE,		/* no secret: every node is refused */
+	FRACTOS_AUTH_SECRET,		/* nodes that prove the cluster secret */
+	FRACTOS_AUTH_INSECURE,		/* insecure nodes, unauthenticated */
 };
 
 /* Counters, all u64; per node in NODE_STATS, fabric-wide in STATS. */
@@ -111,6 +149,24 @@ enum fractos_stat_attr {
 	FRACTOS_STAT_PROTO_ERRORS,	/* malformed messages received */
 	FRACTOS_STAT_REFUSED,		/* connection requests refused */
 	FRACTOS_STAT_TX_STALLS,		/* send queue stalls (sends paused) */
+	/*
+	 * Refused connection requests by reason (REFUSED counts them all),
+	 * fabric-wide only: before admission nothing is known about a peer.
+	 */
+	FRACTOS_STAT_REFUSED_MALFORMED,	/* bad hello */
+	FRACTOS_STAT_REFUSED_VERSION,	/* another wire version */
+	FRACTOS_STAT_REFUSED_UNKNOWN,	/* a node id not configured here */
+	FRACTOS_STAT_REFUSED_WRONG_NODE, /* meant for another node */
+	FRACTOS_STAT_REFUSED_INITIATOR,	/* that node must wait for us */
+	FRACTOS_STAT_REFUSED_RESOURCES,	/* no device or memory here */
+	FRACTOS_STAT_REFUSED_AUTH,	/* unknown secret, insecure mismatch */
+	FRACTOS_STAT_REFUSED_ADDRESS,	/* not from the node's address */
+	FRACTOS_STAT_REFUSED_BUSY,	/* too many admissions at once */
+	/*
+	 * Connections that failed authentication after the handshake: a MAC
+	 * that does not verify, or no AUTH first (both ends count them).
+	 */
+	FRACTOS_STAT_AUTH_FAILURES,
 	__FRACTOS_STAT_MAX,
 };
 

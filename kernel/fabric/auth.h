@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: admission of peers - the cluster secrets and the MACs of the
+ * connection handshake (wire.h, "Admission").  auth.c owns the secrets;
+ * fabric.c runs the handshake with them.
+ */
+#ifndef FRACTOS_FABRIC_AUTH_H
+#define FRACTOS_FABRIC_AUTH_H
+
+#include <linux/types.h>
+
+struct fos_auth_key;
+struct fos_wire_hello;
+
+/*
+ * The two halves of the handshake's transcript, as sent: the initiator's
+ * hello and the responder's.
+ */
+struct fos_auth_transcript {
+	const struct fos_wire_hello *init;
+	const struct fos_wire_hello *resp;
+};
+
+/* Which MAC: the responder's (in the accept) or the initiator's (AUTH). */
+enum fos_auth_role {
+	FOS_AUTH_ACCEPT,
+	FOS_AUTH_INITIATOR,
+};
+
+int fos_auth_set_secret(const u8 *secret, size_t len);
+void fos_auth_set_insecure(void);
+void fos_auth_forget(bool all);
+u8 fos_auth_mode(u32 *key_id, u32 *prev_key_id);
+
+int fos_auth_current(struct fos_auth_key **key, u32 *alt_id);
+int fos_auth_find(u32 key_id, struct fos_auth_key **key);
+void fos_auth_put(struct fos_auth_key *key);
+u32 fos_auth_key_id(const struct fos_auth_key *key);
+
+void fos_auth_mac(const struct fos_auth_key *key, enum fos_auth_role role,
+		  const struct fos_auth_transcript *t, u8 *mac);
+bool fos_auth_verify(const struct fos_auth_key *key, enum fos_auth_role role,
+		     const struct fos_auth_transcript *t, const u8 *mac);
+
+void fos_auth_exit(void);
+
+#endif /* FRACTOS_FABRIC_AUTH_H */
