@@ -96,6 +96,7 @@
  * fos_fabric_wq.
  */
 #include <linux/completion.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -136,11 +137,13 @@ module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
 MODULE_PARM_DESC(fabric_heartbeat_ms,
 		 "Heartbeat interval; a peer silent for 4 intervals is dead (default 1000)");
 
-/* Fault injection for the tests: slow remote copies down. */
-static unsigned int fos_fault_read_delay_ms;
-module_param_named(fault_read_delay_ms, fos_fault_read_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_read_delay_ms,
-		 "Testing only: sleep this long (at most 10000) before each RDMA READ of a remote copy (default 0)");
+/*
+ * Fault injection for the tests, in debugfs only
+ * (/sys/kernel/debug/fractos/fault_read_delay_ms): sleep this long (at
+ * most 10000 ms) before each RDMA READ of a remote copy.
+ */
+static u32 fos_fault_read_delay_ms;
+static struct dentry *fos_debugfs;
 
 #define FOS_HB_MISSES		4
 #define FOS_BACKOFF_MIN_MS	100
@@ -262,6 +265,8 @@ enum fos_conn_state {
  * @admitting: counted in fos_admitting (passive, not admitted yet)
  * @hello_init: the initiator's hello, as sent (the handshake's transcript)
  * @hello_resp: the responder's hello, as sent
+ * @qp_event: the last fatal QP event, for fos_qp_event_work()
+ * @qp_event_work: fails the connection after a fatal QP event
  * @close_work: the teardown
  */
 struct fos_conn {
@@ -302,6 +307,8 @@ struct fos_conn {
 	bool admitting;
 	struct fos_wire_hello hello_init;
 	struct fos_wire_hello hello_resp;
+	enum ib_event_type qp_event;
+	struct work_struct qp_event_work;
 	struct work_struct close_work;
 };
 
@@ -590,6 +597,22 @@ err:
 	return NULL;
 }
 
+/* A fatal QP event, in process context: the connection ends. */
+static void fos_qp_event_work(struct work_struct *work)
+{
+	struct fos_conn *conn = container_of(work, struct fos_conn,
+					     qp_event_work);
+
+	pr_warn_ratelimited("fractos: node %u: QP event %s\n",
+			    conn->peer->node_id,
+			    ib_event_msg(READ_ONCE(conn->qp_event)));
+	fos_conn_fail(conn);
+}
+
+/*
+ * Drivers may call this from hard IRQ (mlx4 does): it takes no lock of
+ * ours.  rdma_notify() is IRQ-safe; anything else is deferred.
+ */
 static void fos_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct fos_conn *conn = ctx;
@@ -598,9 +621,8 @@ static void fos_qp_event(struct ib_event *ev, void *ctx)
 		rdma_notify(conn->id, IB_EVENT_COMM_EST);
 		return;
 	}
-	pr_warn_ratelimited("fractos: node %u: QP event %s\n",
-			    conn->peer->node_id, ib_event_msg(ev->event));
-	fos_conn_fail(conn);
+	WRITE_ONCE(conn->qp_event, ev->event);
+	queue_work(system_wq, &conn->qp_event_work);
 }
 
 /* Take a device for @conn.  Fails if it is unknown or going away. */
@@ -765,6 +787,7 @@ static struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->link);
 	mutex_init(&conn->setup_mutex);
+	INIT_WORK(&conn->qp_event_work, fos_qp_event_work);
 	conn->born = jiffies;
 	fos_live_add(FOS_LIVE_CONNS, 1);
 	return conn;
@@ -884,6 +907,8 @@ static void fos_conn_close_work(struct work_struct *work)
 		/* Every outstanding completion runs before this returns. */
 		ib_drain_qp(conn->id->qp);
 		rdma_destroy_qp(conn->id);
+		/* No QP event after the QP; none deferred either. */
+		cancel_work_sync(&conn->qp_event_work);
 	}
 	if (conn->cq)
 		ib_free_cq(conn->cq);
@@ -2625,6 +2650,10 @@ int fos_fabric_init(void)
 		goto err_client;
 	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
 	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
+	/* Best effort: debugfs may be off; nothing depends on it. */
+	fos_debugfs = debugfs_create_dir("fractos", NULL);
+	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,
+			   &fos_fault_read_delay_ms);
 	return 0;
 
 err_client:
@@ -2639,6 +2668,7 @@ void fos_fabric_exit(void)
 	struct fos_peer *peer;
 	unsigned long idx;
 
+	debugfs_remove_recursive(fos_debugfs);
 	if (fos_listener)
 		rdma_destroy_id(fos_listener);
 	mutex_lock(&fos_fabric_mutex);

@@ -99,7 +99,7 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
 /*
  * remote.c: a node, or one epoch of it (@epoch), is gone - its connection
  * went down, it restarted, or it was deleted (@epoch 0: every epoch).
- * Any context that may allocate atomically.
+ * Process context, under no lock (it allocates with __GFP_NOFAIL).
  */
 void fos_remote_node_down(u32 node, u32 epoch);
 

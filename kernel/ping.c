@@ -2,7 +2,9 @@
 /*
  * fractos: PING/PONG, the first user of the fabric's message API and a
  * round-trip probe (FRACTOS_CMD_PING).  A PING's cookie names a waiter in
- * fos_ping_waits; the PONG echoes it.
+ * fos_ping_waits; the PONG echoes it.  A PONG counts only from the node
+ * the PING went to, and the round trip is timed with our own clock: the
+ * echoed payload is not trusted.
  */
 #include <linux/completion.h>
 #include <linux/ktime.h>
@@ -13,8 +15,17 @@
 
 #define FOS_PING_TIMEOUT	HZ
 
+/**
+ * struct fos_ping_wait - one PING waiting for its PONG
+ * @done: completed by the PONG
+ * @node: the node pinged
+ * @t0: when the PING went out (ktime_get_ns())
+ * @rtt_ns: set with @done
+ */
 struct fos_ping_wait {
 	struct completion done;
+	u32 node;
+	u64 t0;
 	u64 rtt_ns;
 };
 
@@ -36,10 +47,12 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 	int ret;
 
 	init_completion(&w.done);
+	w.node = fos_peer_node_id(peer);
+	w.t0 = ktime_get_ns();
 	ret = xa_alloc(&fos_ping_waits, &cookie, &w, xa_limit_32b, GFP_KERNEL);
 	if (ret)
 		return ret;
-	p.t0 = cpu_to_le64(ktime_get_ns());
+	p.t0 = cpu_to_le64(w.t0);
 	p.seq = cpu_to_le32(cookie);
 	ret = fos_fabric_send(peer, FOS_WIRE_PING, cookie, &p, sizeof(p), NULL,
 			      FOS_SEND_WAIT);
@@ -69,7 +82,6 @@ void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		   const void *payload, u32 len)
 {
-	const struct fos_wire_ping *p = payload;
 	u64 cookie = le64_to_cpu(hdr->cookie);
 	struct fos_ping_wait *w;
 
@@ -78,8 +90,9 @@ void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		return;
 	xa_lock(&fos_ping_waits);
 	w = xa_load(&fos_ping_waits, cookie);
-	if (w && !completion_done(&w->done)) {
-		w->rtt_ns = ktime_get_ns() - le64_to_cpu(p->t0);
+	if (w && w->node == fos_peer_node_id(peer) &&
+	    !completion_done(&w->done)) {
+		w->rtt_ns = ktime_get_ns() - w->t0;
 		complete(&w->done);
 	}
 	xa_unlock(&fos_ping_waits);

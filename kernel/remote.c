@@ -248,7 +248,7 @@ static DEFINE_XARRAY_ALLOC(fos_calls);
 
 enum fos_event_kind {
 	FOS_EV_NOTICE,		/* send a REVOKE notice */
-	FOS_EV_DOWN,		/* a node (epoch) is gone */
+	FOS_EV_DOWN,		/* a node (epoch) is gone (on fos_downs) */
 	FOS_EV_GRANT_END,	/* send GRANT_END */
 	FOS_EV_DROP,		/* send DROP */
 	FOS_EV_RELEASE,		/* send RELEASE */
@@ -279,12 +279,21 @@ struct fos_event {
 };
 
 static DEFINE_SPINLOCK(fos_events_lock);
+/* Under fos_events_lock: events for fos_events_work, in order. */
 static LIST_HEAD(fos_events);
+/*
+ * Under fos_events_lock: DOWN events, for fos_downs_work.  Kept apart so
+ * that a node's death never waits behind sends (which may wait seconds
+ * for a credit), and never lost: see fos_remote_node_down().
+ */
+static LIST_HEAD(fos_downs);
 static struct workqueue_struct *fos_remote_wq;
 static void fos_events_fn(struct work_struct *work);
 static void fos_grants_drop_node(u32 node);
 static void fos_grants_end_revoked(void);
 static DECLARE_WORK(fos_events_work, fos_events_fn);
+static void fos_downs_fn(struct work_struct *work);
+static DECLARE_WORK(fos_downs_work, fos_downs_fn);
 
 bool fos_remote_loopback(void)
 {
@@ -580,7 +589,6 @@ static void fos_export_free(struct fos_export *e)
 void fos_remote_exports_release(struct list_head *list)
 {
 	struct fos_export *e, *tmp;
-	bool any = false;
 
 	list_for_each_entry_safe(e, tmp, list, dead) {
 		struct fos_importer *i, *itmp;
@@ -600,11 +608,13 @@ void fos_remote_exports_release(struct list_head *list)
 			kfree(i);
 		}
 		fos_export_free(e);
-		any = true;
 	}
-	/* Only exported objects have grants: end those of the revoked. */
-	if (any)
-		fos_grants_end_revoked();
+	/*
+	 * A grant holds its object, not its export: the holder may have
+	 * dropped the export while its copy was running.  So every
+	 * revocation ends the grants out on revoked objects.
+	 */
+	fos_grants_end_revoked();
 }
 
 /* Node @node (@epoch, or any if 0) is gone: it imports nothing any more. */
@@ -769,31 +779,41 @@ found:
 	return obj;
 }
 
-/* Revoke every proxy of @node (@epoch, or any if 0). */
+#define FOS_REVOKE_BATCH	32
+
+/*
+ * Revoke every proxy of @node (@epoch, or any if 0): up to
+ * FOS_REVOKE_BATCH per scan of the table (revocation sleeps, so not under
+ * fos_proxy_lock), until a scan finds none.
+ */
 static void fos_proxies_revoke_node(u32 node, u32 epoch)
 {
-	for (;;) {
-		struct fos_object *obj = NULL;
+	struct fos_object *batch[FOS_REVOKE_BATCH];
+	unsigned int n, i;
+
+	might_sleep();
+	do {
 		struct fos_proxy *p;
 		unsigned int bkt;
 
+		n = 0;
 		spin_lock(&fos_proxy_lock);
 		hash_for_each(fos_proxies, bkt, p, hnode) {
 			if (p->node != node || (epoch && p->epoch != epoch) ||
 			    fos_obj_revoked(p->obj) ||
 			    !kref_get_unless_zero(&p->obj->ref))
 				continue;
-			obj = p->obj;
-			goto unlock;
+			batch[n++] = p->obj;
+			if (n == FOS_REVOKE_BATCH)
+				break;
 		}
-unlock:
 		spin_unlock(&fos_proxy_lock);
-		if (!obj)
-			return;
-		fos_obj_revoke(obj);
-		fos_obj_put(obj);
+		for (i = 0; i < n; i++) {
+			fos_obj_revoke(batch[i]);
+			fos_obj_put(batch[i]);
+		}
 		cond_resched();
-	}
+	} while (n);
 }
 
 /* A placeholder for a capability that arrived already revoked. */
@@ -1142,15 +1162,18 @@ static bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
  * @node: its id
  * @epoch: the epoch that died, or 0 for every epoch (node deleted)
  *
- * Called by fabric.c from any context that may allocate atomically.
- * Calls waiting on the node fail now; its proxies are revoked and its
- * imports dropped from a work item.
+ * Called by fabric.c in process context, under no lock.  Calls waiting
+ * on the node fail now; its proxies are revoked and its imports and
+ * grants dropped from fos_downs_work, which nothing else queues behind.
+ * The event cannot be lost: its allocation does not fail.
  */
 void fos_remote_node_down(u32 node, u32 epoch)
 {
 	struct fos_call_wait *w;
+	struct fos_event *ev;
 	unsigned long idx;
 
+	might_sleep();
 	xa_lock(&fos_calls);
 	xa_for_each(&fos_calls, idx, w) {
 		if (w->node == node && !completion_done(&w->done)) {
@@ -1159,7 +1182,36 @@ void fos_remote_node_down(u32 node, u32 epoch)
 		}
 	}
 	xa_unlock(&fos_calls);
-	fos_event_queue(FOS_EV_DOWN, 0, node, epoch, 0, GFP_ATOMIC);
+	/* Small: __GFP_NOFAIL is for exactly this (fault injection too). */
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+	ev->kind = FOS_EV_DOWN;
+	ev->node = node;
+	ev->epoch = epoch;
+	spin_lock(&fos_events_lock);
+	list_add_tail(&ev->link, &fos_downs);
+	spin_unlock(&fos_events_lock);
+	queue_work(system_unbound_wq, &fos_downs_work);
+}
+
+static void fos_downs_fn(struct work_struct *work)
+{
+	for (;;) {
+		struct fos_event *ev;
+
+		spin_lock(&fos_events_lock);
+		ev = list_first_entry_or_null(&fos_downs, struct fos_event,
+					      link);
+		if (ev)
+			list_del(&ev->link);
+		spin_unlock(&fos_events_lock);
+		if (!ev)
+			return;
+		fos_proxies_revoke_node(ev->node, ev->epoch);
+		fos_exports_drop_node(ev->node, ev->epoch);
+		fos_grants_drop_node(ev->node);
+		kfree(ev);
+		cond_resched();
+	}
 }
 
 /*
@@ -1187,11 +1239,6 @@ static void fos_event_run(const struct fos_event *ev)
 	} p = {};
 
 	switch (ev->kind) {
-	case FOS_EV_DOWN:
-		fos_proxies_revoke_node(ev->node, ev->epoch);
-		fos_exports_drop_node(ev->node, ev->epoch);
-		fos_grants_drop_node(ev->node);
-		break;
 	case FOS_EV_DROP:
 		p.d.oid = cpu_to_le64(ev->oid);
 		p.d.epoch = cpu_to_le32(ev->epoch);
@@ -2358,6 +2405,7 @@ void fos_remote_exit(void)
 	 * already), and only then run the last events.
 	 */
 	flush_workqueue(fos_copy_wq);
+	flush_work(&fos_downs_work);
 	fos_grants_drop_node(U32_MAX);
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)

@@ -194,6 +194,26 @@ static inline int fos_set_param(const char *name, unsigned long long v)
 	return ret;
 }
 
+/*
+ * Write a test knob in /sys/kernel/debug/fractos/ (root, debugfs mounted);
+ * 0 or -1.
+ */
+static inline int fos_set_debugfs(const char *name, unsigned long long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/fractos/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%llu\n", v) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
 /* The counters the Memory/capability tests care about. */
 struct fos_counts {
 	long long spaces, objects, caps, memories, pinned_pages, capfds;

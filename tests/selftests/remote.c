@@ -30,7 +30,7 @@ static uint32_t self_id;
 /* Whatever happens, leave the module as the other tests expect it. */
 static void restore(void)
 {
-	fos_set_param("fault_read_delay_ms", 0);
+	fos_set_debugfs("fault_read_delay_ms", 0);
 	fos_set_param("fabric_loopback", 0);
 	if (qmax > 0)
 		fos_set_param("max_queue", qmax);
@@ -64,7 +64,7 @@ static void revoke_mid_copy(int cli, uint32_t sm, uint32_t dm, uint32_t id)
 	pid_t pid;
 
 	ok = !fos_revtree(cli, sm, &lc) && !pipe(p) &&
-	     !fos_set_param("fault_read_delay_ms", delay_ms);
+	     !fos_set_debugfs("fault_read_delay_ms", delay_ms);
 	tap_ok(ok, "a lease child of the source; READs slowed to one per %u ms",
 	       delay_ms);
 	if (!ok)
@@ -98,7 +98,7 @@ static void revoke_mid_copy(int cli, uint32_t sm, uint32_t dm, uint32_t id)
 	if (read(p[0], &r, sizeof(r)) != sizeof(r))
 		r.ret = -2;
 	waitpid(pid, NULL, 0);
-	fos_set_param("fault_read_delay_ms", 0);
+	fos_set_debugfs("fault_read_delay_ms", 0);
 	tap_ok(r.ret == -1 && r.err == EKEYREVOKED && r.t - t_rev < 1.0,
 	       "the copy stops with EKEYREVOKED %.2f s after the revocation (ret %d, %s)",
 	       r.t - t_rev, r.ret, strerror(r.err));
