@@ -110,12 +110,16 @@ debug-kernel:
 # object allocated by the module fails the run (vm/run).  In it, failnth
 # fails every allocation of every operation in turn and the fuzz run is
 # KCOV-guided.
+# Everything at full size but exitrace's provider deaths: 200 of them, of
+# 200 objects each (2000 each did not finish in 30 minutes).
 DEBUG_VM_MEM ?= 4096
+DEBUG_FULL_ENV := FOS_TEST_ARGS_exitrace='-i 200 -p 200'
 check-debug: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel ==="
 	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-5400} \
 		--log build/vm-debug.log --save build/fuzz -- \
-		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} tests/selftests/run_all.sh $(DEBUG_TESTS)
+		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} $(DEBUG_FULL_ENV) \
+		tests/selftests/run_all.sh $(DEBUG_TESTS)
 	@tests/multinode/suite.sh debug
 
 # CI's debug stage (.ci/run): every selftest on the debug kernel, the ones

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos selftest: a hostile peer at the fabric's front door.
+ *
+ * A userspace program speaks the wire protocol (kernel/wire.h, version 6)
+ * with librdmacm and libibverbs over rxe to the module in the same guest,
+ * which is configured as its own peer at its eth0 address.  The program
+ * claims to be that node and tries to get in without the secret, with a
+ * wrong one, from another address, by replaying a recorded handshake, with
+ * another message in place of AUTH, by saying nothing, and by flooding the
+ * admission queue; each must be refused or cut off and counted, with
+ * nothing changed about the node (its epoch, its connection), and the
+ * legitimate connection unaffected.  One handshake with the run's secret
+ * ($FRACTOS_SECRET, from vm/run) must succeed and get a PING served: the
+ * program computes the MACs itself (OpenSSL), so the kernel's side is
+ * checked against the protocol as written.  Prints TAP.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <rdma/rdma_cma.h>
+#include <infiniband/verbs.h>
+#include "tap.h"
+#include "fos_nl.h"
+#include "fos_util.h"
+
+/* The wire format, as kernel/wire.h has it (little-endian hosts only). */
+#define W_MAGIC		0x534f5246
+#define W_VERSION	6
+#define W_INSECURE	0x01
+#define W_MSG		256	/* the receive buffers we announce */
+#define W_CREDITS	8
+enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_AUTH = 18 };
+enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY };
+
+struct w_hello {
+	uint32_t magic;
+	uint8_t version, flags;
+	uint16_t credits;
+	uint32_t node_id, epoch, dst_node_id, msg_size, key_id, alt_key_id;
+	uint8_t nonce[16];
+};
+
+struct w_accept {
+	struct w_hello hello;
+	uint8_t mac[32];
+};
+
+struct w_reject {
+	uint32_t magic;
+	uint8_t version, reason;
+	uint16_t reserved;
+	uint32_t node_id;
+};
+
+struct w_hdr {
+	uint8_t version, type;
+	uint16_t credits;
+	uint32_t len;
+	uint64_t cookie;
+};
+
+struct w_ping {
+	uint64_t t0;
+	uint32_t seq, reserved;
+};
+
+_Static_assert(sizeof(struct w_hello) == 48, "hello");
+_Static_assert(sizeof(struct w_accept) == 80, "accept");
+_Static_assert(sizeof(struct w_hdr) == 16, "hdr");
+
+/* One connection of the hostile peer. */
+struct hp {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t buf[(W_CREDITS + 1) * W_MSG];
+	struct w_hello mine;
+	struct w_accept acc;
+	int reason;		/* the refusal's reason, if refused */
+};
+
+static uint32_t self_id, self_epoch;
+static struct sockaddr_in self_addr;
+static uint8_t secret[128];
+static size_t secret_len;
+
+static void hmac3(const uint8_t *key, size_t klen, const char *label,
+		  const void *a, const void *b, uint8_t *out)
+{
+	uint8_t msg[64 + 2 * sizeof(struct w_hello)];
+	size_t n = strlen(label);
+	unsigned int olen = 32;
+
+	memcpy(msg, label, n);
+	if (a) {
+		memcpy(msg + n, a, sizeof(struct w_hello));
+		memcpy(msg + n + sizeof(struct w_hello), b,
+		       sizeof(struct w_hello));
+		n += 2 * sizeof(struct w_hello);
+	}
+	HMAC(EVP_sha256(), key, (int)klen, msg, n, out, &olen);
+}
+
+static uint32_t key_id_of(const uint8_t *key, size_t klen)
+{
+	uint8_t d[32];
+	uint32_t id;
+
+	hmac3(key, klen, "fractos key id", NULL, NULL, d);
+	memcpy(&id, d, 4);
+	return id ? id : 1;
+}
+
+static int cm_wait(struct hp *p, enum rdma_cm_event_type want, int ms,
+		   struct rdma_cm_event *copy, void *priv, size_t *priv_len)
+{
+	struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int ret;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -ETIMEDOUT;
+	if (rdma_get_cm_event(p->ec, &ev))
+		return -errno;
+	if (copy)
+		*copy = *ev;
+	if (priv && ev->param.conn.private_data) {
+		*priv_len = ev->param.conn.private_data_len;
+		if (*priv_len > sizeof(struct w_accept))
+			*priv_len = sizeof(struct w_accept);
+		memcpy(priv, ev->param.conn.private_data, *priv_len);
+	}
+	ret = ev->event == want ? 0 : -(int)ev->event - 1000;
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+static void hp_close(struct hp *p)
+{
+	if (p->id && p->id->qp) {
+		rdma_disconnect(p->id);
+		rdma_destroy_qp(p->id);
+	}
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	if (p->cq)
+		ibv_destroy_cq(p->cq);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->id)
+		rdma_destroy_id(p->id);
+	if (p->ec)
+		rdma_destroy_event_channel(p->ec);
+	memset(p, 0, sizeof(*p));
+}
+
+static int post_recv(struct hp *p, unsigned int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(p->buf + i * W_MSG),
+		.length = W_MSG, .lkey = p->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(p->id->qp, &wr, &bad);
+}
+
+/* Resolve, make the QP, post the receive buffers.  @src may be NULL. */
+static int hp_open(struct hp *p, const struct sockaddr_in *src)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = W_CREDITS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct sockaddr_in dst = self_addr;
+	unsigned int i;
+
+	memset(p, 0, sizeof(*p));
+	dst.sin_port = htons(fos_param("fabric_port"));
+	p->ec = rdma_create_event_channel();
+	if (!p->ec || rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP))
+		return -1;
+	if (rdma_resolve_addr(p->id, (struct sockaddr *)src,
+			      (struct sockaddr *)&dst, 2000) ||
+	    cm_wait(p, RDMA_CM_EVENT_ADDR_RESOLVED, 5000, NULL, NULL, NULL) ||
+	    rdma_resolve_route(p->id, 2000) ||
+	    cm_wait(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000, NULL, NULL, NULL))
+		return -1;
+	p->pd = ibv_alloc_pd(p->id->verbs);
+	p->cq = p->pd ? ibv_create_cq(p->id->verbs, 32, NULL, NULL, 0) : NULL;
+	if (!p->cq)
+		return -1;
+	qa.send_cq = qa.recv_cq = p->cq;
+	if (rdma_create_qp(p->id, p->pd, &qa))
+		return -1;
+	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf),
+			   IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		return -1;
+	for (i = 0; i < W_CREDITS; i++)
+		if (post_recv(p, i))
+			return -1;
+	return 0;
+}
+
+static void hello_fill(struct w_hello *h, uint32_t node, uint32_t epoch,
+		       uint32_t key_id, uint8_t flags)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = W_MAGIC;
+	h->version = W_VERSION;
+	h->flags = flags;
+	h->credits = W_CREDITS;
+	h->node_id = node;
+	h->epoch = epoch;
+	h->dst_node_id = self_id;
+	h->msg_size = W_MSG;
+	h->key_id = key_id;
+	for (unsigned int i = 0; i < sizeof(h->nonce); i++)
+		h->nonce[i] = (uint8_t)rand();
+}
+
+/*
+ * Connect with p->mine as the hello.  Return: 0 (accepted: p->acc), a
+ * positive refusal reason, or -1.
+ */
+static int hp_connect(struct hp *p)
+{
+	struct rdma_conn_param cp = {
+		.private_data = &p->mine, .private_data_len = sizeof(p->mine),
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	struct rdma_cm_event ev;
+	uint8_t priv[sizeof(struct w_accept)] = {};
+	size_t len = 0;
+	int ret;
+
+	if (rdma_connect(p->id, &cp))
+		return -1;
+	ret = cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, 10000, &ev, priv, &len);
+	if (!ret) {
+		if (len < sizeof(p->acc))
+			return -1;
+		memcpy(&p->acc, priv, sizeof(p->acc));
+		return 0;
+	}
+	if (ret == -(int)RDMA_CM_EVENT_REJECTED - 1000 &&
+	    len >= sizeof(struct w_reject) &&
+	    ((struct w_reject *)priv)->magic == W_MAGIC) {
+		p->reason = ((struct w_reject *)priv)->reason;
+		return p->reason;
+	}
+	return -1;
+}
+
+static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
+		   const void *payload, uint32_t len)
+{
+	uint8_t *b = p->buf + W_CREDITS * W_MSG;
+	struct w_hdr h = { .version = W_VERSION, .type = type, .len = len,
+			   .cookie = cookie };
+	struct ibv_sge sge = { .addr = (uintptr_t)b,
+			       .length = sizeof(h) + len, .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 999, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), payload, len);
+	return ibv_post_send(p->id->qp, &wr, &bad);
+}
+
+/*
+ * Wait up to @ms for a message of @type (others are consumed); fills
+ * @cookie.  Return: 0, -ETIMEDOUT, or -EIO (a failed completion: the
+ * connection is gone).
+ */
+static int hp_recv(struct hp *p, uint8_t type, int ms, uint64_t *cookie)
+{
+	struct timespec t0, t;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = ibv_poll_cq(p->cq, 1, &wc);
+
+		if (n == 1) {
+			struct w_hdr *h;
+
+			if (wc.status != IBV_WC_SUCCESS)
+				return -EIO;
+			if (wc.wr_id == 999)
+				continue;
+			h = (struct w_hdr *)(p->buf + wc.wr_id * W_MSG);
+			if (h->type == type) {
+				if (cookie)
+					*cookie = h->cookie;
+				post_recv(p, wc.wr_id);
+				return 0;
+			}
+			post_recv(p, wc.wr_id);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+}
+
+/* The module ends the connection within @ms: a DISCONNECTED event. */
+static int hp_cut_off(struct hp *p, int ms)
+{
+	return !cm_wait(p, RDMA_CM_EVENT_DISCONNECTED, ms, NULL, NULL, NULL);
+}
+
+static uint64_t fab_stat(int which)
+{
+	struct fos_nl_reply *r = calloc(1, sizeof(*r));
+	uint64_t v = ~0ULL;
+
+	if (r && !fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, r))
+		v = r->stats[which];
+	free(r);
+	return v;
+}
+
+/* The node's own record of itself: epoch, connection, epoch changes. */
+struct self_view {
+	uint32_t epoch, qpn;
+	uint64_t epoch_changes;
+	uint8_t state;
+};
+
+static void self_view(struct self_view *v)
+{
+	struct fos_nl_node n = {};
+
+	fos_nl_node_get(self_id, &n);
+	v->epoch = n.epoch;
+	v->qpn = n.qpn;
+	v->state = n.state;
+	v->epoch_changes = n.stats[FRACTOS_STAT_EPOCH_CHANGES];
+}
+
+static int self_same(const struct self_view *a)
+{
+	struct self_view b;
+
+	self_view(&b);
+	return a->epoch == b.epoch && a->qpn == b.qpn &&
+	       a->epoch_changes == b.epoch_changes &&
+	       b.state == FRACTOS_NODE_UP;
+}
+
+/* A handshake refused for @reason, counted in @stat. */
+static void refused(const char *what, const struct sockaddr_in *src,
+		    uint32_t node, uint32_t key_id, uint8_t flags, int reason,
+		    int which)
+{
+	uint64_t s0 = fab_stat(which);
+	struct hp p;
+	int ret = -1;
+
+	if (!hp_open(&p, src)) {
+		hello_fill(&p.mine, node, self_epoch + 1, key_id, flags);
+		ret = hp_connect(&p);
+	}
+	tap_eq(ret, reason, "%s: refused (reason %d)", what, ret);
+	tap_eq(fab_stat(which) - s0, 1, "%s: counted", what);
+	hp_close(&p);
+}
+
+static int read_secret(void)
+{
+	const char *path = getenv("FRACTOS_SECRET");
+	FILE *f = path ? fopen(path, "re") : NULL;
+
+	if (!f)
+		return -1;
+	secret_len = fread(secret, 1, sizeof(secret), f);
+	fclose(f);
+	if (secret_len && secret[secret_len - 1] == '\n')
+		secret_len--;
+	return secret_len >= 16 ? 0 : -1;
+}
+
+int main(void)
+{
+	struct w_hello t[2];
+	uint8_t mac[32], recorded_auth[32], recorded_accept[32];
+	struct w_hello recorded;
+	uint32_t key;
+	struct self_view v0;
+	struct sockaddr_in other;
+	struct hp p, flood[40];
+	uint64_t s0;
+	int i, busy = 0, ok;
+
+	printf("TAP version 13\n");
+	if (getuid() || fos_param("node_id") < 0) {
+		printf("1..0 # SKIP needs root and the module loaded\n");
+		return 0;
+	}
+	if (read_secret() || !fos_nl_self_addr(&self_addr.sin_addr)) {
+		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
+		return 0;
+	}
+	tap_plan(33);
+	srand(getpid());
+	self_addr.sin_family = AF_INET;
+	self_id = fos_param("node_id");
+	self_epoch = fos_param("epoch");
+	key = key_id_of(secret, secret_len);
+
+	tap_eq(fos_nl_node_add(self_id, self_addr.sin_addr), 0,
+	       "NODE_ADD node %u (this node) at its eth0 address", self_id);
+	tap_ok(fos_nl_wait_up(self_id, 30), "the node admits itself");
+	self_view(&v0);
+
+	/* ---- refused before any proof */
+	refused("a key id nobody holds", NULL, self_id, key ^ 0x5a5a5a5a, 0,
+		REJ_AUTH, FRACTOS_STAT_REFUSED_AUTH);
+	refused("an insecure hello to a node with a secret", NULL, self_id, 0,
+		W_INSECURE, REJ_AUTH, FRACTOS_STAT_REFUSED_AUTH);
+	refused("a node that is not configured", NULL, self_id + 1000, key, 0,
+		REJ_UNKNOWN, FRACTOS_STAT_REFUSED_UNKNOWN);
+	other = self_addr;
+	other.sin_addr.s_addr = htonl(ntohl(self_addr.sin_addr.s_addr) + 80);
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "ip addr add %s/24 dev eth0",
+			 inet_ntoa(other.sin_addr));
+		ok = !system(cmd);
+		usleep(500 * 1000);	/* rxe learns the GID */
+		refused("the right secret's id from another address", &other,
+			self_id, key, 0, REJ_ADDRESS,
+			FRACTOS_STAT_REFUSED_ADDRESS);
+		snprintf(cmd, sizeof(cmd), "ip addr del %s/24 dev eth0",
+			 inet_ntoa(other.sin_addr));
+		if (ok && system(cmd))
+			tap_diag("could not remove %s", inet_ntoa(other.sin_addr));
+	}
+
+	/* ---- accepted, then a wrong proof: cut off, nothing changes */
+	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch + 7, key, 0);
+	ok = ok && !hp_connect(&p);
+	tap_ok(ok, "a hello with the right key id and another epoch is accepted");
+	t[0] = p.mine;
+	t[1] = p.acc.hello;
+	hmac3((const uint8_t *)"not the secret, not at all", 26,
+	      "fractos v6 accept", &t[0], &t[1], mac);
+	tap_ok(ok && memcmp(mac, p.acc.mac, 32) != 0,
+	       "without the secret the accept's proof cannot be checked");
+	hmac3((const uint8_t *)"not the secret, not at all", 26,
+	      "fractos v6 auth", &t[0], &t[1], mac);
+	ok = ok && !hp_send(&p, W_AUTH, 0, mac, 32);
+	tap_ok(ok && hp_cut_off(&p, 10000), "an AUTH with a wrong MAC: cut off");
+	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted as an authentication failure");
+	tap_ok(self_same(&v0), "the node's epoch, connection and state did not change");
+	hp_close(&p);
+
+	/* ---- another message in place of AUTH */
+	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch, key, 0);
+	ok = ok && !hp_connect(&p);
+	{
+		struct w_ping ping = { .t0 = 1, .seq = 1 };
+
+		ok = ok && !hp_send(&p, W_PING, 42, &ping, sizeof(ping));
+	}
+	tap_ok(ok && hp_recv(&p, W_PONG, 1000, NULL) != 0 && hp_cut_off(&p, 10000),
+	       "a PING instead of AUTH: no PONG, cut off");
+	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
+	hp_close(&p);
+
+	/* ---- silence */
+	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch, key, 0);
+	ok = ok && !hp_connect(&p);
+	tap_ok(ok && hp_cut_off(&p, 15000), "no AUTH at all: cut off (after 5 s)");
+	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
+	hp_close(&p);
+
+	/* ---- the secret: admitted, and it carries a PING */
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch, key, 0);
+	ok = ok && !hp_connect(&p);
+	t[0] = p.mine;
+	t[1] = p.acc.hello;
+	hmac3(secret, secret_len, "fractos v6 accept", &t[0], &t[1], mac);
+	tap_ok(ok && p.acc.hello.key_id == key && !memcmp(mac, p.acc.mac, 32),
+	       "with the secret: the accept's MAC is HMAC-SHA256 as specified");
+	hmac3(secret, secret_len, "fractos v6 auth", &t[0], &t[1], mac);
+	recorded = p.mine;
+	memcpy(recorded_auth, mac, 32);
+	memcpy(recorded_accept, p.acc.mac, 32);
+	ok = ok && !hp_send(&p, W_AUTH, 0, mac, 32);
+	tap_ok(ok && !hp_recv(&p, W_CREDIT, 10000, NULL),
+	       "a valid AUTH is answered with its credit");
+	/*
+	 * Served: the node counts the PING (its PONG goes to node
+	 * self_id's own connection, as every message to that node does).
+	 */
+	s0 = fab_stat(FRACTOS_STAT_PINGS_RX);
+	{
+		struct w_ping ping = { .t0 = 1, .seq = 7 };
+
+		ok = ok && !hp_send(&p, W_PING, 0x1234, &ping, sizeof(ping));
+	}
+	for (i = 0; i < 500 && fab_stat(FRACTOS_STAT_PINGS_RX) == s0; i++)
+		usleep(20 * 1000);
+	tap_ok(ok && fab_stat(FRACTOS_STAT_PINGS_RX) == s0 + 1,
+	       "admitted: its PING is served");
+	hp_close(&p);
+	/* Its incoming slot was ours: the node reconnects to itself. */
+	sleep(2);
+	tap_ok(fos_nl_wait_up(self_id, 30), "the node's own connection comes back");
+	self_view(&v0);
+
+	/* ---- replay of that handshake */
+	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
+	ok = !hp_open(&p, NULL);
+	p.mine = recorded;
+	ok = ok && !hp_connect(&p);
+	tap_ok(ok && memcmp(p.acc.mac, recorded_accept, 32) != 0,
+	       "a replayed hello is answered with a fresh nonce");
+	ok = ok && !hp_send(&p, W_AUTH, 0, recorded_auth, 32);
+	tap_ok(ok && hp_cut_off(&p, 10000), "the replayed AUTH: cut off");
+	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
+	tap_ok(self_same(&v0), "the node's connection did not change");
+	hp_close(&p);
+
+	/* ---- a flood of connections that never prove anything */
+	s0 = fab_stat(FRACTOS_STAT_REFUSED_BUSY);
+	for (i = 0; i < 40; i++) {
+		if (hp_open(&flood[i], NULL)) {
+			flood[i].reason = -1;
+			continue;
+		}
+		hello_fill(&flood[i].mine, self_id, self_epoch, key, 0);
+		if (hp_connect(&flood[i]) == REJ_BUSY)
+			busy++;
+	}
+	tap_ok(busy >= 8, "40 connections waiting for admission: %d refused busy", busy);
+	tap_ok(fab_stat(FRACTOS_STAT_REFUSED_BUSY) - s0 == (uint64_t)busy, "counted");
+	for (i = 0; i < 40; i++)
+		hp_close(&flood[i]);
+	tap_ok(self_same(&v0), "the node's connection did not change");
+	sleep(6);	/* the admission timeout ends the rest */
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch, key, 0);
+	ok = ok && !hp_connect(&p);
+	tap_ok(ok, "after the flood a new handshake is accepted again");
+	hp_close(&p);
+
+	tap_eq(fos_nl_ping(self_id, 5, NULL), 0, "the node still pings itself");
+	tap_eq(fos_nl_node_del(self_id), 0, "NODE_DEL");
+	return tap_finish();
+}
