@@ -493,6 +493,7 @@ struct fos_peer *fos_peer_find(u32 node_id)
 /* Schedule the next attempt.  Caller holds peer->lock. */
 static void fos_peer_backoff_locked(struct fos_peer *peer)
 {
+	lockdep_assert_held(&peer->lock);
 	if (peer->deleted || peer->out)
 		return;
 	peer->state = FRACTOS_NODE_DOWN;
@@ -1274,6 +1275,8 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 	long left = FOS_SEND_TIMEOUT;
 	int ret;
 
+	if (flags & FOS_SEND_WAIT)
+		might_sleep();
 	if (WARN_ON_ONCE(!type || type >= FOS_WIRE_NR))
 		return -EINVAL;
 	if (len > FOS_WIRE_MSG_MAX)
@@ -1686,6 +1689,8 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 	struct fos_ibdev *d;
 	int nents, ret;
 
+	might_sleep();
+
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	w = kzalloc(sizeof(*w), GFP_KERNEL);
 	if (!m || !w) {
@@ -1803,6 +1808,8 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 	struct fos_ibdev *d;
 	u32 max_sge, off = 0;
 	int nents, ret = 0;
+
+	might_sleep();
 
 	d = fos_peer_dev_get(peer);
 	if (!d)
@@ -2355,6 +2362,8 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr)
 	struct fos_peer *peer;
 	int ret;
 
+	might_sleep();
+
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return -ENOMEM;
@@ -2410,6 +2419,8 @@ static void fos_peer_delete(struct fos_peer *peer)
 int fos_fabric_node_del(u32 node_id)
 {
 	struct fos_peer *peer;
+
+	might_sleep();
 
 	mutex_lock(&fos_fabric_mutex);
 	peer = xa_erase(&fos_peers, node_id);

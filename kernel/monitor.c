@@ -94,6 +94,7 @@ void fos_monitors_take_receive_locked(struct fos_object *obj,
 {
 	struct fos_monitor *m, *tmp;
 
+	lockdep_assert_held(&fos_tree_lock);
 	list_for_each_entry_safe(m, tmp, &obj->monitors, link)
 		fos_monitor_take_locked(m, to);
 }
@@ -101,6 +102,7 @@ void fos_monitors_take_receive_locked(struct fos_object *obj,
 /* Disarm every registration of @obj.  Caller holds fos_tree_lock. */
 void fos_monitors_take_locked(struct fos_object *obj, struct list_head *to)
 {
+	lockdep_assert_held(&fos_tree_lock);
 	fos_monitors_take_receive_locked(obj, to);
 	if (obj->deleg)
 		fos_monitor_take_locked(obj->deleg, to);

@@ -330,6 +330,7 @@ void fos_name_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
 {
 	struct fos_name *n;
 
+	lockdep_assert_held(&fos_tree_lock);
 	list_for_each_entry(n, &obj->names, obj_link)
 		n->on_obj = false;
 	list_splice_tail_init(&obj->names, &dead->names);

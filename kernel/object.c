@@ -51,6 +51,7 @@ static struct fos_object *fos_obj_alloc(u32 type)
 static void fos_obj_set_owner_locked(struct fos_object *obj,
 				     struct fos_space *owner)
 {
+	lockdep_assert_held(&fos_tree_lock);
 	if (!owner)
 		return;
 	obj->owner = owner;
@@ -67,6 +68,7 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
 {
 	struct fos_object *p = obj->parent;
 
+	lockdep_assert_held(&fos_tree_lock);
 	if (!obj->delegatee)
 		return;
 	obj->delegatee = false;
@@ -281,6 +283,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 {
 	LIST_HEAD(queue);
 
+	lockdep_assert_held(&fos_tree_lock);
 	obj->revoked = true;
 	list_add_tail(&obj->work, &queue);
 	while (!list_empty(&queue)) {

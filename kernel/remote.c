@@ -383,6 +383,7 @@ static void fos_export_unused_locked(struct fos_export *e,
 {
 	bool mine;
 
+	lockdep_assert_held(&fos_export_lock);
 	spin_lock(&fos_tree_lock);
 	mine = e->obj->export == e;
 	if (mine)
@@ -412,6 +413,8 @@ static int fos_export_add(struct fos_object *obj, u32 node, u32 epoch)
 	struct fos_importer *spare_i;
 	bool revoked;
 	int ret = 0;
+
+	might_sleep();
 
 	spare_e = kzalloc(sizeof(*spare_e), GFP_KERNEL);
 	spare_i = kzalloc(sizeof(*spare_i), GFP_KERNEL);
@@ -567,6 +570,7 @@ out:
  */
 void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
 {
+	lockdep_assert_held(&fos_tree_lock);
 	if (!obj->export)
 		return;
 	list_add_tail(&obj->export->dead, &dead->exports);
@@ -661,6 +665,7 @@ static struct fos_object *fos_proxy_find_locked(u32 node, u32 epoch, u64 oid,
 {
 	struct fos_proxy *p;
 
+	lockdep_assert_held(&fos_proxy_lock);
 	hash_for_each_possible(fos_proxies, p, hnode,
 			       fos_proxy_key(node, epoch, oid)) {
 		if (p->node != node || p->epoch != epoch || p->oid != oid)
@@ -679,6 +684,7 @@ static void fos_proxy_unhash_locked(u32 node, u32 epoch, u64 oid)
 	struct hlist_node *tmp;
 	struct fos_proxy *p;
 
+	lockdep_assert_held(&fos_proxy_lock);
 	hash_for_each_possible_safe(fos_proxies, p, tmp, hnode,
 				    fos_proxy_key(node, epoch, oid)) {
 		if (p->node != node || p->epoch != epoch || p->oid != oid)
@@ -1077,6 +1083,8 @@ static int fos_call_timeout(struct fos_peer *peer, u8 type,
 	u32 cookie;
 	int ret;
 
+	might_sleep();
+
 	init_completion(&w->done);
 	w->sent = false;
 	w->answered = false;
@@ -1314,6 +1322,8 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	u32 len, pepoch, i;
 	int ret;
 
+	might_sleep();
+
 	/* More than any Request takes: what the owner would answer. */
 	if (imm_len > FOS_WIRE_MAX_IMM || ncaps > FOS_WIRE_MAX_CAPS)
 		return -E2BIG;
@@ -1404,6 +1414,8 @@ int fos_remote_revoke(struct fos_object *obj)
 	struct fos_peer *peer;
 	int ret, lret;
 
+	might_sleep();
+
 	if (fos_obj_revoked(obj))
 		return -EKEYREVOKED;
 	o.oid = cpu_to_le64(p->oid);
@@ -1437,6 +1449,8 @@ int fos_remote_lookup(u32 node, const char *name, u32 len,
 	struct fos_call_wait w;
 	struct fos_peer *peer;
 	int ret;
+
+	might_sleep();
 
 	peer = fos_peer_find(node);
 	if (!peer)
@@ -2046,6 +2060,8 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	struct fractos_oid oid;
 	u32 pepoch;
 	int ret;
+
+	might_sleep();
 
 	if (!sroot->proxy && !droot->proxy) {
 		ret = fos_mem_copy_local(src, soff, dst, doff, len, true);
