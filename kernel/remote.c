@@ -161,18 +161,35 @@ MODULE_PARM_DESC(fabric_loopback,
 #define FOS_REMOTE_TIMEOUT	(10 * HZ)
 
 /**
+ * struct fos_view - what a description names of an object
+ * @off: start (Memory; 0 for a Request)
+ * @len: length (Memory; 0 for a Request)
+ * @perms: FRACTOS_PERM_* (Memory; 0 for a Request)
+ */
+struct fos_view {
+	u64 off;
+	u64 len;
+	u32 perms;
+};
+
+/**
  * struct fos_importer - a node that may hold a capability to an export
  * @link: on fos_export.importers
  * @node: its id
  * @epoch: its epoch when it was recorded, 0 if unknown
  * @units: descriptions of the object put on the wire for it and not
  *	dropped yet (see "Holders" in wire.h), never zero
+ * @views: the views described to it (none covering another), the only
+ *	ones it may name (see "Views" in wire.h)
+ * @nviews: entries in @views, at least one
  */
 struct fos_importer {
 	struct list_head link;
 	u32 node;
 	u32 epoch;
 	u64 units;
+	struct fos_view *views;
+	u32 nviews;
 };
 
 /**
@@ -350,27 +367,110 @@ static void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 
 /* ---- the export table ---- */
 
+static void fos_export_free(struct fos_export *e);
+
+/* @v lies inside @o, with no right that @o lacks. */
+static bool fos_view_covers(const struct fos_view *o, const struct fos_view *v)
+{
+	return v->off >= o->off && v->len <= o->len &&
+	       v->off - o->off <= o->len - v->len && !(v->perms & ~o->perms);
+}
+
+static void fos_importer_free(struct fos_importer *i)
+{
+	kfree(i->views);
+	kfree(i);
+}
+
 /*
- * Count one more description of @e for @node.  Caller holds
- * fos_export_lock.
+ * Record @v for @i unless a view recorded covers it.  Caller holds
+ * fos_export_lock (a mutex: this may sleep).  Return: 0 or -ENOMEM.
  */
-static void fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
-				    struct fos_importer **spare)
+static int fos_importer_add_view(struct fos_importer *i,
+				 const struct fos_view *v)
+{
+	struct fos_view *views;
+	u32 k;
+
+	lockdep_assert_held(&fos_export_lock);
+	for (k = 0; k < i->nviews; k++)
+		if (fos_view_covers(&i->views[k], v))
+			return 0;
+	views = krealloc_array(i->views, i->nviews + 1, sizeof(*views),
+			       GFP_KERNEL);
+	if (!views)
+		return -ENOMEM;
+	views[i->nviews++] = *v;
+	i->views = views;
+	return 0;
+}
+
+/* The record of @node (@epoch, 0: any) among @e's importers, or NULL. */
+static struct fos_importer *fos_export_importer(struct fos_export *e,
+						u32 node, u32 epoch)
 {
 	struct fos_importer *i;
 
+	lockdep_assert_held(&fos_export_lock);
+	list_for_each_entry(i, &e->importers, link)
+		if (i->node == node &&
+		    (!epoch || !i->epoch || i->epoch == epoch))
+			return i;
+	return NULL;
+}
+
+/*
+ * Whether @node (@epoch) holds @e with a view covering @v (NULL: with
+ * any view).  Caller holds fos_export_lock.
+ */
+static bool fos_export_held(struct fos_export *e, u32 node, u32 epoch,
+			    const struct fos_view *v)
+{
+	struct fos_importer *i = fos_export_importer(e, node, epoch);
+	u32 k;
+
+	if (!i)
+		return false;
+	if (!v)
+		return true;
+	for (k = 0; k < i->nviews; k++)
+		if (fos_view_covers(&i->views[k], v))
+			return true;
+	return false;
+}
+
+/*
+ * Count one more description of @e, with view @v, for @node.  Caller
+ * holds fos_export_lock.  @spare is taken for a new record.
+ * Return: 0 or -ENOMEM.
+ */
+static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
+				   const struct fos_view *v,
+				   struct fos_importer **spare)
+{
+	struct fos_importer *i;
+	int ret;
+
 	list_for_each_entry(i, &e->importers, link) {
 		if (i->node == node && i->epoch == epoch) {
-			i->units++;
-			return;
+			ret = fos_importer_add_view(i, v);
+			if (!ret)
+				i->units++;
+			return ret;
 		}
 	}
 	i = *spare;
-	*spare = NULL;
 	i->node = node;
 	i->epoch = epoch;
 	i->units = 1;
+	i->views = NULL;
+	i->nviews = 0;
+	ret = fos_importer_add_view(i, v);
+	if (ret)
+		return ret;
+	*spare = NULL;
 	list_add_tail(&i->link, &e->importers);
+	return 0;
 }
 
 /*
@@ -401,16 +501,19 @@ static void fos_export_unused_locked(struct fos_export *e,
  * @obj: a local object (not a proxy, nor a child of one)
  * @node: the importer (this node for fabric_loopback)
  * @epoch: its epoch
+ * @v: the view described
  *
  * Makes @obj reachable by its id until the description is dropped
  * (fos_export_put(), a DROP from @node) or @node is gone.
  *
  * Return: 0, -EKEYREVOKED or -ENOMEM.
  */
-static int fos_export_add(struct fos_object *obj, u32 node, u32 epoch)
+static int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
+			  const struct fos_view *v)
 {
 	struct fos_export *e, *spare_e;
 	struct fos_importer *spare_i;
+	LIST_HEAD(gone);
 	bool revoked;
 	int ret = 0;
 
@@ -456,37 +559,58 @@ static int fos_export_add(struct fos_object *obj, u32 node, u32 epoch)
 		fos_live_add(FOS_LIVE_EXPORTS, 1);
 	}
 	/* (Even if revocation just took @e: it then tells @node.) */
-	fos_export_add_importer(e, node, epoch, &spare_i);
+	ret = fos_export_add_importer(e, node, epoch, v, &spare_i);
+	if (ret && list_empty(&e->importers))
+		fos_export_unused_locked(e, &gone);
 out:
 	mutex_unlock(&fos_export_lock);
 out_free:
 	kfree(spare_e);
 	kfree(spare_i);
+	e = list_first_entry_or_null(&gone, struct fos_export, dead);
+	if (e)
+		fos_export_free(e);
 	return ret;
 }
 
-static void fos_export_free(struct fos_export *e);
-
 /**
- * fos_export_get - the exported object @oid
+ * fos_export_get - the exported object @oid, as @peer may name it
  * @oid: the object id
+ * @peer: the node that names it
+ * @v: the view it names, NULL for any (it must hold the object)
  *
- * Return: the object with a reference, or NULL if it is not exported (or
- * revoked).
+ * Return: the object with a reference; NULL if it is not exported (or
+ * revoked); ERR_PTR(-EPROTO), counted and logged, if it is exported but
+ * not to @peer with a view covering @v (see "Views" in wire.h).
  */
-static struct fos_object *fos_export_get(u64 oid)
+static struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
+					 const struct fos_view *v)
 {
+	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer);
 	struct fos_object *obj = NULL;
 	struct fos_export *e;
+	bool held = true;
 
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, oid);
 	if (e && !fos_obj_revoked(e->obj)) {
-		obj = e->obj;
-		fos_obj_get(obj);
+		held = fos_export_held(e, node, epoch, v);
+		if (held) {
+			obj = e->obj;
+			fos_obj_get(obj);
+		}
 	}
 	mutex_unlock(&fos_export_lock);
-	return obj;
+	if (held)
+		return obj;
+	fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
+	if (v)
+		pr_warn_ratelimited("fractos: node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
+				    node, oid, v->off, v->len, v->perms);
+	else
+		pr_warn_ratelimited("fractos: node %u names object %llu, which it was not given\n",
+				    node, oid);
+	return ERR_PTR(-EPROTO);
 }
 
 /**
@@ -494,14 +618,19 @@ static struct fos_object *fos_export_get(u64 oid)
  * @oid: the object id
  * @node: the holder-to-be
  * @epoch: its epoch, 0 if unknown
+ * @v: the view it is given
+ * @from: the forwarder, which must hold that view itself
  *
- * Return: 0, -EKEYREVOKED (not exported, or revoked) or -ENOMEM.
+ * Return: 0, -EKEYREVOKED (not exported, or revoked), -EPROTO (@from
+ * does not hold @v; counted and logged) or -ENOMEM.
  */
-static int fos_export_count(u64 oid, u32 node, u32 epoch)
+static int fos_export_count(u64 oid, u32 node, u32 epoch,
+			    const struct fos_view *v, struct fos_peer *from)
 {
 	struct fos_importer *spare;
 	struct fos_export *e;
 	int ret = -EKEYREVOKED;
+	bool held = true;
 
 	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 	if (!spare)
@@ -509,11 +638,18 @@ static int fos_export_count(u64 oid, u32 node, u32 epoch)
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, oid);
 	if (e && !fos_obj_revoked(e->obj)) {
-		fos_export_add_importer(e, node, epoch, &spare);
-		ret = 0;
+		held = fos_export_held(e, fos_peer_node_id(from),
+				       fos_peer_epoch(from), v);
+		ret = held ? fos_export_add_importer(e, node, epoch, v, &spare) :
+			     -EPROTO;
 	}
 	mutex_unlock(&fos_export_lock);
 	kfree(spare);
+	if (!held) {
+		fos_peer_stat_inc(from, FRACTOS_STAT_PROTO_ERRORS);
+		pr_warn_ratelimited("fractos: node %u forwards object %llu with a view it was not given\n",
+				    fos_peer_node_id(from), oid);
+	}
 	return ret;
 }
 
@@ -554,7 +690,7 @@ static void fos_export_put(u64 oid, u32 node, u32 epoch, u64 count)
 	if (found->units)
 		goto out;
 	list_del(&found->link);
-	kfree(found);
+	fos_importer_free(found);
 	if (list_empty(&e->importers))
 		fos_export_unused_locked(e, &gone);
 out:
@@ -609,7 +745,7 @@ void fos_remote_exports_release(struct list_head *list)
 		list_for_each_entry_safe(i, itmp, &importers, link) {
 			fos_event_queue(FOS_EV_NOTICE, FOS_WIRE_REVOKE, i->node,
 					fos_epoch, e->obj->id, GFP_KERNEL);
-			kfree(i);
+			fos_importer_free(i);
 		}
 		fos_export_free(e);
 	}
@@ -637,7 +773,7 @@ static void fos_exports_drop_node(u32 node, u32 epoch)
 			    (epoch && i->epoch && i->epoch != epoch))
 				continue;
 			list_del(&i->link);
-			kfree(i);
+			fos_importer_free(i);
 		}
 		if (list_empty(&e->importers))
 			fos_export_unused_locked(e, &gone);
@@ -873,13 +1009,17 @@ static int fos_call(struct fos_peer *peer, u8 type, const void *payload,
  * object is gone, its owner too, or @node cannot reach it), or -ETIMEDOUT,
  * -EINTR, -ENOMEM.
  */
-static int fos_cap_import(struct fos_object *obj, u32 node)
+static int fos_cap_import(struct fos_object *obj, u32 node,
+			  const struct fos_view *v)
 {
 	struct fos_proxy *p = obj->proxy;
 	struct fos_wire_import im = {
 		.oid = cpu_to_le64(p->oid),
 		.epoch = cpu_to_le32(p->epoch),
 		.node = cpu_to_le32(node),
+		.off = cpu_to_le64(v->off),
+		.len = cpu_to_le64(v->len),
+		.perms = cpu_to_le32(v->perms),
 	};
 	struct fos_call_wait w;
 	struct fos_peer *peer;
@@ -927,6 +1067,9 @@ static int fos_cap_import(struct fos_object *obj, u32 node)
 static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			    struct fos_wire_cap *wc)
 {
+	struct fos_view v = {
+		.off = cap->off, .len = cap->len, .perms = cap->perms,
+	};
 	struct fos_object *obj = cap->obj;
 	struct fractos_oid oid;
 	int ret;
@@ -935,7 +1078,7 @@ static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	if (!obj->proxy) {
 		if (fos_obj_root(obj)->proxy)
 			return -EOPNOTSUPP;
-		ret = fos_export_add(obj, node, epoch);
+		ret = fos_export_add(obj, node, epoch, &v);
 		if (ret == -EKEYREVOKED)
 			wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
 		else if (ret)
@@ -943,7 +1086,7 @@ static int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	} else if (fos_obj_revoked(obj)) {
 		wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
 	} else if (obj->proxy->node != node) {
-		ret = fos_cap_import(obj, node);
+		ret = fos_cap_import(obj, node, &v);
 		if (ret == -EKEYREVOKED)
 			wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
 		else if (ret)
@@ -1032,20 +1175,26 @@ static int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 	u32 type = le32_to_cpu(wc->type), from = fos_peer_node_id(peer);
 	u64 oid = le64_to_cpu(wc->oid);
 	struct fos_object *obj;
+	struct fos_view v;
 	int ret = 0;
 
 	out->off = le64_to_cpu(wc->off);
 	out->len = le64_to_cpu(wc->len);
 	out->perms = le32_to_cpu(wc->perms);
+	v.off = out->off;
+	v.len = out->len;
+	v.perms = out->perms;
 	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED) {
 		obj = fos_revoked_object(type);
 	} else if (node == fos_node_id) {
 		/* Ours: the real object, or nothing if it is gone. */
 		obj = NULL;
 		if (epoch == fos_epoch)
-			obj = fos_export_get(oid);
+			obj = fos_export_get(oid, peer, &v);
 		/* Counted only when we sent it to ourselves: done with it. */
 		fos_cap_disown(wc, from);
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
 		if (obj && obj->type != type) {
 			fos_obj_put(obj);
 			return -EPROTO;
@@ -1346,7 +1495,9 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	iv->ncaps = cpu_to_le32(ncaps);
 	/* Named for the call only: exported while it lasts. */
 	if (!root->proxy) {
-		ret = fos_export_add(target, oid.node, pepoch);
+		static const struct fos_view none;
+
+		ret = fos_export_add(target, oid.node, pepoch, &none);
 		if (ret)
 			goto out_free;
 	}
@@ -1498,9 +1649,9 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 	int ret;
 
 	if (le32_to_cpu(iv->epoch) == fos_epoch)
-		obj = fos_export_get(le64_to_cpu(iv->oid));
-	if (!obj) {
-		ret = -EKEYREVOKED;
+		obj = fos_export_get(le64_to_cpu(iv->oid), peer, NULL);
+	if (IS_ERR_OR_NULL(obj)) {
+		ret = obj ? PTR_ERR(obj) : -EKEYREVOKED;
 		goto out_disown;
 	}
 	if (obj->type != FRACTOS_OBJ_REQUEST) {
@@ -1585,8 +1736,10 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	int ret = -EKEYREVOKED;
 
 	if (le32_to_cpu(o->epoch) == fos_epoch)
-		obj = fos_export_get(le64_to_cpu(o->oid));
-	if (obj) {
+		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+	} else if (obj) {
 		ret = fos_obj_revoke(obj);
 		fos_obj_put(obj);
 	}
@@ -1608,8 +1761,15 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		/* Only a peer can ever use it, or DROP it. */
 		holder = fos_peer_find(node);
 		if (holder) {
+			struct fos_view v = {
+				.off = le64_to_cpu(im->off),
+				.len = le64_to_cpu(im->len),
+				.perms = le32_to_cpu(im->perms),
+			};
+
 			ret = fos_export_count(le64_to_cpu(im->oid), node,
-					       fos_peer_epoch(holder));
+					       fos_peer_epoch(holder), &v,
+					       peer);
 			fos_peer_put(holder);
 		} else {
 			ret = -EHOSTUNREACH;
@@ -1829,6 +1989,10 @@ static int fos_copy_local_view(struct fos_peer *peer,
 			       const struct fos_wire_cap *wc, u32 perm,
 			       u64 off, u64 len, struct fos_cap *out)
 {
+	struct fos_view v = {
+		.off = le64_to_cpu(wc->off), .len = le64_to_cpu(wc->len),
+		.perms = le32_to_cpu(wc->perms),
+	};
 	struct fos_object *obj;
 	int ret;
 
@@ -1836,7 +2000,9 @@ static int fos_copy_local_view(struct fos_peer *peer,
 		return -EPROTO;
 	if (le32_to_cpu(wc->epoch) != fos_epoch)
 		return -EKEYREVOKED;
-	obj = fos_export_get(le64_to_cpu(wc->oid));
+	obj = fos_export_get(le64_to_cpu(wc->oid), peer, &v);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
 	if (!obj)
 		return -EKEYREVOKED;
 	out->obj = obj;
@@ -1988,6 +2154,9 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			     struct fos_wire_cap *wc)
 {
 	struct fos_object *root = fos_obj_root(cap->obj);
+	struct fos_view v = {
+		.off = cap->off, .len = cap->len, .perms = cap->perms,
+	};
 	struct fractos_oid oid;
 	int ret;
 
@@ -1998,6 +2167,15 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		return ret;
 	}
 	memset(wc, 0, sizeof(*wc));
+	/*
+	 * A third node's Memory for @node to pull from: its owner counts
+	 * the view for @node first (see "Views" in wire.h).
+	 */
+	if (root->proxy->node != node) {
+		ret = fos_cap_import(root, node, &v);
+		if (ret)
+			return ret;
+	}
 	fos_remote_oid(root, &oid);
 	wc->node = cpu_to_le32(oid.node);
 	wc->epoch = cpu_to_le32(oid.epoch);
@@ -2009,12 +2187,22 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	return 0;
 }
 
-/* The copy is over: a local object named for it is no longer exported. */
+/*
+ * The copy is over: a local object named for it is no longer exported to
+ * @node, and a third node's no longer counted for it.
+ */
 static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
 				u32 epoch)
 {
-	if (wc->epoch && !wc->flags && le32_to_cpu(wc->node) == fos_node_id)
+	u32 owner = le32_to_cpu(wc->node);
+
+	if (!wc->epoch || wc->flags)
+		return;
+	if (owner == fos_node_id)
 		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
+	else if (owner != node)
+		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
+			       le64_to_cpu(wc->oid), node, 1);
 }
 
 /**

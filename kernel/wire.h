@@ -71,7 +71,8 @@
 /*
  * 2: remote objects, 3: remote copy, 4: grants end at revocation,
  * 5: counted IMPORT and DROP (exports end when nobody holds them),
- * 6: authenticated admission (hello nonce and key id, AUTH)
+ * 6: authenticated admission (hello nonce and key id, AUTH), views per
+ *    importer (IMPORT carries the view)
  */
 #define FOS_WIRE_VERSION	6
 
@@ -332,6 +333,19 @@ struct fos_wire_obj {
  * the owner subtracts it: a description still on its way keeps the count
  * above zero.  A forwarder that announced a description it then could not
  * send sends DROP for the holder it named.  Nothing answers DROP.
+ *
+ * DOC: Views
+ *
+ * With each count the owner records the view (offset, length, rights)
+ * that was described to that node (version 6): its own descriptions' and
+ * those an IMPORT names, which the forwarder must itself hold.  Every
+ * capability of ours that a node names on the wire - in INVOKE (target and
+ * arguments), LOOKUP_REPLY, REVOKE_REQ, IMPORT, COPY and GRANT - must lie
+ * inside one view recorded for that node (a Request's view is empty: the
+ * node must hold it).  Otherwise the request is refused with EPROTO,
+ * counted (proto_errors) and logged, and nothing changes.  A third-party
+ * copy (caller C, source on S, destination on D) therefore makes C send
+ * IMPORT for D to S first, and DROP for D when the copy is over.
  */
 
 /**
@@ -340,11 +354,21 @@ struct fos_wire_obj {
  * @epoch: the receiver's epoch, never zero
  * @node: the node that is about to receive a capability to it, not the
  *	receiver
+ * @off: the view it receives (Memory; zero for a Request)
+ * @len: its length (Memory; zero for a Request)
+ * @perms: its rights (Memory; zero for a Request)
+ * @reserved: zero
+ *
+ * The sender must hold that view itself (see "Views" above).
  */
 struct fos_wire_import {
 	__le64 oid;
 	__le32 epoch;
 	__le32 node;
+	__le64 off;
+	__le64 len;
+	__le32 perms;
+	__le32 reserved;
 };
 
 /**
@@ -491,7 +515,7 @@ static_assert(sizeof(struct fos_wire_cap) == 48);
 static_assert(sizeof(struct fos_wire_invoke) == 24);
 static_assert(sizeof(struct fos_wire_ack) == 8);
 static_assert(sizeof(struct fos_wire_obj) == 16);
-static_assert(sizeof(struct fos_wire_import) == 16);
+static_assert(sizeof(struct fos_wire_import) == 40);
 static_assert(sizeof(struct fos_wire_drop) == 24);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
@@ -628,7 +652,10 @@ static inline int fos_wire_check_import(const void *payload, u32 len)
 {
 	const struct fos_wire_import *i = payload;
 
-	return len != sizeof(*i) || !i->epoch ? -EPROTO : 0;
+	u64 off = le64_to_cpu(i->off), vlen = le64_to_cpu(i->len);
+
+	return len != sizeof(*i) || !i->epoch || off + vlen < off ||
+	       (le32_to_cpu(i->perms) & ~FRACTOS_PERM_ALL) ? -EPROTO : 0;
 }
 
 static inline int fos_wire_check_drop(const void *payload, u32 len)

@@ -19,6 +19,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 #include "tap.h"
 #include "fos_nl.h"
 #include "fos_util.h"
+#include "fos_req.h"
 
 /* The wire format, as kernel/wire.h has it (little-endian hosts only). */
 #define W_MAGIC		0x534f5246
@@ -39,7 +43,9 @@
 #define W_INSECURE	0x01
 #define W_MSG		256	/* the receive buffers we announce */
 #define W_CREDITS	8
-enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_AUTH = 18 };
+enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_INVOKE, W_ACK, W_REVOKE,
+       W_REVOKE_REQ, W_IMPORT, W_LOOKUP, W_LOOKUP_REPLY, W_COPY, W_GRANT,
+       W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_AUTH };
 enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY };
 
 struct w_hello {
@@ -74,6 +80,55 @@ struct w_ping {
 	uint32_t seq, reserved;
 };
 
+struct w_cap {
+	uint32_t node, epoch;
+	uint64_t oid, off, len;
+	uint32_t type, perms, flags, reserved;
+};
+
+struct w_invoke {
+	uint64_t oid;
+	uint32_t epoch, flags, imm_len, ncaps;
+};
+
+struct w_status {
+	uint32_t status, reserved;
+};
+
+struct w_obj {
+	uint64_t oid;
+	uint32_t epoch, reserved;
+};
+
+struct w_lookup_reply {
+	uint32_t status, reserved;
+	struct w_cap cap;
+};
+
+struct w_grant {
+	struct w_cap src;
+	uint64_t off, len, pull;
+};
+
+struct w_grant_reply {
+	uint32_t status, rkey;
+	uint64_t id, addr, len;
+};
+
+struct w_release {
+	uint64_t id, reserved;
+};
+
+struct w_drop {
+	uint64_t oid;
+	uint32_t epoch, node;
+	uint64_t count;
+};
+
+_Static_assert(sizeof(struct w_cap) == 48, "cap");
+_Static_assert(sizeof(struct w_grant) == 72, "grant");
+_Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
+
 _Static_assert(sizeof(struct w_hello) == 48, "hello");
 _Static_assert(sizeof(struct w_accept) == 80, "accept");
 _Static_assert(sizeof(struct w_hdr) == 16, "hdr");
@@ -83,12 +138,19 @@ struct hp {
 	struct rdma_event_channel *ec;
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq;	/* receives */
+	struct ibv_cq *scq;	/* sends */
 	struct ibv_mr *mr;
+	int shared_ec;		/* events come on a listener's channel */
+	unsigned int owed;	/* receive buffers re-posted, not reported */
 	uint8_t buf[(W_CREDITS + 1) * W_MSG];
 	struct w_hello mine;
+	struct w_hello theirs;	/* accepting: the node's hello */
 	struct w_accept acc;
 	int reason;		/* the refusal's reason, if refused */
+	void *payload_out;	/* hp_recv(): where the payload goes, or NULL */
+	int keepalive;		/* hp_recv() sends heartbeats while it waits */
+	unsigned int idle;
 };
 
 static uint32_t self_id, self_epoch;
@@ -157,11 +219,13 @@ static void hp_close(struct hp *p)
 		ibv_dereg_mr(p->mr);
 	if (p->cq)
 		ibv_destroy_cq(p->cq);
+	if (p->scq)
+		ibv_destroy_cq(p->scq);
 	if (p->pd)
 		ibv_dealloc_pd(p->pd);
 	if (p->id)
 		rdma_destroy_id(p->id);
-	if (p->ec)
+	if (p->ec && !p->shared_ec)
 		rdma_destroy_event_channel(p->ec);
 	memset(p, 0, sizeof(*p));
 }
@@ -178,16 +242,39 @@ static int post_recv(struct hp *p, unsigned int i)
 	return ibv_post_recv(p->id->qp, &wr, &bad);
 }
 
-/* Resolve, make the QP, post the receive buffers.  @src may be NULL. */
-static int hp_open(struct hp *p, const struct sockaddr_in *src)
+/* The QP of p->id, its CQs and memory, the receive buffers posted. */
+static int hp_setup_qp(struct hp *p)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 8, .max_recv_wr = W_CREDITS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct sockaddr_in dst = self_addr;
 	unsigned int i;
+
+	p->pd = ibv_alloc_pd(p->id->verbs);
+	p->cq = p->pd ? ibv_create_cq(p->id->verbs, 32, NULL, NULL, 0) : NULL;
+	p->scq = p->cq ? ibv_create_cq(p->id->verbs, 16, NULL, NULL, 0) : NULL;
+	if (!p->scq)
+		return -1;
+	qa.send_cq = p->scq;
+	qa.recv_cq = p->cq;
+	if (rdma_create_qp(p->id, p->pd, &qa))
+		return -1;
+	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf),
+			   IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		return -1;
+	for (i = 0; i < W_CREDITS; i++)
+		if (post_recv(p, i))
+			return -1;
+	return 0;
+}
+
+/* Resolve, make the QP, post the receive buffers.  @src may be NULL. */
+static int hp_open(struct hp *p, const struct sockaddr_in *src)
+{
+	struct sockaddr_in dst = self_addr;
 
 	memset(p, 0, sizeof(*p));
 	dst.sin_port = htons(fos_param("fabric_port"));
@@ -200,21 +287,7 @@ static int hp_open(struct hp *p, const struct sockaddr_in *src)
 	    rdma_resolve_route(p->id, 2000) ||
 	    cm_wait(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000, NULL, NULL, NULL))
 		return -1;
-	p->pd = ibv_alloc_pd(p->id->verbs);
-	p->cq = p->pd ? ibv_create_cq(p->id->verbs, 32, NULL, NULL, 0) : NULL;
-	if (!p->cq)
-		return -1;
-	qa.send_cq = qa.recv_cq = p->cq;
-	if (rdma_create_qp(p->id, p->pd, &qa))
-		return -1;
-	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
-	if (!p->mr)
-		return -1;
-	for (i = 0; i < W_CREDITS; i++)
-		if (post_recv(p, i))
-			return -1;
-	return 0;
+	return hp_setup_qp(p);
 }
 
 static void hello_fill(struct w_hello *h, uint32_t node, uint32_t epoch,
@@ -271,9 +344,10 @@ static int hp_connect(struct hp *p)
 static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
 		   const void *payload, uint32_t len)
 {
+	/* (the send buffer is the last W_MSG bytes of p->buf) */
 	uint8_t *b = p->buf + W_CREDITS * W_MSG;
 	struct w_hdr h = { .version = W_VERSION, .type = type, .len = len,
-			   .cookie = cookie };
+			   .cookie = cookie, .credits = (uint16_t)p->owed };
 	struct ibv_sge sge = { .addr = (uintptr_t)b,
 			       .length = sizeof(h) + len, .lkey = p->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 999, .sg_list = &sge, .num_sge = 1,
@@ -281,9 +355,24 @@ static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
 				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 
+	struct ibv_wc wc;
+	int i;
+
 	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), payload, len);
-	return ibv_post_send(p->id->qp, &wr, &bad);
+	if (len)
+		memcpy(b + sizeof(h), payload, len);
+	if (ibv_post_send(p->id->qp, &wr, &bad))
+		return -1;
+	p->owed = 0;
+	/* One send buffer: wait until it is free again. */
+	for (i = 0; i < 5000; i++) {
+		int n = ibv_poll_cq(p->scq, 1, &wc);
+
+		if (n == 1)
+			return wc.status == IBV_WC_SUCCESS ? 0 : -1;
+		usleep(1000);
+	}
+	return -1;
 }
 
 /*
@@ -311,24 +400,53 @@ static int hp_recv(struct hp *p, uint8_t type, int ms, uint64_t *cookie)
 			if (h->type == type) {
 				if (cookie)
 					*cookie = h->cookie;
+				if (p->payload_out)
+					memcpy(p->payload_out, h + 1,
+					       h->len < W_MSG - sizeof(*h) ?
+					       h->len : W_MSG - sizeof(*h));
 				post_recv(p, wc.wr_id);
+				p->owed++;
 				return 0;
 			}
 			post_recv(p, wc.wr_id);
+			/* Keep the node's credits and heartbeat going. */
+			if (++p->owed >= 4)
+				hp_send(p, W_CREDIT, 0, NULL, 0);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 +
 		    (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
 			return -ETIMEDOUT;
+		if (p->keepalive && !(++p->idle % 300))
+			hp_send(p, W_HEARTBEAT, 0, NULL, 0);
 		usleep(1000);
 	}
 }
 
-/* The module ends the connection within @ms: a DISCONNECTED event. */
+/*
+ * The module ends the connection within @ms: a DISCONNECTED event, or a
+ * completion in error (the QP flushed).  Other events are skipped (and
+ * said).
+ */
 static int hp_cut_off(struct hp *p, int ms)
 {
-	return !cm_wait(p, RDMA_CM_EVENT_DISCONNECTED, ms, NULL, NULL, NULL);
+	struct ibv_wc wc;
+	int waited, ret;
+
+	for (waited = 0; waited < ms; waited += 100) {
+		ret = cm_wait(p, RDMA_CM_EVENT_DISCONNECTED, 100, NULL, NULL,
+			      NULL);
+		if (!ret)
+			return 1;
+		if (ret != -ETIMEDOUT)
+			tap_diag("  cm event %d while waiting to be cut off",
+				 -ret - 1000);
+		if (ibv_poll_cq(p->cq, 1, &wc) == 1 &&
+		    wc.status != IBV_WC_SUCCESS)
+			return 1;
+	}
+	return 0;
 }
 
 static uint64_t fab_stat(int which)
@@ -388,6 +506,238 @@ static void refused(const char *what, const struct sockaddr_in *src,
 	hp_close(&p);
 }
 
+/* ---- views: the node as our client (we are node H_NODE, it connects) */
+
+#define H_NODE	77
+#define H_PORT	18677
+#define H_EPOCH	0x7777
+
+/* What the application side of the test does, in its own thread. */
+struct app {
+	int fd;
+	uint32_t mem, dim, mem2, proxy;
+	struct fractos_cap_info dim_info, mem2_info;
+	int lookup_ret, invoke_ret;
+	volatile int stage;	/* 1: invoked; 2: main is done */
+	void *buf;
+};
+
+static void *app_fn(void *arg)
+{
+	struct app *a = arg;
+	struct fractos_name n = {
+		.flags = FRACTOS_NAME_NODE, .name = (uintptr_t)"svc",
+		.name_len = 3, .node = H_NODE,
+	};
+
+	a->lookup_ret = ioctl(a->fd, FRACTOS_IOC_NAME_LOOKUP, &n) ? -errno : 0;
+	a->proxy = n.cid;
+	a->invoke_ret = a->lookup_ret ? a->lookup_ret :
+			invoke(a->fd, a->proxy, NULL, 0, &a->dim, 1) ? -errno : 0;
+	a->stage = 1;
+	while (a->stage != 2)
+		usleep(10 * 1000);
+	return NULL;
+}
+
+/* Accept the node's connection on @lec as node H_NODE. */
+static int hp_accept(struct hp *p, struct rdma_event_channel *lec)
+{
+	struct pollfd pfd = { .fd = lec->fd, .events = POLLIN };
+	struct rdma_conn_param cp = {
+		.private_data = &p->acc, .private_data_len = sizeof(p->acc),
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	struct rdma_cm_event *ev;
+
+	memset(p, 0, sizeof(*p));
+	p->ec = lec;
+	p->shared_ec = 1;
+	if (poll(&pfd, 1, 30000) != 1 || rdma_get_cm_event(lec, &ev))
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST ||
+	    ev->param.conn.private_data_len < sizeof(p->theirs)) {
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	p->id = ev->id;
+	memcpy(&p->theirs, ev->param.conn.private_data, sizeof(p->theirs));
+	rdma_ack_cm_event(ev);
+	if (hp_setup_qp(p))
+		return -1;
+	hello_fill(&p->acc.hello, H_NODE, H_EPOCH, key_id_of(secret, secret_len),
+		   0);
+	hmac3(secret, secret_len, "fractos v6 accept", &p->theirs,
+	      &p->acc.hello, p->acc.mac);
+	if (rdma_accept(p->id, &cp))
+		return -1;
+	return cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, 10000, NULL, NULL, NULL);
+}
+
+static uint64_t node_stat(uint32_t id, int which)
+{
+	struct fos_nl_node n = {};
+
+	return fos_nl_node_get(id, &n) ? ~0ULL : n.stats[which];
+}
+
+/* Send GRANT for @src [@off, +@len); the reply's status (or -1). */
+static int grant(struct hp *p, const struct w_cap *src, uint64_t off,
+		 uint64_t len, struct w_grant_reply *r)
+{
+	struct w_grant g = { .src = *src, .off = off, .len = len, .pull = 9 };
+	uint64_t cookie = 0;
+
+	memset(r, 0, sizeof(*r));
+	p->payload_out = r;
+	if (hp_send(p, W_GRANT, 0x6a, &g, sizeof(g)) ||
+	    hp_recv(p, W_GRANT_REPLY, 10000, &cookie) || cookie != 0x6a)
+		return -1;
+	return (int)r->status;
+}
+
+static void views(void)
+{
+	uint8_t msg[W_MSG], mac[32];
+	struct rdma_event_channel *lec;
+	struct rdma_cm_id *lid = NULL;
+	struct sockaddr_in la = self_addr;
+	struct w_lookup_reply lr = {};
+	struct w_grant_reply gr;
+	struct w_status ack = {};
+	struct w_cap given, c;
+	struct app a = {};
+	pthread_t th;
+	uint64_t cookie = 0, pe0;
+	struct hp h;
+	int ok, st;
+	uint16_t port = H_PORT;
+	struct fos_nl_attr na[] = { FOS_NL_A(FRACTOS_A_NODE_ID, (uint32_t){ H_NODE }),
+				    FOS_NL_A(FRACTOS_A_NODE_ADDR4, self_addr.sin_addr),
+				    FOS_NL_A(FRACTOS_A_NODE_PORT, port), { 0 } };
+	uint32_t hid = H_NODE;
+
+	na[0].data = &hid;
+	la.sin_port = htons(H_PORT);
+	lec = rdma_create_event_channel();
+	ok = lec && !rdma_create_id(lec, &lid, NULL, RDMA_PS_TCP) &&
+	     !rdma_bind_addr(lid, (struct sockaddr *)&la) && !rdma_listen(lid, 4);
+	ok = ok && !fos_nl_request(NULL, FRACTOS_CMD_NODE_ADD, 0, na, NULL);
+	ok = ok && !hp_accept(&h, lec);
+	tap_ok(ok && h.theirs.node_id == self_id && h.theirs.dst_node_id == H_NODE,
+	       "views: the node connects to us as node %u (a listener of ours)", H_NODE);
+	h.keepalive = 1;
+	h.payload_out = msg;
+	ok = ok && !hp_recv(&h, W_AUTH, 10000, NULL);
+	hmac3(secret, secret_len, "fractos v6 auth", &h.theirs, &h.acc.hello, mac);
+	tap_ok(ok && !memcmp(mac, msg, 32), "views: its AUTH verifies: it holds the secret");
+
+	/* The application looks our "svc" up and invokes it with a view. */
+	a.buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a.fd = fos_open();
+	ok = a.fd >= 0 && a.buf != MAP_FAILED &&
+	     !fos_mem_create(a.fd, a.buf, 4096, FRACTOS_PERM_ALL, &a.mem) &&
+	     !fos_diminish(a.fd, a.mem, FRACTOS_PERM_WRITE, 100, 200, &a.dim) &&
+	     !fos_mem_create(a.fd, (char *)a.buf + 4096, 4096, FRACTOS_PERM_ALL,
+			     &a.mem2) &&
+	     !fos_info(a.fd, a.dim, &a.dim_info) &&
+	     !fos_info(a.fd, a.mem2, &a.mem2_info) &&
+	     !pthread_create(&th, NULL, app_fn, &a);
+	if (!ok)
+		tap_bail("views: setup");
+	ok = !hp_recv(&h, W_LOOKUP, 10000, &cookie);
+	lr.cap.node = H_NODE;
+	lr.cap.epoch = H_EPOCH;
+	lr.cap.oid = 5;
+	lr.cap.type = FRACTOS_OBJ_REQUEST;
+	ok = ok && !hp_send(&h, W_LOOKUP_REPLY, cookie, &lr, sizeof(lr));
+	ok = ok && !hp_recv(&h, W_INVOKE, 10000, &cookie);
+	memcpy(&given, msg + sizeof(struct w_invoke), sizeof(given));
+	ok = ok && !hp_send(&h, W_ACK, cookie, &ack, sizeof(ack));
+	while (ok && !a.stage)
+		usleep(10 * 1000);
+	tap_ok(ok && !a.lookup_ret && !a.invoke_ret && given.node == self_id &&
+	       given.off == 100 && given.len == 200 &&
+	       given.perms == FRACTOS_PERM_READ,
+	       "views: it invokes our Request with the view [100, +200), read-only (lookup %d, invoke %d)",
+	       a.lookup_ret, a.invoke_ret);
+
+	/* Now take more than we were given. */
+	pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS);
+	c = given;
+	c.off = 0;
+	c.len = 4096;
+	st = grant(&h, &c, 0, 4096, &gr);
+	tap_eq(st, EPROTO, "GRANT of the whole Memory: EPROTO");
+	c = given;
+	c.perms |= FRACTOS_PERM_WRITE;
+	st = grant(&h, &c, 0, 200, &gr);
+	tap_eq(st, EPROTO, "GRANT of the view with WRITE added: EPROTO");
+	c = given;
+	c.off = 250;
+	c.len = 100;
+	st = grant(&h, &c, 0, 100, &gr);
+	tap_eq(st, EPROTO, "GRANT of a range overlapping its end: EPROTO");
+	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 3,
+	       "each counted as a protocol error of node %u", H_NODE);
+	tap_eq(fos_live("grants"), 0, "nothing was registered for them");
+	st = grant(&h, &given, 0, 200, &gr);
+	tap_ok(st == 0 && gr.len == 200 && gr.rkey,
+	       "GRANT of exactly the view: granted, 200 bytes (status %d)", st);
+	{
+		struct w_release rel = { .id = gr.id };
+
+		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
+	}
+	c = given;
+	c.off = 20 + 100;
+	c.len = 50;
+	st = grant(&h, &c, 0, 50, &gr);
+	tap_ok(st == 0 && gr.len == 50, "GRANT of a part of the view: granted (status %d)", st);
+	{
+		struct w_release rel = { .id = gr.id };
+
+		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
+	}
+	c = given;
+	c.oid = a.mem2_info.oid.id;
+	c.off = 0;
+	c.len = 4096;
+	st = grant(&h, &c, 0, 4096, &gr);
+	tap_eq(st, EKEYREVOKED, "GRANT of a Memory never sent to us: refused (EKEYREVOKED)");
+	{
+		struct w_obj o = { .oid = a.mem2_info.oid.id, .epoch = self_epoch };
+
+		h.payload_out = &ack;
+		ok = !hp_send(&h, W_REVOKE_REQ, 0x77, &o, sizeof(o)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		tap_ok(ok && ack.status == EKEYREVOKED && !fos_info(a.fd, a.mem2, &a.mem2_info),
+		       "REVOKE_REQ of it: refused, and it is not revoked (status %u)", ack.status);
+	}
+	{
+		struct w_drop d = { .oid = given.oid, .epoch = given.epoch,
+				    .node = H_NODE, .count = 1 };
+
+		hp_send(&h, W_DROP, 0, &d, sizeof(d));
+	}
+	for (st = 0; st < 200 && (fos_live("exports") || fos_live("grants")); st++)
+		usleep(20 * 1000);
+	tap_ok(!fos_live("exports") && !fos_live("grants"),
+	       "our DROP ends the export; every grant was released");
+
+	a.stage = 2;
+	pthread_join(th, NULL);
+	close(a.fd);
+	hp_close(&h);
+	fos_nl_node_del(H_NODE);
+	if (lid)
+		rdma_destroy_id(lid);
+	if (lec)
+		rdma_destroy_event_channel(lec);
+}
+
 static int read_secret(void)
 {
 	const char *path = getenv("FRACTOS_SECRET");
@@ -423,7 +773,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(33);
+	tap_plan(46);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");
@@ -475,7 +825,7 @@ int main(void)
 	hmac3((const uint8_t *)"not the secret, not at all", 26,
 	      "fractos v6 auth", &t[0], &t[1], mac);
 	ok = ok && !hp_send(&p, W_AUTH, 0, mac, 32);
-	tap_ok(ok && hp_cut_off(&p, 10000), "an AUTH with a wrong MAC: cut off");
+	tap_ok(ok && hp_cut_off(&p, 20000), "an AUTH with a wrong MAC: cut off");
 	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted as an authentication failure");
 	tap_ok(self_same(&v0), "the node's epoch, connection and state did not change");
 	hp_close(&p);
@@ -490,7 +840,7 @@ int main(void)
 
 		ok = ok && !hp_send(&p, W_PING, 42, &ping, sizeof(ping));
 	}
-	tap_ok(ok && hp_recv(&p, W_PONG, 1000, NULL) != 0 && hp_cut_off(&p, 10000),
+	tap_ok(ok && hp_recv(&p, W_PONG, 1000, NULL) != 0 && hp_cut_off(&p, 20000),
 	       "a PING instead of AUTH: no PONG, cut off");
 	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
 	hp_close(&p);
@@ -548,7 +898,7 @@ int main(void)
 	tap_ok(ok && memcmp(p.acc.mac, recorded_accept, 32) != 0,
 	       "a replayed hello is answered with a fresh nonce");
 	ok = ok && !hp_send(&p, W_AUTH, 0, recorded_auth, 32);
-	tap_ok(ok && hp_cut_off(&p, 10000), "the replayed AUTH: cut off");
+	tap_ok(ok && hp_cut_off(&p, 20000), "the replayed AUTH: cut off");
 	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
 	tap_ok(self_same(&v0), "the node's connection did not change");
 	hp_close(&p);
@@ -575,6 +925,8 @@ int main(void)
 	ok = ok && !hp_connect(&p);
 	tap_ok(ok, "after the flood a new handshake is accepted again");
 	hp_close(&p);
+
+	views();
 
 	tap_eq(fos_nl_ping(self_id, 5, NULL), 0, "the node still pings itself");
 	tap_eq(fos_nl_node_del(self_id), 0, "NODE_DEL");
