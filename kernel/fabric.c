@@ -115,6 +115,7 @@
 #include "fabric.h"
 #include "wire.h"
 #include "fabric/auth.h"
+#include "fabric/fos_trace.h"
 
 static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
 module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
@@ -902,6 +903,9 @@ static void fos_conn_close_work(struct work_struct *work)
 	mutex_lock(&conn->setup_mutex);
 	mutex_unlock(&conn->setup_mutex);
 	if (conn->qp_created) {
+		trace_fos_conn_state(peer->node_id, conn->id->qp->qp_num,
+				     conn->peer_epoch, FOS_TRACE_CONN_DOWN,
+				     conn->was_up);
 		if (conn->was_up)
 			fos_conn_report(conn);
 		rdma_disconnect(conn->id);
@@ -994,6 +998,8 @@ static void fos_conn_established(struct fos_conn *conn,
 		fos_conn_fail(conn);
 		return;
 	}
+	trace_fos_conn_state(peer->node_id, conn->id->qp->qp_num,
+			     conn->peer_epoch, FOS_TRACE_CONN_UP, conn->primary);
 	fos_stat_add(peer, FRACTOS_STAT_CONNECTS, 1);
 	if (conn->primary)
 		pr_info("fractos: node %u up (epoch %#x, qp %u, %s, %s)\n",
@@ -1310,6 +1316,7 @@ static void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc,
 
 static void fos_proto_error(struct fos_conn *conn, const char *why)
 {
+	trace_fos_proto_error(conn->peer->node_id, why);
 	fos_stat_add(conn->peer, FRACTOS_STAT_PROTO_ERRORS, 1);
 	pr_warn_ratelimited("fractos: node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
@@ -1318,6 +1325,8 @@ static void fos_proto_error(struct fos_conn *conn, const char *why)
 
 static void fos_auth_failed(struct fos_conn *conn, const char *why)
 {
+	trace_fos_conn_state(conn->peer->node_id, 0, conn->peer_epoch,
+			     FOS_TRACE_CONN_AUTH_FAIL, 0);
 	fos_stat_add(NULL, FRACTOS_STAT_AUTH_FAILURES, 1);
 	pr_warn_ratelimited("fractos: connection from %pISc as node %u: authentication failed: %s\n",
 			    &conn->id->route.addr.dst_addr,
@@ -1933,6 +1942,7 @@ static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
 		.node_id = cpu_to_le32(fos_node_id),
 	};
 
+	trace_fos_conn_state(node, 0, 0, FOS_TRACE_CONN_REFUSED, reason);
 	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
 	fos_stat_add(NULL, fos_rej_stat[reason], 1);
 	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc: %s\n",
@@ -2139,6 +2149,8 @@ static void fos_cm_active_established(struct fos_conn *conn,
 	}
 	conn->hello_resp = acc->hello;
 	if (!fos_accept_verify(conn, acc)) {
+		trace_fos_conn_state(peer->node_id, 0, 0,
+				     FOS_TRACE_CONN_AUTH_FAIL, 1);
 		fos_stat_add(peer, FRACTOS_STAT_AUTH_FAILURES, 1);
 		pr_warn_ratelimited("fractos: node %u at %pISpc: authentication failed: wrong mac in the accept\n",
 				    peer->node_id, &peer->addr);

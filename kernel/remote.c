@@ -150,6 +150,7 @@
 #include <linux/xarray.h>
 #include "fos.h"
 #include "fabric.h"
+#include "fabric/fos_trace.h"
 #include "wire.h"
 
 static bool fos_fabric_loopback;
@@ -604,6 +605,7 @@ static struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 	if (held)
 		return obj;
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
+	trace_fos_proto_error(node, "a view it was not given");
 	if (v)
 		pr_warn_ratelimited("fractos: node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
 				    node, oid, v->off, v->len, v->perms);
@@ -1543,6 +1545,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 out_free:
 	kfree(iv);
 out_peer:
+	trace_fos_remote_invoke(oid.node, oid.id, imm_len, ncaps, ret);
 	fos_peer_put(peer);
 	return ret;
 }
@@ -1581,6 +1584,7 @@ int fos_remote_revoke(struct fos_object *obj)
 	lret = fos_obj_revoke(obj);
 	if (ret == -ECONNRESET)
 		ret = lret;	/* the owner died: its objects are gone */
+	trace_fos_remote_revoke(p->node, p->oid, ret);
 	return ret;
 }
 
@@ -2295,6 +2299,7 @@ out_names:
 out_free:
 	kfree(c);
 out_peer:
+	trace_fos_remote_copy(oid.node, len, ret);
 	fos_peer_put(peer);
 	return ret;
 }

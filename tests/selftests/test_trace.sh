@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# fractos selftest: the tracepoints (kernel/fabric/fos_trace.h).  With the
+# fractos events enabled in tracefs, the node admits itself (fos_conn_state
+# up, on both ends of its connection to itself), pings, and is deleted
+# (fos_conn_state down).  Prints TAP.
+cd "$(dirname "$0")" || exit 1
+
+fractctl=$(realpath ../../tools/fractctl 2>/dev/null)
+params=/sys/module/fractos/parameters
+n=0
+failed=0
+ok() {	# ok STATUS NAME...
+	st=$1; shift
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
+}
+
+echo "TAP version 13"
+if [ "$(id -u)" != 0 ] || [ ! -d /sys/class/misc/fractos ] || [ ! -x "$fractctl" ]; then
+	echo "1..0 # SKIP needs root, the module loaded and tools/fractctl"
+	exit 0
+fi
+tr=/sys/kernel/tracing
+[ -d $tr/events ] || mount -t tracefs tracefs $tr 2>/dev/null
+addr=$(ip -4 -o addr show dev eth0 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+if [ ! -d $tr/events/fractos ] || [ -z "$addr" ]; then
+	echo "1..0 # SKIP no tracefs events for fractos, or no eth0 address"
+	exit 0
+fi
+echo "1..5"
+id=$(cat $params/node_id)
+cleanup() {
+	echo 0 > $tr/events/fractos/enable
+	"$fractctl" node del "$id" >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+: > $tr/trace
+echo 1 > $tr/events/fractos/enable
+ok $? "enable the fractos events"
+"$fractctl" node add "$id" "$addr" >/dev/null
+i=0
+while [ $i -lt 300 ] && ! "$fractctl" node show "$id" | grep -q " up "; do
+	sleep 0.1; i=$((i + 1))
+done
+"$fractctl" ping "$id" -c 3 >/dev/null
+ok $? "node $id comes up and pings itself"
+"$fractctl" node del "$id" >/dev/null
+sleep 1
+t=$(cat $tr/trace)
+[ "$(printf '%s\n' "$t" | grep -c "fos_conn_state: node=$id .* up ")" -ge 2 ]
+ok $? "fos_conn_state: up, for both ends of the connection"
+printf '%s\n' "$t" | grep -q "fos_conn_state: node=$id .* down "
+ok $? "fos_conn_state: down after node del"
+! printf '%s\n' "$t" | grep -q "fos_proto_error"
+ok $? "no fos_proto_error"
+printf '%s\n' "$t" | grep fos_ | head -n 4 | sed 's/^/# /'
+[ "$failed" = 0 ]
