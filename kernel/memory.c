@@ -401,9 +401,14 @@ int fos_op_memory_copy(struct fos_space *s, struct fos_call *c)
 		goto out_dst;
 	}
 
-	/* Another node's Memory, or fabric_loopback: one-sided RDMA. */
+	/*
+	 * Another node's Memory, or fabric_loopback: one-sided RDMA, which
+	 * waits for other nodes - never inline in io_uring (-EAGAIN: io-wq
+	 * issues it again from a worker that may block).
+	 */
 	if (fos_remote_copy_wanted(src.obj, dst.obj))
-		ret = fos_remote_copy(&src, a->src_offset, &dst, a->dst_offset,
+		ret = c->nowait ? -EAGAIN :
+		      fos_remote_copy(&src, a->src_offset, &dst, a->dst_offset,
 				      len);
 	else
 		ret = fos_mem_copy_local(&src, a->src_offset, &dst,

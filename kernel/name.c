@@ -269,9 +269,13 @@ int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
 	name = fos_name_copy(a);
 	if (IS_ERR(name))
 		return PTR_ERR(name);
-	/* Another node's name service answers over the fabric. */
+	/*
+	 * Another node's name service answers over the fabric; not inline
+	 * in io_uring (-EAGAIN: a worker asks).
+	 */
 	if ((a->flags & FRACTOS_NAME_NODE) && a->node != fos_node_id)
-		ret = fos_remote_lookup(a->node, name, a->name_len, &cap);
+		ret = c->nowait ? -EAGAIN :
+		      fos_remote_lookup(a->node, name, a->name_len, &cap);
 	else
 		ret = fos_name_get(name, a->name_len, current_euid(), &cap);
 	kfree(name);

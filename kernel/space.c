@@ -211,9 +211,12 @@ int fos_op_cap_revoke(struct fos_space *s, struct fos_call *c)
 	ret = fos_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	/* A proxy: the owner revokes the object it stands for. */
+	/*
+	 * A proxy: the owner revokes the object it stands for, which waits
+	 * for it (io_uring inline issue: -EAGAIN, a worker does it).
+	 */
 	if (cap.obj->proxy)
-		ret = fos_remote_revoke(cap.obj);
+		ret = c->nowait ? -EAGAIN : fos_remote_revoke(cap.obj);
 	else
 		ret = fos_obj_revoke(cap.obj);
 	fos_obj_put(cap.obj);
