@@ -146,6 +146,24 @@ MODULE_PARM_DESC(fabric_heartbeat_ms,
 static u32 fos_fault_read_delay_ms;
 static struct dentry *fos_debugfs;
 
+/*
+ * Per-peer limits on what a peer may make this node hold: requests served
+ * in process context (COPY, GRANT, LOOKUP) at a time, and grants (memory
+ * regions) out at a time.  Over them the request is answered EAGAIN.
+ */
+static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
+	[FOS_PEER_WORK] = 64,
+	[FOS_PEER_GRANTS] = 256,
+};
+module_param_named(fabric_peer_work, fos_peer_limit[FOS_PEER_WORK], uint,
+		   0644);
+MODULE_PARM_DESC(fabric_peer_work,
+		 "Requests of one peer (COPY, GRANT, LOOKUP) served at a time; over it they fail with EAGAIN (default 64)");
+module_param_named(fabric_peer_grants, fos_peer_limit[FOS_PEER_GRANTS], uint,
+		   0644);
+MODULE_PARM_DESC(fabric_peer_grants,
+		 "Grants (registered ranges) one peer may hold at a time; over it GRANT fails with EAGAIN (default 256)");
+
 #define FOS_HB_MISSES		4
 #define FOS_BACKOFF_MIN_MS	100
 #define FOS_BACKOFF_MAX_MS	5000
@@ -329,6 +347,7 @@ struct fos_conn {
  * @connect_work: the next connection attempt (initiators only)
  * @wq: senders waiting for a credit
  * @stats: FRACTOS_STAT_* counters
+ * @res: what it holds here, by enum fos_peer_res (fos_peer_res_get())
  */
 struct fos_peer {
 	struct kref ref;
@@ -345,6 +364,7 @@ struct fos_peer {
 	struct delayed_work connect_work;
 	wait_queue_head_t wq;
 	atomic64_t stats[__FRACTOS_STAT_MAX];
+	atomic_t res[FOS_PEER_NR_RES];
 };
 
 /**
@@ -432,6 +452,29 @@ static void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)
 		atomic64_add(v, &peer->stats[stat]);
 }
 
+/**
+ * fos_peer_res_get - take one unit of a per-peer resource
+ * @peer: the peer
+ * @res: enum fos_peer_res
+ *
+ * Return: true, or false (and nothing taken) if @peer holds its limit
+ * (fabric_peer_work, fabric_peer_grants) already.
+ */
+bool fos_peer_res_get(struct fos_peer *peer, unsigned int res)
+{
+	if (atomic_inc_return(&peer->res[res]) >
+	    READ_ONCE(fos_peer_limit[res])) {
+		atomic_dec(&peer->res[res]);
+		return false;
+	}
+	return true;
+}
+
+void fos_peer_res_put(struct fos_peer *peer, unsigned int res)
+{
+	atomic_dec(&peer->res[res]);
+}
+
 void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat)
 {
 	fos_stat_add(peer, stat, 1);
@@ -450,6 +493,13 @@ static void fos_peer_release(struct kref *ref)
 
 	kfree(peer);
 	fos_live_add(FOS_LIVE_PEERS, -1);
+}
+
+/* Another reference on @peer, which the caller holds. */
+struct fos_peer *fos_peer_get(struct fos_peer *peer)
+{
+	kref_get(&peer->ref);
+	return peer;
 }
 
 void fos_peer_put(struct fos_peer *peer)

@@ -35,10 +35,21 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		    unsigned int flags);
 
 struct fos_peer *fos_peer_find(u32 node_id);
+struct fos_peer *fos_peer_get(struct fos_peer *peer);
 void fos_peer_put(struct fos_peer *peer);
 u32 fos_peer_node_id(const struct fos_peer *peer);
 u32 fos_peer_epoch(struct fos_peer *peer);
 void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
+
+/* What a peer may make this node hold (limits: module parameters). */
+enum fos_peer_res {
+	FOS_PEER_WORK,		/* COPY, GRANT, LOOKUP being served */
+	FOS_PEER_GRANTS,	/* grants out */
+	FOS_PEER_NR_RES,
+};
+
+bool fos_peer_res_get(struct fos_peer *peer, unsigned int res);
+void fos_peer_res_put(struct fos_peer *peer, unsigned int res);
 
 /*
  * Receive handlers, one per message type (the table is in fabric.c).  They

@@ -1875,6 +1875,7 @@ static struct workqueue_struct *fos_copy_wq;
  * @mr: the region; its rkey dies with fos_fabric_dereg_mr()
  * @ttl: releases a grant its puller never released (FOS_GRANT_TTL, or
  *	FOS_GRANT_END_WAIT once ending)
+ * @peer: the puller (a reference), charged one FOS_PEER_GRANTS
  * @dead: on a local list once taken out of fos_grants
  *
  * Freed by whoever takes it out of fos_grants.
@@ -1890,6 +1891,7 @@ struct fos_grant {
 	struct sg_table sgt;
 	struct fos_fabric_mr *mr;
 	struct delayed_work ttl;
+	struct fos_peer *peer;
 };
 
 /* id -> struct fos_grant; xa_lock guards taking an entry out. */
@@ -1901,6 +1903,8 @@ static void fos_grant_free(struct fos_grant *g)
 	sg_free_table(&g->sgt);
 	fos_mem_put(g->mem);
 	fos_obj_put(g->obj);
+	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_put(g->peer);
 	kfree(g);
 	fos_live_add(FOS_LIVE_GRANTS, -1);
 }
@@ -2347,11 +2351,17 @@ static int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w
 				  &src);
 	if (ret)
 		return ret;
+	if (!fos_peer_res_get(peer, FOS_PEER_GRANTS)) {
+		ret = -EAGAIN;
+		goto out_obj;
+	}
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g) {
+		fos_peer_res_put(peer, FOS_PEER_GRANTS);
 		ret = -ENOMEM;
 		goto out_obj;
 	}
+	g->peer = fos_peer_get(peer);
 	g->node = fos_peer_node_id(peer);
 	g->pull = le64_to_cpu(w->pull);
 	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
@@ -2412,6 +2422,8 @@ err_sgt:
 	sg_free_table(&g->sgt);
 err_mem:
 	fos_mem_put(g->mem);
+	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_put(g->peer);
 	kfree(g);
 out_obj:
 	fos_obj_put(src.obj);
@@ -2483,6 +2495,7 @@ static void fos_copy_work_fn(struct work_struct *work)
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:
+	fos_peer_res_put(cw->peer, FOS_PEER_WORK);
 	fos_peer_put(cw->peer);
 	kfree(cw);
 }
@@ -2495,11 +2508,16 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 	struct fos_wire_grant_reply r = {};
 	struct fos_copy_work *cw;
 
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
+		fos_copy_reply(peer, hdr->type, cookie, -EAGAIN, &r);
+		return;
+	}
 	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
 	if (cw)
 		cw->peer = fos_peer_find(fos_peer_node_id(peer));
 	if (!cw || !cw->peer) {
 		kfree(cw);
+		fos_peer_res_put(peer, FOS_PEER_WORK);
 		fos_copy_reply(peer, hdr->type, cookie, -ENOMEM, &r);
 		return;
 	}
@@ -2511,6 +2529,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 	 * write; found by two fuzzers looking names up on each other).
 	 */
 	if (WARN_ON_ONCE(len > sizeof(cw->msg))) {
+		fos_peer_res_put(cw->peer, FOS_PEER_WORK);
 		fos_peer_put(cw->peer);
 		kfree(cw);
 		fos_copy_reply(peer, hdr->type, cookie, -EPROTO, &r);

@@ -59,7 +59,7 @@ static const int *const E_COMMON = E(EFAULT, EINVAL, E2BIG, ENOTTY, ENOMEM);
 static const int *const E_CID = E(EBADF, EKEYREVOKED, EOPNOTSUPP);
 /* Calls to other nodes (fabric_loopback makes local objects take them). */
 static const int *const E_REMOTE = E(EHOSTUNREACH, EINTR, ETIMEDOUT, ENOMEM,
-				     EKEYREVOKED, EPROTO);
+				     EKEYREVOKED, EPROTO, EAGAIN);
 
 
 struct fz_op {

@@ -701,6 +701,33 @@ static void views(void)
 
 		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
 	}
+	/* Per-peer limits: grants held, requests in progress. */
+	{
+		struct w_grant_reply g1, g2, g3;
+		struct w_release rel = {};
+		int s1, s2, s3;
+
+		fos_set_param("fabric_peer_grants", 2);
+		s1 = grant(&h, &given, 0, 10, &g1);
+		s2 = grant(&h, &given, 10, 10, &g2);
+		s3 = grant(&h, &given, 20, 10, &g3);
+		tap_ok(s1 == 0 && s2 == 0 && s3 == EAGAIN,
+		       "fabric_peer_grants=2: two grants held, a third EAGAIN (%d %d %d)",
+		       s1, s2, s3);
+		rel.id = g1.id;
+		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
+		s3 = grant(&h, &given, 20, 10, &g3);
+		tap_eq(s3, 0, "after a RELEASE a grant is granted again");
+		rel.id = g2.id;
+		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
+		rel.id = g3.id;
+		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
+		fos_set_param("fabric_peer_grants", 256);
+		fos_set_param("fabric_peer_work", 0);
+		s1 = grant(&h, &given, 0, 10, &g1);
+		fos_set_param("fabric_peer_work", 64);
+		tap_eq(s1, EAGAIN, "fabric_peer_work=0: a GRANT is refused EAGAIN");
+	}
 	c = given;
 	c.oid = a.mem2_info.oid.id;
 	c.off = 0;
@@ -773,7 +800,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(46);
+	tap_plan(49);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");

@@ -245,6 +245,10 @@
  *                           restarted);
  *                   ETIMEDOUT  no credit within 5 s (nothing was sent), or
  *                           no answer within 10 s (delivery unknown);
+ *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP) the other node
+ *                           serves as many of this node's requests, or
+ *                           holds as many of its grants, as its
+ *                           fabric_peer_work / fabric_peer_grants allow;
  *                   ENOMEM.
  *
  * poll()/epoll on the space's fd reports EPOLLIN while a message is queued.
