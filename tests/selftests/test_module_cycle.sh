@@ -61,7 +61,7 @@ if [ "$(id -u)" != 0 ] || [ ! -f "$ko" ] || ! loaded; then
 	echo "1..0 # SKIP needs root, the module loaded and its .ko ($ko)"
 	exit 0
 fi
-echo "1..$((CYCLES + 7))"
+echo "1..$((CYCLES + 8))"
 diag "module $ko, $CYCLES cycles"
 
 counters_zero
@@ -148,6 +148,17 @@ ok $? "the reloaded module works (open a space)"
 exec 3>&-
 [ "$(cat /sys/module/fractos/parameters/max_caps)" = 1048576 ]
 ok $? "parameters are back to their defaults after reload"
+
+# A reloaded module has no secret (it admits nobody); the tests after this
+# one find the run's secret again, as vm/run's guest-init set it.
+fractctl=../../tools/fractctl
+if [ -x $fractctl ]; then
+	[ "$($fractctl secret)" = "none (no secret: every node is refused)" ] &&
+		{ [ -z "${FRACTOS_SECRET:-}" ] || $fractctl secret set "$FRACTOS_SECRET"; }
+	ok $? "a reloaded module has no secret; the run's is set again"
+else
+	ok 0 "# SKIP tools/fractctl is not built"
+fi
 
 echo "# Totals: pass:$((n - failed)) fail:$failed skip:0"
 [ $failed = 0 ]
