@@ -1352,19 +1352,24 @@ void fos_remote_node_down(u32 node, u32 epoch)
 	queue_work(system_unbound_wq, &fos_downs_work);
 }
 
+/* The oldest event on @queue (fos_events or fos_downs), or NULL. */
+static struct fos_event *fos_event_pop(struct list_head *queue)
+{
+	struct fos_event *ev;
+
+	spin_lock(&fos_events_lock);
+	ev = list_first_entry_or_null(queue, struct fos_event, link);
+	if (ev)
+		list_del(&ev->link);
+	spin_unlock(&fos_events_lock);
+	return ev;
+}
+
 static void fos_downs_fn(struct work_struct *work)
 {
-	for (;;) {
-		struct fos_event *ev;
+	struct fos_event *ev;
 
-		spin_lock(&fos_events_lock);
-		ev = list_first_entry_or_null(&fos_downs, struct fos_event,
-					      link);
-		if (ev)
-			list_del(&ev->link);
-		spin_unlock(&fos_events_lock);
-		if (!ev)
-			return;
+	while ((ev = fos_event_pop(&fos_downs))) {
 		fos_proxies_revoke_node(ev->node, ev->epoch);
 		fos_exports_drop_node(ev->node, ev->epoch);
 		fos_grants_drop_node(ev->node);
@@ -1423,17 +1428,9 @@ static void fos_event_run(const struct fos_event *ev)
 
 static void fos_events_fn(struct work_struct *work)
 {
-	for (;;) {
-		struct fos_event *ev;
+	struct fos_event *ev;
 
-		spin_lock(&fos_events_lock);
-		ev = list_first_entry_or_null(&fos_events, struct fos_event,
-					      link);
-		if (ev)
-			list_del(&ev->link);
-		spin_unlock(&fos_events_lock);
-		if (!ev)
-			return;
+	while ((ev = fos_event_pop(&fos_events))) {
 		fos_event_run(ev);
 		kfree(ev);
 		cond_resched();

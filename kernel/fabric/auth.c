@@ -154,41 +154,35 @@ int fos_auth_set_secret(const u8 *secret, size_t len)
 	return 0;
 }
 
-/* Insecure mode: no secret, only insecure nodes, no proof. */
-void fos_auth_set_insecure(void)
-{
-	struct fos_auth_key *cur, *prev;
-	bool was;
-
-	spin_lock(&fos_auth_lock);
-	was = fos_auth_state == FRACTOS_AUTH_INSECURE;
-	cur = fos_auth_cur;
-	prev = fos_auth_prev;
-	fos_auth_cur = NULL;
-	fos_auth_prev = NULL;
-	fos_auth_state = FRACTOS_AUTH_INSECURE;
-	spin_unlock(&fos_auth_lock);
-	fos_auth_put(cur);
-	fos_auth_put(prev);
-	if (!was)
-		pr_warn("fractos: INSECURE mode: nodes are admitted without authentication\n");
-}
-
-static void __fos_auth_forget(bool all)
+/*
+ * Forget the previous secret and, with @all, the current one too, the
+ * mode becoming @state.  Return: the mode before.
+ */
+static u8 fos_auth_drop(bool all, u8 state)
 {
 	struct fos_auth_key *cur = NULL, *prev;
+	u8 was;
 
 	spin_lock(&fos_auth_lock);
+	was = fos_auth_state;
 	prev = fos_auth_prev;
 	fos_auth_prev = NULL;
 	if (all) {
 		cur = fos_auth_cur;
 		fos_auth_cur = NULL;
-		fos_auth_state = FRACTOS_AUTH_NONE;
+		fos_auth_state = state;
 	}
 	spin_unlock(&fos_auth_lock);
 	fos_auth_put(cur);
 	fos_auth_put(prev);
+	return was;
+}
+
+/* Insecure mode: no secret, only insecure nodes, no proof. */
+void fos_auth_set_insecure(void)
+{
+	if (fos_auth_drop(true, FRACTOS_AUTH_INSECURE) != FRACTOS_AUTH_INSECURE)
+		pr_warn("fractos: INSECURE mode: nodes are admitted without authentication\n");
 }
 
 /**
@@ -197,7 +191,7 @@ static void __fos_auth_forget(bool all)
  */
 void fos_auth_forget(bool all)
 {
-	__fos_auth_forget(all);
+	fos_auth_drop(all, FRACTOS_AUTH_NONE);
 	if (all)
 		pr_info("fractos: cluster secrets forgotten: no node is admitted\n");
 }
@@ -331,5 +325,5 @@ bool fos_auth_verify(const struct fos_auth_key *key, enum fos_auth_role role,
 
 void fos_auth_exit(void)
 {
-	__fos_auth_forget(true);
+	fos_auth_drop(true, FRACTOS_AUTH_NONE);
 }

@@ -177,21 +177,27 @@ static inline long long fos_param(const char *name)
 	return fos_read_ll(path);
 }
 
-/* Write a module parameter (root only); 0 or -1. */
-static inline int fos_set_param(const char *name, unsigned long long v)
+/* Write @v to a sysfs or debugfs file (root only); 0 or -1. */
+static inline int fos_write_ull(const char *path, unsigned long long v)
 {
-	char path[128];
-	FILE *f;
+	FILE *f = fopen(path, "w");
 	int ret;
 
-	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
-	f = fopen(path, "w");
 	if (!f)
 		return -1;
 	ret = fprintf(f, "%llu\n", v) < 0 ? -1 : 0;
 	if (fclose(f))
 		ret = -1;
 	return ret;
+}
+
+/* Write a module parameter (root only); 0 or -1. */
+static inline int fos_set_param(const char *name, unsigned long long v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
+	return fos_write_ull(path, v);
 }
 
 /*
@@ -201,17 +207,9 @@ static inline int fos_set_param(const char *name, unsigned long long v)
 static inline int fos_set_debugfs(const char *name, unsigned long long v)
 {
 	char path[128];
-	FILE *f;
-	int ret;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/fractos/%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%llu\n", v) < 0 ? -1 : 0;
-	if (fclose(f))
-		ret = -1;
-	return ret;
+	return fos_write_ull(path, v);
 }
 
 /* The counters the Memory/capability tests care about. */

@@ -613,12 +613,11 @@ static void views(void)
 	struct hp h;
 	int ok, st;
 	uint16_t port = H_PORT;
-	struct fos_nl_attr na[] = { FOS_NL_A(FRACTOS_A_NODE_ID, (uint32_t){ H_NODE }),
+	uint32_t hid = H_NODE;
+	struct fos_nl_attr na[] = { FOS_NL_A(FRACTOS_A_NODE_ID, hid),
 				    FOS_NL_A(FRACTOS_A_NODE_ADDR4, self_addr.sin_addr),
 				    FOS_NL_A(FRACTOS_A_NODE_PORT, port), { 0 } };
-	uint32_t hid = H_NODE;
 
-	na[0].data = &hid;
 	la.sin_port = htons(H_PORT);
 	lec = rdma_create_event_channel();
 	ok = lec && !rdma_create_id(lec, &lid, NULL, RDMA_PS_TCP) &&
