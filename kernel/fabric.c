@@ -70,8 +70,9 @@
  * to FOS_BACKOFF_MAX_MS, reset when a connection comes up.  A new RDMA
  * device kicks every peer that is backing off.
  *
- * RDMA devices come from an ib_client: each one gets a PD; removing the
- * device tears down its connections first.  The module works without any.
+ * RDMA devices come from an ib_client; every connection has a PD of its
+ * own (fabric/rdma.c); removing the device tears down its connections
+ * first.  The module works without any.
  *
  * DOC: Routing of remote objects
  *
@@ -115,6 +116,7 @@
 #include "fabric.h"
 #include "wire.h"
 #include "fabric/auth.h"
+#include "fabric/pri.h"
 #include "fabric/fos_trace.h"
 
 static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
@@ -143,7 +145,7 @@ MODULE_PARM_DESC(fabric_heartbeat_ms,
  * (/sys/kernel/debug/fractos/fault_read_delay_ms): sleep this long (at
  * most 10000 ms) before each RDMA READ of a remote copy.
  */
-static u32 fos_fault_read_delay_ms;
+u32 fos_fault_read_delay_ms;
 static struct dentry *fos_debugfs;
 
 /*
@@ -187,185 +189,6 @@ MODULE_PARM_DESC(fabric_peer_grants,
 /* Passive connections waiting for admission, over every peer. */
 #define FOS_ADMIT_MAX		32
 #define FOS_SEND_TIMEOUT	(5 * HZ)
-#define FOS_RDMA_DEPTH		16
-/* Send queue slots per connection for RDMA READs and REG_MRs. */
-#define FOS_RDMA_SQ		32
-/* SGEs per RDMA READ, bytes per RDMA READ, READs in flight per transfer. */
-#define FOS_RDMA_SGE		16
-#define FOS_RDMA_CHUNK		SZ_1M
-#define FOS_RDMA_INFLIGHT	8
-
-/**
- * struct fos_ibdev - an RDMA device, from the ib_client
- * @ibdev: the device
- * @pd: protection domain for every connection on it
- * @link: on fos_devs, under fos_conns_lock
- * @nconns: connections, memory regions and RDMA transfers using it, under
- *	fos_conns_lock
- * @dying: being removed; no new connection may use it (fos_conns_lock)
- */
-struct fos_ibdev {
-	struct ib_device *ibdev;
-	struct ib_pd *pd;
-	struct list_head link;
-	unsigned int nconns;
-	bool dying;
-};
-
-/**
- * struct fos_buf - one receive or send buffer
- * @cqe: completion hook
- * @conn: owner
- * @data: FOS_WIRE_MSG_MAX bytes
- * @dma: its DMA address
- * @done: send buffers: the sender's completion, or NULL
- * @free: send buffers: on fos_conn.tx_free while unused
- */
-struct fos_buf {
-	struct ib_cqe cqe;
-	struct fos_conn *conn;
-	void *data;
-	u64 dma;
-	struct fos_fabric_done *done;
-	struct list_head free;
-};
-
-enum fos_conn_state {
-	FOS_CONN_CONNECTING,
-	FOS_CONN_UP,
-	FOS_CONN_CLOSING,
-};
-
-/**
- * struct fos_conn - one RC connection to a peer
- * @link: on fos_conns, under fos_conns_lock
- * @peer: the peer (holds a reference)
- * @id: the rdma_cm id, destroyed by fos_conn_close_work() only
- * @dev: the device, NULL until address resolution (fos_conns_lock)
- * @setup_mutex: held by fos_conn_setup() (from an rdma_cm handler) while
- *	it makes @rx, @tx, @cq and the QP, and by fos_peer_connect_work()
- *	from publishing @id until it has started address resolution;
- *	fos_conn_close_work() takes it once before it looks at them, so it
- *	never sees half of a setup nor frees what a setup still uses
- * @cq: send and receive completions (IB_POLL_WORKQUEUE)
- * @qp_created: rdma_create_qp() succeeded
- * @active: we initiated it
- * @primary: messages to the peer go out on it once it is up (false only
- *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @tx_free, @sends, @backlog,
- *	@rdma_wrs, @sq_progress and @quiet
- * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
- * @was_up: reached FOS_CONN_UP once
- * @tx_credits: messages we may send
- * @tx_credits_max: what the peer announced
- * @tx_max: largest message the peer takes, header included
- * @owed: buffers re-posted but not yet reported to the peer
- * @nbufs: entries in @rx and in @tx
- * @rx: receive buffers
- * @tx: send buffers
- * @tx_free: unused send buffers
- * @sends: messages posted and not completed
- * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
- * @nbacklog: entries on @backlog
- * @rdma_wrs: RDMA READs and REG_MRs posted and not completed, at most
- *	FOS_RDMA_SQ (under @lock)
- * @sq_progress: jiffies of the last send-queue completion, or of the post
- *	that found the send queue empty
- * @quiet: the send queue stalled; nothing is posted until a completion
- * @last_rx: jiffies of the last message received
- * @last_tx: jiffies of the last message sent
- * @born: jiffies at creation
- * @peer_epoch: the peer's epoch on this connection
- * @auth_mode: enum fractos_auth_mode when the handshake started
- * @auth_key: the secret of the handshake (a reference), NULL when insecure
- * @auth_alt_id: active end: the previous secret it offers too, or 0
- * @admitted: the peer proved itself (see "Admission"); set once, before
- *	the connection sends or serves anything
- * @admitting: counted in fos_admitting (passive, not admitted yet)
- * @hello_init: the initiator's hello, as sent (the handshake's transcript)
- * @hello_resp: the responder's hello, as sent
- * @qp_event: the last fatal QP event, for fos_qp_event_work()
- * @qp_event_work: fails the connection after a fatal QP event
- * @close_work: the teardown
- */
-struct fos_conn {
-	struct list_head link;
-	struct fos_peer *peer;
-	struct rdma_cm_id *id;
-	struct fos_ibdev *dev;
-	struct mutex setup_mutex;	/* see @setup_mutex above */
-	struct ib_cq *cq;
-	bool qp_created;
-	bool active;
-	bool primary;
-	spinlock_t lock;	/* see @lock above */
-	enum fos_conn_state state;
-	bool was_up;
-	u32 tx_credits;
-	u32 tx_credits_max;
-	u32 tx_max;
-	u32 owed;
-	u32 nbufs;
-	struct fos_buf *rx;
-	struct fos_buf *tx;
-	struct list_head tx_free;
-	u32 sends;
-	struct list_head backlog;
-	u32 nbacklog;
-	u32 rdma_wrs;
-	unsigned long sq_progress;
-	bool quiet;
-	unsigned long last_rx;
-	unsigned long last_tx;
-	unsigned long born;
-	u32 peer_epoch;
-	u8 auth_mode;
-	struct fos_auth_key *auth_key;
-	u32 auth_alt_id;
-	bool admitted;
-	bool admitting;
-	struct fos_wire_hello hello_init;
-	struct fos_wire_hello hello_resp;
-	enum ib_event_type qp_event;
-	struct work_struct qp_event_work;
-	struct work_struct close_work;
-};
-
-/**
- * struct fos_peer - a configured node
- * @ref: one for fos_peers, one per connection, one per user
- * @node_id: its node id, immutable
- * @addr: its address and port, immutable
- * @lock: protects the fields below it
- * @conn: the connection messages go out on, when up
- * @out: the connection we initiated (any state)
- * @in: the latest connection it initiated (any state)
- * @state: enum fractos_node_state
- * @epoch: last epoch seen, 0 for none
- * @backoff_ms: delay before the next connection attempt
- * @deleted: removed from fos_peers; no new connection, no reconnect
- * @connect_work: the next connection attempt (initiators only)
- * @wq: senders waiting for a credit
- * @stats: FRACTOS_STAT_* counters
- * @res: what it holds here, by enum fos_peer_res (fos_peer_res_get())
- */
-struct fos_peer {
-	struct kref ref;
-	u32 node_id;
-	struct sockaddr_storage addr;
-	spinlock_t lock;	/* see @lock above */
-	struct fos_conn *conn;
-	struct fos_conn *out;
-	struct fos_conn *in;
-	u8 state;
-	u32 epoch;
-	unsigned int backoff_ms;
-	bool deleted;
-	struct delayed_work connect_work;
-	wait_queue_head_t wq;
-	atomic64_t stats[__FRACTOS_STAT_MAX];
-	atomic_t res[FOS_PEER_NR_RES];
-};
 
 /**
  * struct fos_pending - a message waiting on fos_conn.backlog for a credit
@@ -432,10 +255,10 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 };
 
 static DEFINE_MUTEX(fos_fabric_mutex);
-static DEFINE_SPINLOCK(fos_conns_lock);
+DEFINE_SPINLOCK(fos_conns_lock);
 static LIST_HEAD(fos_conns);
 static LIST_HEAD(fos_devs);
-static DECLARE_WAIT_QUEUE_HEAD(fos_dev_wq);
+DECLARE_WAIT_QUEUE_HEAD(fos_dev_wq);
 static DEFINE_XARRAY(fos_peers);
 static struct workqueue_struct *fos_fabric_wq;
 static struct rdma_cm_id *fos_listener;
@@ -555,7 +378,7 @@ static void fos_peer_backoff_locked(struct fos_peer *peer)
 
 /* ---- connections: buffers and QP ---- */
 
-static void fos_conn_fail(struct fos_conn *conn)
+void fos_conn_fail(struct fos_conn *conn)
 {
 	bool queue = false;
 
@@ -587,7 +410,7 @@ static int fos_post_recv(struct fos_conn *conn, struct fos_buf *b)
 	struct ib_sge sge = {
 		.addr = b->dma,
 		.length = FOS_WIRE_MSG_MAX,
-		.lkey = conn->dev->pd->local_dma_lkey,
+		.lkey = conn->pd->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe = &b->cqe,
@@ -696,6 +519,14 @@ static int fos_conn_attach_dev(struct fos_conn *conn, struct ib_device *ibdev)
 	return ret;
 }
 
+void fos_dev_put(struct fos_ibdev *d)
+{
+	spin_lock(&fos_conns_lock);
+	if (!--d->nconns)
+		wake_up_all(&fos_dev_wq);
+	spin_unlock(&fos_conns_lock);
+}
+
 /*
  * Create the CQ, the QP and the buffers and post every receive buffer,
  * unless the connection is already closing.  On failure, what was made is
@@ -716,6 +547,12 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	ret = fos_conn_attach_dev(conn, ibdev);
 	if (ret)
 		return ret;
+	conn->pd = fos_pd_alloc(conn->dev);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		conn->pd = NULL;
+		return ret;
+	}
 	conn->rx = fos_bufs_alloc(conn, DMA_FROM_DEVICE, fos_rx_done);
 	conn->tx = fos_bufs_alloc(conn, DMA_TO_DEVICE, fos_tx_done);
 	if (!conn->rx || !conn->tx)
@@ -742,7 +579,7 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	qa.cap.max_recv_sge = 1;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(conn->id, conn->dev->pd, &qa);
+	ret = rdma_create_qp(conn->id, conn->pd->pd, &qa);
 	if (ret)
 		return ret;
 	conn->qp_created = true;
@@ -973,6 +810,9 @@ static void fos_conn_close_work(struct work_struct *work)
 		fos_bufs_free(conn, conn->rx, DMA_FROM_DEVICE);
 		fos_bufs_free(conn, conn->tx, DMA_TO_DEVICE);
 	}
+	/* Regions registered for the peer may keep it a while longer. */
+	if (conn->pd)
+		fos_pd_put(conn->pd);
 
 	spin_lock(&fos_conns_lock);
 	list_del(&conn->link);
@@ -1062,7 +902,7 @@ static void fos_conn_established(struct fos_conn *conn,
 /* ---- sending ---- */
 
 /* A WR is about to count as in flight.  Caller holds conn->lock. */
-static void fos_conn_sq_posted(struct fos_conn *conn)
+void fos_conn_sq_posted(struct fos_conn *conn)
 {
 	if (!conn->sends && !conn->rdma_wrs)
 		conn->sq_progress = jiffies;
@@ -1072,7 +912,7 @@ static void fos_conn_sq_posted(struct fos_conn *conn)
  * A send-queue WR completed (and no longer counts).  Caller holds
  * conn->lock.  Return: posting had stopped for a stall and may resume.
  */
-static bool fos_conn_sq_done(struct fos_conn *conn)
+bool fos_conn_sq_done(struct fos_conn *conn)
 {
 	bool was_quiet = conn->quiet;
 
@@ -1146,7 +986,7 @@ static int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 
 	sge.addr = b->dma;
 	sge.length = total;
-	sge.lkey = conn->dev->pd->local_dma_lkey;
+	sge.lkey = conn->pd->pd->local_dma_lkey;
 	wr.wr_cqe = &b->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -1203,7 +1043,7 @@ static int fos_conn_queue(struct fos_conn *conn, u8 type, u64 cookie,
 }
 
 /* Send what the backlog holds, as far as credits allow. */
-static void fos_conn_flush(struct fos_conn *conn)
+void fos_conn_flush(struct fos_conn *conn)
 {
 	struct fos_pending *p;
 	int ret = 0;
@@ -1354,8 +1194,7 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 
 /* ---- completions ---- */
 
-static void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc,
-			 const char *what)
+void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
 {
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
 		pr_warn_ratelimited("fractos: node %u: %s failed: %s\n",
@@ -1530,415 +1369,6 @@ static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		fos_conn_flush(conn);
 	wake_up_all(&conn->peer->wq);
-}
-
-/* ---- one-sided RDMA (remote memory_copy) ---- */
-
-/*
- * DOC: One-sided RDMA
- *
- * remote.c copies Memory between nodes with RDMA READs on the peer's
- * connection, straight between pinned pages: the owner of the source
- * registers a memory region over exactly the pages asked for
- * (fos_fabric_reg_mr(): ib_alloc_mr() + ib_map_mr_sg() + an IB_WR_REG_MR
- * on the peer's QP, IB_ACCESS_REMOTE_READ only) and the puller reads into
- * its own pages, DMA-mapped for the transfer and addressed through the
- * PD's local_dma_lkey (fos_fabric_rdma_read()).  Nothing else is ever
- * registered for remote access.
- *
- * These WRs share the connection's send queue with the messages: each
- * connection has FOS_RDMA_SQ slots for them (fos_conn.rdma_wrs); a
- * transfer waits on the peer's wait queue for a slot.  Every WR is
- * signalled and has its own struct ib_cqe, so it completes - possibly
- * flushed - before ib_drain_qp() returns; a transfer waits for all of its
- * WRs whatever happens.  A failed (not flushed) RDMA WR fails the
- * connection, as a failed SEND does.  Regions and transfers count as users
- * of the device (fos_ibdev.nconns): device removal waits for them.
- */
-
-/**
- * struct fos_fabric_mr - a memory region registered for a peer
- * @dev: the device (counted in its nconns)
- * @mr: the fast-registration MR
- * @sgt: the pages, DMA-mapped while registered (the caller's table)
- */
-struct fos_fabric_mr {
-	struct fos_ibdev *dev;
-	struct ib_mr *mr;
-	struct sg_table *sgt;
-};
-
-/**
- * struct fos_rdma_op - the WRs of one transfer
- * @pending: WRs posted and not completed, plus one for the poster
- * @status: 0, or the first failure (-ECOMM)
- * @done: completed when @pending drops to zero
- */
-struct fos_rdma_op {
-	atomic_t pending;
-	int status;
-	struct completion done;
-};
-
-/**
- * struct fos_rdma_wr - one RDMA WR, freed by its completion
- * @cqe: completion hook
- * @conn: the connection it was posted on
- * @op: its transfer
- * @rdma: READ: the work request
- * @reg: REG_MR: the work request
- * @sge: READ: local segments
- */
-struct fos_rdma_wr {
-	struct ib_cqe cqe;
-	struct fos_conn *conn;
-	struct fos_rdma_op *op;
-	union {
-		struct ib_rdma_wr rdma;
-		struct ib_reg_wr reg;
-	};
-	struct ib_sge sge[FOS_RDMA_SGE];
-};
-
-/* The device of @peer's connection, counted as a user; NULL if not up. */
-static struct fos_ibdev *fos_peer_dev_get(struct fos_peer *peer)
-{
-	struct fos_ibdev *d = NULL;
-	struct fos_conn *conn;
-
-	spin_lock(&fos_conns_lock);
-	spin_lock(&peer->lock);
-	conn = peer->conn;
-	if (conn && conn->dev && !conn->dev->dying) {
-		d = conn->dev;
-		d->nconns++;
-	}
-	spin_unlock(&peer->lock);
-	spin_unlock(&fos_conns_lock);
-	return d;
-}
-
-static void fos_dev_put(struct fos_ibdev *d)
-{
-	spin_lock(&fos_conns_lock);
-	if (!--d->nconns)
-		wake_up_all(&fos_dev_wq);
-	spin_unlock(&fos_conns_lock);
-}
-
-static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct fos_rdma_wr *w = container_of(wc->wr_cqe, struct fos_rdma_wr,
-					     cqe);
-	struct fos_conn *conn = w->conn;
-	struct fos_rdma_op *op = w->op;
-	bool last, resume;
-
-	kfree(w);
-	spin_lock(&conn->lock);
-	conn->rdma_wrs--;
-	resume = fos_conn_sq_done(conn);
-	spin_unlock(&conn->lock);
-	if (wc->status != IB_WC_SUCCESS) {
-		cmpxchg(&op->status, 0, -ECOMM);
-		fos_wc_error(conn, wc, "rdma");
-	} else if (resume) {
-		fos_conn_flush(conn);
-	}
-	/*
-	 * The owner's bias keeps @pending above zero while it posts and
-	 * waits on the peer's queue; zero means it waits on @op->done, so
-	 * @op stays until complete() - the last access to it.
-	 */
-	last = atomic_dec_and_test(&op->pending);
-	wake_up_all(&conn->peer->wq);
-	if (last)
-		complete(&op->done);
-}
-
-/* A free RDMA slot on the connection, and no stall. */
-static bool fos_conn_rdma_room(const struct fos_conn *conn)
-{
-	return conn->rdma_wrs < FOS_RDMA_SQ && !conn->quiet;
-}
-
-/*
- * Post @w (its WR filled in) on @peer's connection, which must be up on
- * device @d, waiting for a slot.  On success @w belongs to its completion.
- */
-static int fos_rdma_post(struct fos_peer *peer, struct fos_ibdev *d,
-			 struct fos_rdma_op *op, struct fos_rdma_wr *w,
-			 const struct ib_send_wr *wr)
-{
-	struct fos_conn *conn;
-	int ret;
-
-	w->op = op;
-	w->cqe.done = fos_rdma_done;
-	for (;;) {
-		spin_lock(&peer->lock);
-		conn = peer->conn;
-		/* An up connection's dev is set and stays: no fos_conns_lock. */
-		if (!conn || conn->dev != d) {
-			ret = -ENOTCONN;
-		} else {
-			spin_lock(&conn->lock);
-			if (conn->state != FOS_CONN_UP) {
-				ret = -ENOTCONN;
-			} else if (!fos_conn_rdma_room(conn)) {
-				ret = -EAGAIN;
-			} else {
-				w->conn = conn;
-				atomic_inc(&op->pending);
-				ret = ib_post_send(conn->id->qp, wr, NULL);
-				if (ret) {
-					atomic_dec(&op->pending);
-				} else {
-					fos_conn_sq_posted(conn);
-					conn->rdma_wrs++;
-				}
-			}
-			spin_unlock(&conn->lock);
-		}
-		spin_unlock(&peer->lock);
-		if (ret != -EAGAIN)
-			return ret;
-		wait_event_timeout(peer->wq,
-				   fos_peer_can_go(peer, fos_conn_rdma_room), HZ);
-	}
-}
-
-static void fos_rdma_op_init(struct fos_rdma_op *op)
-{
-	atomic_set(&op->pending, 1);
-	op->status = 0;
-	init_completion(&op->done);
-}
-
-/* Wait for every WR of @op; its status. */
-static int fos_rdma_op_wait(struct fos_rdma_op *op)
-{
-	if (!atomic_dec_and_test(&op->pending))
-		wait_for_completion(&op->done);
-	return READ_ONCE(op->status);
-}
-
-/**
- * fos_fabric_reg_mr - register pages for RDMA READs by a peer
- * @peer: the peer that will read (the region is on its connection's PD)
- * @sgt: the pages; must stay valid until fos_fabric_dereg_mr()
- * @npages: pages @sgt spans (at most fos_fabric_mr_max_pages())
- * @out: the region
- * @addr: the address of the first byte of @sgt in the region
- * @rkey: the region's remote key
- *
- * Process context; waits for the registration to complete.  The region
- * allows remote reads only, of exactly the bytes of @sgt.
- *
- * Return: 0, -ENOTCONN (the peer is not up), -ENOMEM, -ECOMM, or
- * another error of the device.
- */
-int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
-		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
-		      u32 *rkey)
-{
-	struct fos_fabric_mr *m;
-	struct fos_rdma_op op;
-	struct fos_rdma_wr *w;
-	struct fos_ibdev *d;
-	int nents, ret;
-
-	might_sleep();
-
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	w = kzalloc(sizeof(*w), GFP_KERNEL);
-	if (!m || !w) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	d = fos_peer_dev_get(peer);
-	if (!d) {
-		ret = -ENOTCONN;
-		goto err_free;
-	}
-	m->dev = d;
-	m->sgt = sgt;
-	nents = ib_dma_map_sg(d->ibdev, sgt->sgl, sgt->orig_nents,
-			      DMA_TO_DEVICE);
-	if (!nents) {
-		ret = -ENOMEM;
-		goto err_dev;
-	}
-	m->mr = ib_alloc_mr(d->pd, IB_MR_TYPE_MEM_REG, npages);
-	if (IS_ERR(m->mr)) {
-		ret = PTR_ERR(m->mr);
-		goto err_unmap;
-	}
-	ret = ib_map_mr_sg(m->mr, sgt->sgl, nents, NULL, PAGE_SIZE);
-	if (ret != nents) {
-		ret = ret < 0 ? ret : -EINVAL;
-		goto err_mr;
-	}
-	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
-	w->reg.wr.opcode = IB_WR_REG_MR;
-	w->reg.wr.send_flags = IB_SEND_SIGNALED;
-	w->reg.wr.wr_cqe = &w->cqe;
-	w->reg.mr = m->mr;
-	w->reg.key = m->mr->rkey;
-	w->reg.access = IB_ACCESS_REMOTE_READ;
-	fos_rdma_op_init(&op);
-	ret = fos_rdma_post(peer, d, &op, w, &w->reg.wr);
-	if (!ret)
-		w = NULL;	/* its completion frees it */
-	ret = fos_rdma_op_wait(&op) ?: ret;
-	if (ret)
-		goto err_mr;
-	*addr = m->mr->iova;
-	*rkey = m->mr->rkey;
-	*out = m;
-	return 0;
-
-err_mr:
-	ib_dereg_mr(m->mr);
-err_unmap:
-	ib_dma_unmap_sg(d->ibdev, sgt->sgl, sgt->orig_nents, DMA_TO_DEVICE);
-err_dev:
-	fos_dev_put(d);
-err_free:
-	kfree(w);
-	kfree(m);
-	return ret;
-}
-
-/**
- * fos_fabric_dereg_mr - end a region: its rkey is dead when this returns
- * @m: from fos_fabric_reg_mr()
- *
- * Process context.  The caller may release the pages afterwards.
- */
-void fos_fabric_dereg_mr(struct fos_fabric_mr *m)
-{
-	ib_dereg_mr(m->mr);
-	ib_dma_unmap_sg(m->dev->ibdev, m->sgt->sgl, m->sgt->orig_nents,
-			DMA_TO_DEVICE);
-	fos_dev_put(m->dev);
-	kfree(m);
-}
-
-/**
- * fos_fabric_mr_max_pages - the most pages one region may span
- * @peer: the peer it would be registered for
- *
- * Return: a page count, 0 if the peer is not up.
- */
-u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
-{
-	struct fos_ibdev *d = fos_peer_dev_get(peer);
-	u32 n;
-
-	if (!d)
-		return 0;
-	n = min_t(u32, d->ibdev->attrs.max_fast_reg_page_list_len, 4096);
-	fos_dev_put(d);
-	return n;
-}
-
-/**
- * fos_fabric_rdma_read - read a peer's region into local pages
- * @peer: the peer
- * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
- * @addr: the address of the first byte to read in the peer's region
- * @rkey: the region's remote key
- * @stop: if it becomes true, no further READ is posted
- *
- * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
- * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
- * every READ posted has completed.
- *
- * Return: 0, -ENOTCONN (the peer is not up or went down), -ECOMM (a READ
- * failed; the connection is torn down), -EKEYREVOKED (stopped by @stop
- * before the last READ was posted), -ENOMEM.
- */
-int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey, const bool *stop)
-{
-	struct scatterlist *sg;
-	struct fos_rdma_op op;
-	struct fos_ibdev *d;
-	u32 max_sge, off = 0;
-	int nents, ret = 0;
-
-	might_sleep();
-
-	d = fos_peer_dev_get(peer);
-	if (!d)
-		return -ENOTCONN;
-	nents = ib_dma_map_sg(d->ibdev, sgt->sgl, sgt->orig_nents,
-			      DMA_FROM_DEVICE);
-	if (!nents) {
-		fos_dev_put(d);
-		return -ENOMEM;
-	}
-	max_sge = clamp_t(u32, min(d->ibdev->attrs.max_sge_rd,
-				   d->ibdev->attrs.max_send_sge),
-			  1, FOS_RDMA_SGE);
-	fos_rdma_op_init(&op);
-	sg = sgt->sgl;
-	while (nents) {
-		struct fos_rdma_wr *w;
-		u32 n = 0, bytes = 0, delay = READ_ONCE(fos_fault_read_delay_ms);
-
-		if (delay)
-			msleep(min(delay, 10000U));
-		if (READ_ONCE(*stop)) {
-			ret = -EKEYREVOKED;
-			break;
-		}
-		w = kzalloc(sizeof(*w), GFP_KERNEL);
-		if (!w) {
-			ret = -ENOMEM;
-			break;
-		}
-		while (nents && n < max_sge && bytes < FOS_RDMA_CHUNK) {
-			u32 take = min(sg_dma_len(sg) - off,
-				       FOS_RDMA_CHUNK - bytes);
-
-			w->sge[n].addr = sg_dma_address(sg) + off;
-			w->sge[n].length = take;
-			w->sge[n].lkey = d->pd->local_dma_lkey;
-			n++;
-			bytes += take;
-			off += take;
-			if (off == sg_dma_len(sg)) {
-				off = 0;
-				if (--nents)
-					sg = sg_next(sg);
-			}
-		}
-		w->rdma.wr.opcode = IB_WR_RDMA_READ;
-		w->rdma.wr.send_flags = IB_SEND_SIGNALED;
-		w->rdma.wr.wr_cqe = &w->cqe;
-		w->rdma.wr.sg_list = w->sge;
-		w->rdma.wr.num_sge = n;
-		w->rdma.remote_addr = addr;
-		w->rdma.rkey = rkey;
-		addr += bytes;
-		ret = fos_rdma_post(peer, d, &op, w, &w->rdma.wr);
-		if (ret) {
-			kfree(w);
-			break;
-		}
-		/* Pipelined: at most FOS_RDMA_INFLIGHT READs of ours. */
-		wait_event(peer->wq,
-			   atomic_read(&op.pending) <= FOS_RDMA_INFLIGHT ||
-			   READ_ONCE(op.status));
-		if (READ_ONCE(op.status))
-			break;
-	}
-	ret = fos_rdma_op_wait(&op) ?: ret;
-	ib_dma_unmap_sg(d->ibdev, sgt->sgl, sgt->orig_nents, DMA_FROM_DEVICE);
-	fos_dev_put(d);
-	return ret;
 }
 
 /* ---- rdma_cm ---- */
@@ -2609,13 +2039,6 @@ static int fos_ib_add(struct ib_device *ibdev)
 	if (!d)
 		return -ENOMEM;
 	d->ibdev = ibdev;
-	d->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(d->pd)) {
-		int ret = PTR_ERR(d->pd);
-
-		kfree(d);
-		return ret;
-	}
 	spin_lock(&fos_conns_lock);
 	list_add_tail(&d->link, &fos_devs);
 	spin_unlock(&fos_conns_lock);
@@ -2642,7 +2065,6 @@ static void fos_ib_remove(struct ib_device *ibdev, void *data)
 	spin_lock(&fos_conns_lock);
 	list_del(&d->link);
 	spin_unlock(&fos_conns_lock);
-	ib_dealloc_pd(d->pd);
 	mutex_unlock(&fos_fabric_mutex);
 	pr_info("fractos: rdma device %s removed\n", dev_name(&ibdev->dev));
 	kfree(d);

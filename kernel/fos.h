@@ -423,6 +423,8 @@ bool fos_remote_loopback(void);
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		      const struct fos_cap *caps, u32 ncaps, bool wait);
 int fos_remote_revoke(struct fos_object *obj);
+bool fos_remote_grants_out(void);
+void fos_remote_grants_sync(void);
 int fos_remote_lookup(u32 node, const char *name, u32 len,
 		      struct fos_cap *out);
 void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid);

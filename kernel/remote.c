@@ -93,12 +93,17 @@
  *   ended: the owner sends GRANT_END to the puller, which posts no further
  *   READ for that copy (the copy fails with EKEYREVOKED) and sends RELEASE
  *   once the READs it posted have completed; the owner deregisters the
- *   region then, or FOS_GRANT_END_WAIT (2 s) after the revocation at the
- *   latest.  The key does not die at the revocation itself because an
- *   RDMA READ that hits a dead rkey is fatal to the RC connection (and so
- *   to every proxy of the node): READs already posted when the object was
- *   revoked complete, as a local copy racing a revoke does, and a puller
- *   that ignores GRANT_END loses its connection.
+ *   region then.  CAP_REVOKE on the owner waits for those RELEASEs, at
+ *   most FOS_GRANT_END_WAIT (2 s), and deregisters what is left itself
+ *   (fos_remote_grants_sync()): when it returns, the keys are dead.  It
+ *   does not deregister at once because an RDMA READ that hits a dead
+ *   rkey is fatal to the RC connection (and so to every proxy of the
+ *   node): READs already posted when the object was revoked complete, as
+ *   a local copy racing a revoke does, and only a puller that ignores
+ *   GRANT_END loses its connection.  Revocations that do not come from
+ *   CAP_REVOKE (a space's exit, REVOKE_REQ from a peer, a node's death)
+ *   do not wait: their grants end when released, or FOS_GRANT_END_WAIT
+ *   after the revocation at the latest.
  * - The owners check everything again: views against their objects,
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
  *   that goes down during a copy makes it fail with EKEYREVOKED (as for
@@ -1893,6 +1898,8 @@ struct fos_grant {
 
 /* id -> struct fos_grant; xa_lock guards taking an entry out. */
 static DEFINE_XARRAY_ALLOC(fos_grants);
+/* Woken whenever a grant is freed (fos_remote_grants_sync()). */
+static DECLARE_WAIT_QUEUE_HEAD(fos_grants_wq);
 
 static void fos_grant_free(struct fos_grant *g)
 {
@@ -1904,6 +1911,7 @@ static void fos_grant_free(struct fos_grant *g)
 	fos_peer_put(g->peer);
 	kfree(g);
 	fos_live_add(FOS_LIVE_GRANTS, -1);
+	wake_up_all(&fos_grants_wq);
 }
 
 /*
@@ -1945,6 +1953,65 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 	 */
 	cancel_delayed_work(&g->ttl);
 	fos_grant_free(g);
+}
+
+/* A grant is out on a revoked object. */
+static bool fos_grants_revoked_out(void)
+{
+	struct fos_grant *g;
+	unsigned long idx;
+	bool out = false;
+
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (READ_ONCE(g->obj->revoked)) {
+			out = true;
+			break;
+		}
+	}
+	xa_unlock(&fos_grants);
+	return out;
+}
+
+/* Some range of ours is registered for a peer (a racy hint). */
+bool fos_remote_grants_out(void)
+{
+	return !xa_empty(&fos_grants);
+}
+
+/**
+ * fos_remote_grants_sync - the keys of revoked objects are dead
+ *
+ * Called by CAP_REVOKE once the object is revoked, so that no peer can
+ * read it when the call returns (see "Remote copies"): waits until the
+ * pullers of the grants out on revoked objects have released them (they
+ * were sent GRANT_END), at most FOS_GRANT_END_WAIT, then deregisters
+ * those that are left itself; a puller that still reads from one loses
+ * its connection.  Returns at once when no grant is out.  May sleep.
+ */
+void fos_remote_grants_sync(void)
+{
+	struct fos_grant *g, *tmp;
+	unsigned long idx;
+	LIST_HEAD(dead);
+
+	might_sleep();
+	if (xa_empty(&fos_grants))
+		return;
+	wait_event_timeout(fos_grants_wq, !fos_grants_revoked_out(),
+			   FOS_GRANT_END_WAIT);
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (!READ_ONCE(g->obj->revoked))
+			continue;
+		__xa_erase(&fos_grants, idx);
+		list_add_tail(&g->dead, &dead);
+	}
+	xa_unlock(&fos_grants);
+	list_for_each_entry_safe(g, tmp, &dead, dead) {
+		cancel_delayed_work_sync(&g->ttl);
+		fos_grant_free(g);
+	}
 }
 
 /* Take grant @id (of @node) out and free it. */

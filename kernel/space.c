@@ -215,10 +215,17 @@ int fos_op_cap_revoke(struct fos_space *s, struct fos_call *c)
 	 * A proxy: the owner revokes the object it stands for, which waits
 	 * for it (io_uring inline issue: -EAGAIN, a worker does it).
 	 */
-	if (cap.obj->proxy)
+	if (cap.obj->proxy) {
 		ret = c->nowait ? -EAGAIN : fos_remote_revoke(cap.obj);
-	else
+	} else if (c->nowait && fos_remote_grants_out()) {
+		/* Its keys may have to be waited for: a worker does it. */
+		ret = -EAGAIN;
+	} else {
 		ret = fos_obj_revoke(cap.obj);
+		/* No peer can read it any more when we return. */
+		if (!ret)
+			fos_remote_grants_sync();
+	}
 	fos_obj_put(cap.obj);
 	return ret;
 }

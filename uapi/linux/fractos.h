@@ -53,8 +53,10 @@
  * destination moves the bytes with one-sided RDMA READs straight between
  * the pinned pages, from a range of the source that its owner registers
  * for the copy only (remote-read only, deregistered when the copy is
- * done); with fabric_loopback, copies between local Memory go the same
- * way through this node's connection to itself.  Not yet: sending a
+ * done, valid on the connection of the copying node alone, and addressed
+ * from zero: no kernel address leaves the node); with fabric_loopback,
+ * copies between local Memory go the same way through this node's
+ * connection to itself.  Not yet: sending a
  * capability to a local revocation-tree child of a proxy, or a Request
  * derived from one, to another node (EOPNOTSUPP).
  *
@@ -138,7 +140,10 @@
  *                   revoked object gives EKEYREVOKED.  On a proxy: the
  *                   owner's EKEYREVOKED, or an error of the call to
  *                   its node (see "Calls to other nodes"); the proxy is
- *                   revoked anyway.
+ *                   revoked anyway.  On the owner it returns once no
+ *                   other node can read the object's pages: a copy to
+ *                   another node that is reading them is stopped first
+ *                   (a wait of at most 2 s).
  *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
  *                   EMLINK  the child would be deeper than 64 (a root has
  *                           depth 0; see FRACTOS_IOC_CAP_INFO's depth).

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: the fabric's private header - devices, protection domains,
+ * connections and peers, shared by the files of kernel/fabric/ and
+ * fabric.c.  Users of the transport include fabric.h only.
+ */
+#ifndef FRACTOS_FABRIC_PRI_H
+#define FRACTOS_FABRIC_PRI_H
+
+#include <linux/kref.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fabric.h"
+#include "../wire.h"
+
+#define FOS_RDMA_DEPTH		16
+/* Send queue slots per connection for RDMA READs and REG_MRs. */
+#define FOS_RDMA_SQ		32
+/* SGEs per RDMA READ, bytes per RDMA READ, READs in flight per transfer. */
+#define FOS_RDMA_SGE		16
+#define FOS_RDMA_CHUNK		SZ_1M
+#define FOS_RDMA_INFLIGHT	8
+
+/**
+ * struct fos_ibdev - an RDMA device, from the ib_client
+ * @ibdev: the device
+ * @link: on fos_devs, under fos_conns_lock
+ * @nconns: connections and protection domains using it, under
+ *	fos_conns_lock
+ * @dying: being removed; no new connection may use it (fos_conns_lock)
+ */
+struct fos_ibdev {
+	struct ib_device *ibdev;
+	struct list_head link;
+	unsigned int nconns;
+	bool dying;
+};
+
+/**
+ * struct fos_buf - one receive or send buffer
+ * @cqe: completion hook
+ * @conn: owner
+ * @data: FOS_WIRE_MSG_MAX bytes
+ * @dma: its DMA address
+ * @done: send buffers: the sender's completion, or NULL
+ * @free: send buffers: on fos_conn.tx_free while unused
+ */
+struct fos_buf {
+	struct ib_cqe cqe;
+	struct fos_conn *conn;
+	void *data;
+	u64 dma;
+	struct fos_fabric_done *done;
+	struct list_head free;
+};
+
+enum fos_conn_state {
+	FOS_CONN_CONNECTING,
+	FOS_CONN_UP,
+	FOS_CONN_CLOSING,
+};
+
+/**
+ * struct fos_conn - one RC connection to a peer
+ * @link: on fos_conns, under fos_conns_lock
+ * @peer: the peer (holds a reference)
+ * @id: the rdma_cm id, destroyed by fos_conn_close_work() only
+ * @dev: the device, NULL until address resolution (fos_conns_lock)
+ * @pd: its own protection domain (a reference), set with the QP: its
+ *	QP, its buffers and every region registered for its peer
+ * @setup_mutex: held by fos_conn_setup() (from an rdma_cm handler) while
+ *	it makes @rx, @tx, @cq and the QP, and by fos_peer_connect_work()
+ *	from publishing @id until it has started address resolution;
+ *	fos_conn_close_work() takes it once before it looks at them, so it
+ *	never sees half of a setup nor frees what a setup still uses
+ * @cq: send and receive completions (IB_POLL_WORKQUEUE)
+ * @qp_created: rdma_create_qp() succeeded
+ * @active: we initiated it
+ * @primary: messages to the peer go out on it once it is up (false only
+ *	for the passive end of a connection to ourselves)
+ * @lock: protects @state, @tx_credits, @owed, @tx_free, @sends, @backlog,
+ *	@rdma_wrs, @sq_progress and @quiet
+ * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
+ * @was_up: reached FOS_CONN_UP once
+ * @tx_credits: messages we may send
+ * @tx_credits_max: what the peer announced
+ * @tx_max: largest message the peer takes, header included
+ * @owed: buffers re-posted but not yet reported to the peer
+ * @nbufs: entries in @rx and in @tx
+ * @rx: receive buffers
+ * @tx: send buffers
+ * @tx_free: unused send buffers
+ * @sends: messages posted and not completed
+ * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
+ * @nbacklog: entries on @backlog
+ * @rdma_wrs: RDMA READs and REG_MRs posted and not completed, at most
+ *	FOS_RDMA_SQ (under @lock)
+ * @sq_progress: jiffies of the last send-queue completion, or of the post
+ *	that found the send queue empty
+ * @quiet: the send queue stalled; nothing is posted until a completion
+ * @last_rx: jiffies of the last message received
+ * @last_tx: jiffies of the last message sent
+ * @born: jiffies at creation
+ * @peer_epoch: the peer's epoch on this connection
+ * @auth_mode: enum fractos_auth_mode when the handshake started
+ * @auth_key: the secret of the handshake (a reference), NULL when insecure
+ * @auth_alt_id: active end: the previous secret it offers too, or 0
+ * @admitted: the peer proved itself (see "Admission"); set once, before
+ *	the connection sends or serves anything
+ * @admitting: counted in fos_admitting (passive, not admitted yet)
+ * @hello_init: the initiator's hello, as sent (the handshake's transcript)
+ * @hello_resp: the responder's hello, as sent
+ * @qp_event: the last fatal QP event, for fos_qp_event_work()
+ * @qp_event_work: fails the connection after a fatal QP event
+ * @close_work: the teardown
+ */
+struct fos_conn {
+	struct list_head link;
+	struct fos_peer *peer;
+	struct rdma_cm_id *id;
+	struct fos_ibdev *dev;
+	struct fos_pd *pd;
+	struct mutex setup_mutex;	/* see @setup_mutex above */
+	struct ib_cq *cq;
+	bool qp_created;
+	bool active;
+	bool primary;
+	spinlock_t lock;	/* see @lock above */
+	enum fos_conn_state state;
+	bool was_up;
+	u32 tx_credits;
+	u32 tx_credits_max;
+	u32 tx_max;
+	u32 owed;
+	u32 nbufs;
+	struct fos_buf *rx;
+	struct fos_buf *tx;
+	struct list_head tx_free;
+	u32 sends;
+	struct list_head backlog;
+	u32 nbacklog;
+	u32 rdma_wrs;
+	unsigned long sq_progress;
+	bool quiet;
+	unsigned long last_rx;
+	unsigned long last_tx;
+	unsigned long born;
+	u32 peer_epoch;
+	u8 auth_mode;
+	struct fos_auth_key *auth_key;
+	u32 auth_alt_id;
+	bool admitted;
+	bool admitting;
+	struct fos_wire_hello hello_init;
+	struct fos_wire_hello hello_resp;
+	enum ib_event_type qp_event;
+	struct work_struct qp_event_work;
+	struct work_struct close_work;
+};
+
+/**
+ * struct fos_peer - a configured node
+ * @ref: one for fos_peers, one per connection, one per user
+ * @node_id: its node id, immutable
+ * @addr: its address and port, immutable
+ * @lock: protects the fields below it
+ * @conn: the connection messages go out on, when up
+ * @out: the connection we initiated (any state)
+ * @in: the latest connection it initiated (any state)
+ * @state: enum fractos_node_state
+ * @epoch: last epoch seen, 0 for none
+ * @backoff_ms: delay before the next connection attempt
+ * @deleted: removed from fos_peers; no new connection, no reconnect
+ * @connect_work: the next connection attempt (initiators only)
+ * @wq: senders waiting for a credit
+ * @stats: FRACTOS_STAT_* counters
+ * @res: what it holds here, by enum fos_peer_res (fos_peer_res_get())
+ */
+struct fos_peer {
+	struct kref ref;
+	u32 node_id;
+	struct sockaddr_storage addr;
+	spinlock_t lock;	/* see @lock above */
+	struct fos_conn *conn;
+	struct fos_conn *out;
+	struct fos_conn *in;
+	u8 state;
+	u32 epoch;
+	unsigned int backoff_ms;
+	bool deleted;
+	struct delayed_work connect_work;
+	wait_queue_head_t wq;
+	atomic64_t stats[__FRACTOS_STAT_MAX];
+	atomic_t res[FOS_PEER_NR_RES];
+};
+
+/**
+ * struct fos_pd - the protection domain of one connection
+ * @ref: one for the connection, one per region registered on it and one
+ *	per transfer running on it (rdma.c)
+ * @pd: the PD of the connection's QP, of its buffers' lkey and of every
+ *	region registered for its peer: an rkey is valid on that QP alone
+ * @dev: its device, counted in fos_ibdev.nconns until @pd is freed
+ *
+ * A region may outlive its connection (a grant is ended after the
+ * connection's teardown), so the PD lives until its last user: the last
+ * fos_pd_put() frees it, in process context.
+ */
+struct fos_pd {
+	struct kref ref;
+	struct ib_pd *pd;
+	struct fos_ibdev *dev;
+};
+
+/* fabric.c */
+extern spinlock_t fos_conns_lock;
+extern wait_queue_head_t fos_dev_wq;
+extern u32 fos_fault_read_delay_ms;
+
+void fos_conn_fail(struct fos_conn *conn);
+void fos_conn_sq_posted(struct fos_conn *conn);
+bool fos_conn_sq_done(struct fos_conn *conn);
+void fos_conn_flush(struct fos_conn *conn);
+void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);
+void fos_dev_put(struct fos_ibdev *d);
+
+/* rdma.c */
+struct fos_pd *fos_pd_alloc(struct fos_ibdev *dev);
+void fos_pd_put(struct fos_pd *pd);
+
+#endif /* FRACTOS_FABRIC_PRI_H */
