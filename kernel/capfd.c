@@ -31,7 +31,7 @@ static void fos_capfd_show_fdinfo(struct seq_file *m, struct file *file)
 
 	seq_printf(m, "fractos-type:\t%u\n", cap->obj->type);
 	seq_printf(m, "fractos-oid:\t%u:%u:%llu\n", fos_node_id, fos_epoch,
-		   cap->obj->id);
+		   fos_oid_public(cap->obj->id));
 	seq_printf(m, "fractos-perms:\t%#x\n", cap->perms);
 	seq_printf(m, "fractos-view:\t%llu+%llu\n", cap->off, cap->len);
 	seq_printf(m, "fractos-revoked:\t%d\n", fos_obj_revoked(cap->obj));

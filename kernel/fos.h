@@ -361,6 +361,8 @@ struct fos_space {
 /* object.c */
 extern spinlock_t fos_tree_lock;
 int fos_object_init(void);
+u64 fos_oid_public(u64 id);
+u64 fos_oid_private(u64 pub);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_mem *mem, struct fos_req *req);

@@ -5,10 +5,11 @@
  *
  * DOC: Remote objects
  *
- * An object is named by (node, epoch, oid).  When a capability to a local
+ * An object is named by (node, epoch, oid), oid being its public id
+ * (fos_oid_public(): unguessable).  When a capability to a local
  * object is sent to another node (an invocation argument, a name lookup's
  * answer), the object is entered in the *export table* (struct
- * fos_export, keyed by oid) with a reference held, and the receiving node
+ * fos_export, keyed by the object's own id) with a reference held, and the receiving node
  * is recorded as an *importer* of it, with a count of the descriptions
  * sent to it ("Holders" in wire.h).  A capability to a third node's object
  * is announced to its owner first (IMPORT, answered), which counts it for
@@ -581,7 +582,7 @@ out_free:
 
 /**
  * fos_export_get - the exported object @oid, as @peer may name it
- * @oid: the object id
+ * @oid: the object's public id (fos_oid_public(), as on the wire)
  * @peer: the node that names it
  * @v: the view it names, NULL for any (it must hold the object)
  *
@@ -598,7 +599,7 @@ static struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 	bool held = true;
 
 	mutex_lock(&fos_export_lock);
-	e = xa_load(&fos_exports, oid);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
 	if (e && !fos_obj_revoked(e->obj)) {
 		held = fos_export_held(e, node, epoch, v);
 		if (held) {
@@ -622,7 +623,7 @@ static struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 
 /**
  * fos_export_count - IMPORT: count a description of @oid for @node
- * @oid: the object id
+ * @oid: the object's public id
  * @node: the holder-to-be
  * @epoch: its epoch, 0 if unknown
  * @v: the view it is given
@@ -643,7 +644,7 @@ static int fos_export_count(u64 oid, u32 node, u32 epoch,
 	if (!spare)
 		return -ENOMEM;
 	mutex_lock(&fos_export_lock);
-	e = xa_load(&fos_exports, oid);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
 	if (e && !fos_obj_revoked(e->obj)) {
 		held = fos_export_held(e, fos_peer_node_id(from),
 				       fos_peer_epoch(from), v);
@@ -662,7 +663,7 @@ static int fos_export_count(u64 oid, u32 node, u32 epoch,
 
 /**
  * fos_export_put - descriptions of @oid held by @node ended
- * @oid: the object id
+ * @oid: the object's public id
  * @node: the holder
  * @epoch: its epoch, 0 for any
  * @count: how many
@@ -678,7 +679,7 @@ static void fos_export_put(u64 oid, u32 node, u32 epoch, u64 count)
 	LIST_HEAD(gone);
 
 	mutex_lock(&fos_export_lock);
-	e = xa_load(&fos_exports, oid);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
 	if (!e)
 		goto out;
 	list_for_each_entry(i, &e->importers, link) {
@@ -751,7 +752,8 @@ void fos_remote_exports_release(struct list_head *list)
 		mutex_unlock(&fos_export_lock);
 		list_for_each_entry_safe(i, itmp, &importers, link) {
 			fos_event_queue(FOS_EV_NOTICE, FOS_WIRE_REVOKE, i->node,
-					fos_epoch, e->obj->id, GFP_KERNEL);
+					fos_epoch, fos_oid_public(e->obj->id),
+					GFP_KERNEL);
 			fos_importer_free(i);
 		}
 		fos_export_free(e);
@@ -992,7 +994,7 @@ void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid)
 	} else {
 		oid->node = fos_node_id;
 		oid->epoch = fos_epoch;
-		oid->id = obj->id;
+		oid->id = fos_oid_public(obj->id);
 	}
 }
 

@@ -229,7 +229,9 @@ struct fos_wire_ping {
 /*
  * DOC: Remote objects
  *
- * An object is named by (node, epoch, oid).  A capability crosses the
+ * An object is named by (node, epoch, oid), the oid being its public id
+ * (a keyed permutation of the owner's sequential ids: object.c), so that
+ * names cannot be guessed.  A capability crosses the
  * fabric as a struct fos_wire_cap: that name, the object type and the
  * view (off, len, perms) exactly as the sender's capability has it.  A
  * capability to a proxy is sent as the name of the object it stands for,
@@ -254,7 +256,7 @@ struct fos_wire_ping {
  * struct fos_wire_cap - a capability on the wire
  * @node: the owner node of the object
  * @epoch: the owner's epoch, never zero
- * @oid: the object id within (node, epoch)
+ * @oid: the object's public id within (node, epoch)
  * @off: Memory: start of the view; Request: zero
  * @len: Memory: length of the view, non-zero; Request: zero
  * @type: FRACTOS_OBJ_MEMORY or FRACTOS_OBJ_REQUEST

@@ -192,6 +192,15 @@ static void test_dup_close_info(void)
 	fos_info(s1, m2, &b);
 	tap_ok(b.oid.id != a.oid.id && b.oid.epoch == a.oid.epoch,
 	       "info: a second memory has a different oid id, same epoch");
+	{
+		uint64_t d = b.oid.id - a.oid.id;
+
+		/* Made one after the other, and nothing else made between. */
+		tap_ok(d != 1 && d != 2 && d != (uint64_t)-1,
+		       "info: ids are not sequential (%#llx then %#llx)",
+		       (unsigned long long)a.oid.id,
+		       (unsigned long long)b.oid.id);
+	}
 	fos_close(s1, m2);
 	i2 = transfer(s1, m, s2);
 	fos_info(s2, i2, &b);
@@ -477,7 +486,7 @@ int main(void)
 {
 	struct fos_counts b0, now;
 
-	tap_plan(112);
+	tap_plan(113);
 	fos_counts_read(&b0);
 	buf = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -14,7 +14,9 @@
  *
  * Objects are named cluster-wide by (node, epoch, id): the node that owns
  * the object, the epoch of that node (it changes every time the module is
- * loaded) and an id unique within the epoch.
+ * loaded) and an id unique within the epoch.  Ids are not handed out in
+ * order: they say nothing about how many objects a node made, and cannot
+ * be guessed.
  *
  * Revocation is per object: cap_revoke() invalidates the object the
  * capability references and, recursively, every revocation-tree child
