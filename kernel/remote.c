@@ -180,6 +180,16 @@ struct fos_view {
 };
 
 /**
+ * struct fos_fwd - descriptions a forwarder announced for an importer
+ * @node: the forwarder
+ * @units: announced (IMPORT) and not given back by it (DROP)
+ */
+struct fos_fwd {
+	u32 node;
+	u64 units;
+};
+
+/**
  * struct fos_importer - a node that may hold a capability to an export
  * @link: on fos_export.importers
  * @node: its id
@@ -189,6 +199,9 @@ struct fos_view {
  * @views: the views described to it (none covering another), the only
  *	ones it may name (see "Views" in wire.h)
  * @nviews: entries in @views, at least one
+ * @fwds: the forwarders that announced descriptions for it (IMPORT): a
+ *	DROP naming it from another node gives back at most those
+ * @nfwds: entries in @fwds
  */
 struct fos_importer {
 	struct list_head link;
@@ -197,6 +210,8 @@ struct fos_importer {
 	u64 units;
 	struct fos_view *views;
 	u32 nviews;
+	struct fos_fwd *fwds;
+	u32 nfwds;
 };
 
 /**
@@ -386,7 +401,30 @@ static bool fos_view_covers(const struct fos_view *o, const struct fos_view *v)
 static void fos_importer_free(struct fos_importer *i)
 {
 	kfree(i->views);
+	kfree(i->fwds);
 	kfree(i);
+}
+
+/*
+ * The entry of forwarder @node in @i, made (with no units) if there is
+ * none.  Caller holds fos_export_lock.  Return: it, or NULL (no memory).
+ */
+static struct fos_fwd *fos_importer_fwd(struct fos_importer *i, u32 node)
+{
+	struct fos_fwd *fwds;
+	u32 k;
+
+	lockdep_assert_held(&fos_export_lock);
+	for (k = 0; k < i->nfwds; k++)
+		if (i->fwds[k].node == node)
+			return &i->fwds[k];
+	fwds = krealloc_array(i->fwds, i->nfwds + 1, sizeof(*fwds),
+			      GFP_KERNEL);
+	if (!fwds)
+		return NULL;
+	i->fwds = fwds;
+	fwds[i->nfwds] = (struct fos_fwd){ .node = node };
+	return &fwds[i->nfwds++];
 }
 
 /*
@@ -447,37 +485,57 @@ static bool fos_export_held(struct fos_export *e, u32 node, u32 epoch,
 }
 
 /*
- * Count one more description of @e, with view @v, for @node.  Caller
- * holds fos_export_lock.  @spare is taken for a new record.
+ * Count one more description of @e, with view @v, for @node; @fwd: the
+ * forwarder that announced it (IMPORT), or NULL when we described it.
+ * Caller holds fos_export_lock.  @spare is taken for a new record.
  * Return: 0 or -ENOMEM.
  */
 static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
-				   const struct fos_view *v,
+				   const struct fos_view *v, const u32 *fwd,
 				   struct fos_importer **spare)
 {
+	struct fos_fwd *f = NULL;
 	struct fos_importer *i;
+	bool found = false;
 	int ret;
 
+	lockdep_assert_held(&fos_export_lock);
 	list_for_each_entry(i, &e->importers, link) {
 		if (i->node == node && i->epoch == epoch) {
-			ret = fos_importer_add_view(i, v);
-			if (!ret)
-				i->units++;
-			return ret;
+			found = true;
+			break;
 		}
 	}
-	i = *spare;
-	i->node = node;
-	i->epoch = epoch;
-	i->units = 1;
-	i->views = NULL;
-	i->nviews = 0;
+	if (!found) {
+		i = *spare;
+		*i = (struct fos_importer){ .node = node, .epoch = epoch };
+	}
+	/* An entry without units is harmless if the view fails. */
+	if (fwd) {
+		f = fos_importer_fwd(i, *fwd);
+		if (!f) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
 	ret = fos_importer_add_view(i, v);
 	if (ret)
-		return ret;
-	*spare = NULL;
-	list_add_tail(&i->link, &e->importers);
+		goto err;
+	i->units++;
+	if (f)
+		f->units++;
+	if (!found) {
+		*spare = NULL;
+		list_add_tail(&i->link, &e->importers);
+	}
 	return 0;
+
+err:
+	if (!found) {
+		kfree(i->views);
+		kfree(i->fwds);
+	}
+	return ret;
 }
 
 /*
@@ -566,7 +624,7 @@ static int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		fos_live_add(FOS_LIVE_EXPORTS, 1);
 	}
 	/* (Even if revocation just took @e: it then tells @node.) */
-	ret = fos_export_add_importer(e, node, epoch, v, &spare_i);
+	ret = fos_export_add_importer(e, node, epoch, v, NULL, &spare_i);
 	if (ret && list_empty(&e->importers))
 		fos_export_unused_locked(e, &gone);
 out:
@@ -635,6 +693,7 @@ static struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 static int fos_export_count(u64 oid, u32 node, u32 epoch,
 			    const struct fos_view *v, struct fos_peer *from)
 {
+	u32 fwd = fos_peer_node_id(from);
 	struct fos_importer *spare;
 	struct fos_export *e;
 	int ret = -EKEYREVOKED;
@@ -646,10 +705,9 @@ static int fos_export_count(u64 oid, u32 node, u32 epoch,
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, fos_oid_private(oid));
 	if (e && !fos_obj_revoked(e->obj)) {
-		held = fos_export_held(e, fos_peer_node_id(from),
-				       fos_peer_epoch(from), v);
-		ret = held ? fos_export_add_importer(e, node, epoch, v, &spare) :
-			     -EPROTO;
+		held = fos_export_held(e, fwd, fos_peer_epoch(from), v);
+		ret = held ? fos_export_add_importer(e, node, epoch, v, &fwd,
+						     &spare) : -EPROTO;
 	}
 	mutex_unlock(&fos_export_lock);
 	kfree(spare);
@@ -667,16 +725,26 @@ static int fos_export_count(u64 oid, u32 node, u32 epoch,
  * @node: the holder
  * @epoch: its epoch, 0 for any
  * @count: how many
+ * @by: the node that says so, when it is not @node: a forwarder, which
+ *	may give back only what it announced for @node (IMPORT); NULL for
+ *	this node
  *
  * The object leaves the export table when no description is left.
  * Unknown names are ignored (revoked meanwhile, or the holder's node went
  * down); a count larger than what is left is a peer's bug, logged.
+ *
+ * Return: 0, or -EPROTO when @by gives back more than it announced
+ * (nothing changes).
  */
-static void fos_export_put(u64 oid, u32 node, u32 epoch, u64 count)
+static int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,
+			  const u32 *by)
 {
 	struct fos_importer *i, *found = NULL;
+	struct fos_fwd *f = NULL;
 	struct fos_export *e;
 	LIST_HEAD(gone);
+	int ret = 0;
+	u32 k;
 
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, fos_oid_private(oid));
@@ -691,6 +759,16 @@ static void fos_export_put(u64 oid, u32 node, u32 epoch, u64 count)
 	}
 	if (!found)
 		goto out;
+	if (by && *by != node) {
+		for (k = 0; k < found->nfwds; k++)
+			if (found->fwds[k].node == *by)
+				f = &found->fwds[k];
+		if (!f || count > f->units) {
+			ret = -EPROTO;
+			goto out;
+		}
+		f->units -= count;
+	}
 	if (count > found->units)
 		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu, holds %llu\n",
 				    node, count, oid, found->units);
@@ -706,6 +784,7 @@ out:
 	e = list_first_entry_or_null(&gone, struct fos_export, dead);
 	if (e)
 		fos_export_free(e);
+	return ret;
 }
 
 /*
@@ -1124,7 +1203,7 @@ static void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
 	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED || owner == node)
 		return;
 	if (owner == fos_node_id)
-		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
+		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1, NULL);
 	else
 		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), node, 1);
@@ -1144,7 +1223,7 @@ static void fos_cap_disown(const struct fos_wire_cap *wc, u32 from)
 		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), fos_node_id, 1);
 	else if (from == fos_node_id && le32_to_cpu(wc->epoch) == fos_epoch)
-		fos_export_put(le64_to_cpu(wc->oid), from, fos_epoch, 1);
+		fos_export_put(le64_to_cpu(wc->oid), from, fos_epoch, 1, NULL);
 	/* One of ours from another node: it was not counted. */
 }
 
@@ -1541,7 +1620,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		}
 	}
 	if (!root->proxy)
-		fos_export_put(oid.id, oid.node, pepoch, 1);
+		fos_export_put(oid.id, oid.node, pepoch, 1, NULL);
 	if (ret == -ECONNRESET)
 		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
 	if (ret == -EKEYREVOKED && root->proxy)
@@ -1792,6 +1871,7 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 {
 	const struct fos_wire_drop *d = payload;
 	u32 node = le32_to_cpu(d->node), epoch = 0;
+	u32 from = fos_peer_node_id(peer);
 	struct fos_peer *holder;
 
 	if (le32_to_cpu(d->epoch) != fos_epoch)
@@ -1801,8 +1881,14 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		epoch = fos_peer_epoch(holder);
 		fos_peer_put(holder);
 	}
-	fos_export_put(le64_to_cpu(d->oid), node, epoch,
-		       le64_to_cpu(d->count));
+	if (fos_export_put(le64_to_cpu(d->oid), node, epoch,
+			   le64_to_cpu(d->count), &from)) {
+		fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
+		trace_fos_proto_error(from, "a DROP for another holder");
+		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
+				    from, le64_to_cpu(d->count),
+				    le64_to_cpu(d->oid), node);
+	}
 }
 
 /* LOOKUP, in process context (an IMPORT may have to be waited for). */
@@ -2273,7 +2359,7 @@ static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
 	if (!wc->epoch || wc->flags)
 		return;
 	if (owner == fos_node_id)
-		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1);
+		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1, NULL);
 	else if (owner != node)
 		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), node, 1);

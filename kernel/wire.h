@@ -334,7 +334,11 @@ struct fos_wire_obj {
  * when it no longer holds the object it sends DROP with that count, and
  * the owner subtracts it: a description still on its way keeps the count
  * above zero.  A forwarder that announced a description it then could not
- * send sends DROP for the holder it named.  Nothing answers DROP.
+ * send sends DROP for the holder it named.  Nothing answers DROP.  The
+ * owner records, per holder, how many descriptions each forwarder
+ * announced: a DROP naming another node than its sender gives back at
+ * most what the sender announced for that node; more is EPROTO (counted,
+ * logged, nothing changes).
  *
  * DOC: Views
  *

@@ -125,6 +125,13 @@ struct w_drop {
 	uint64_t count;
 };
 
+struct w_import {
+	uint64_t oid;
+	uint32_t epoch, node;
+	uint64_t off, len;
+	uint32_t perms, reserved;
+};
+
 _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 72, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
@@ -773,6 +780,42 @@ static void views(void)
 		fos_set_param("fabric_peer_work", 64);
 		tap_eq(s1, EAGAIN, "fabric_peer_work=0: a GRANT is refused EAGAIN");
 	}
+	/* We forward our view to node H_NODE + 1: we may give back that. */
+	{
+		struct w_import im = { .oid = given.oid, .epoch = given.epoch,
+				       .node = H_NODE + 1, .off = given.off,
+				       .len = given.len, .perms = given.perms };
+		struct w_drop d = { .oid = given.oid, .epoch = given.epoch,
+				    .node = H_NODE + 1, .count = 2 };
+		struct in_addr far = { htonl(ntohl(self_addr.sin_addr.s_addr) + 81) };
+		long long e0 = fos_live("exports");
+		int imp, i;
+
+		h.payload_out = &ack;
+		ok = !fos_nl_node_add(H_NODE + 1, far) &&
+		     !hp_send(&h, W_IMPORT, 0x78, &im, sizeof(im)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		imp = ok ? (int)ack.status : -1;
+		tap_ok(imp == 0, "IMPORT of our view for node %u: counted (status %d)",
+		       H_NODE + 1, imp);
+		pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS);
+		hp_send(&h, W_DROP, 0, &d, sizeof(d));
+		for (i = 0; i < 100 && node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe0; i++)
+			usleep(20 * 1000);
+		tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 1,
+		       "a DROP of 2 descriptions for node %u, which we announced 1 of: a protocol error",
+		       H_NODE + 1);
+		d.count = 1;
+		hp_send(&h, W_DROP, 0, &d, sizeof(d));
+		/* An answered IMPORT after it: the DROP was served. */
+		ok = !hp_send(&h, W_IMPORT, 0x79, &im, sizeof(im)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie) && !ack.status;
+		tap_ok(ok && node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0 == 1 &&
+		       fos_live("exports") == e0,
+		       "a DROP of the one we announced is taken (no protocol error, still exported)");
+		hp_send(&h, W_DROP, 0, &d, sizeof(d));
+		fos_nl_node_del(H_NODE + 1);
+	}
 	c = given;
 	c.oid = a.mem2_info.oid.id;
 	c.off = 0;
@@ -871,7 +914,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(53);
+	tap_plan(56);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");
