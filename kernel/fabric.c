@@ -217,11 +217,15 @@ typedef void (*fos_recv_fn)(struct fos_peer *peer,
  * @name: for logs
  * @check: validates the payload (wire.h)
  * @recv: the handler, NULL for messages the transport consumes itself
+ * @held: a request served later, in process context: its receive credit
+ *	is held until the handler calls fos_fabric_credit_done() (see
+ *	"Held credits")
  */
 struct fos_msg_type {
 	const char *name;
 	int (*check)(const void *payload, u32 len);
 	fos_recv_fn recv;
+	bool held;
 };
 
 /* The dispatch table: one row per message type. */
@@ -237,12 +241,14 @@ static const struct fos_msg_type fos_msg_types[FOS_WIRE_NR] = {
 				  fos_revoke_req_recv },
 	[FOS_WIRE_IMPORT] = { "import", fos_wire_check_import,
 			      fos_import_recv },
-	[FOS_WIRE_LOOKUP] = { "lookup", fos_wire_check_lookup, fos_lookup_recv },
+	[FOS_WIRE_LOOKUP] = { "lookup", fos_wire_check_lookup, fos_lookup_recv,
+			      true },
 	[FOS_WIRE_LOOKUP_REPLY] = { "lookup_reply",
 				    fos_wire_check_lookup_reply,
 				    fos_lookup_reply_recv },
-	[FOS_WIRE_COPY] = { "copy", fos_wire_check_copy, fos_copy_recv },
-	[FOS_WIRE_GRANT] = { "grant", fos_wire_check_grant, fos_grant_recv },
+	[FOS_WIRE_COPY] = { "copy", fos_wire_check_copy, fos_copy_recv, true },
+	[FOS_WIRE_GRANT] = { "grant", fos_wire_check_grant, fos_grant_recv,
+			     true },
 	[FOS_WIRE_GRANT_REPLY] = { "grant_reply", fos_wire_check_grant_reply,
 				   fos_grant_reply_recv },
 	[FOS_WIRE_RELEASE] = { "release", fos_wire_check_release,
@@ -310,6 +316,16 @@ static bool fos_peer_initiator(u32 node_id)
 
 /* ---- peers ---- */
 
+/*
+ * The connection whose QP @peer's messages and RDMA READs reach us on:
+ * the one connection to another node, the passive end for ourselves.
+ */
+struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->node_id == fos_node_id ? peer->in : peer->conn;
+}
+
 static void fos_peer_release(struct kref *ref)
 {
 	struct fos_peer *peer = container_of(ref, struct fos_peer, ref);
@@ -336,6 +352,15 @@ u32 fos_peer_node_id(const struct fos_peer *peer)
 }
 
 /* The peer's last epoch seen, 0 if it never connected. */
+/*
+ * Whether the uid @peer states for an asker is believed: configured so
+ * (NODE_TRUST_UIDS), or we are @peer.
+ */
+bool fos_peer_trusts_uids(const struct fos_peer *peer)
+{
+	return peer->trust_uids || peer->node_id == fos_node_id;
+}
+
 u32 fos_peer_epoch(struct fos_peer *peer)
 {
 	u32 epoch;
@@ -404,6 +429,7 @@ static void fos_conn_fail_err(struct fos_conn *conn, const char *what,
 
 static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now);
 
 static int fos_post_recv(struct fos_conn *conn, struct fos_buf *b)
 {
@@ -1339,15 +1365,62 @@ static void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	spin_lock(&conn->lock);
-	owed = ++conn->owed;
+	if (t->held && conn->held < conn->nbufs / 2) {
+		conn->held++;
+		owed = 0;
+	} else {
+		owed = ++conn->owed;
+	}
 	spin_unlock(&conn->lock);
-	/*
-	 * At least two: a CREDIT consumes a buffer too, and answering each
-	 * one with another would never stop.  The AUTH's credit goes back at
-	 * once: an admitted connection starts with all its credits.
-	 */
-	if (owed >= max(conn->nbufs / 4, 2U) || auth)
+	fos_conn_credit_check(conn, owed, auth);
+}
+
+/*
+ * @owed credits are owed to the peer: send them in a CREDIT once there
+ * are enough.  At least two: a CREDIT consumes a buffer too, and
+ * answering each one with another would never stop.  @now: the AUTH's
+ * credit goes back at once (an admitted connection starts with all its
+ * credits).
+ */
+static void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
+{
+	if (owed >= max(conn->nbufs / 4, 2U) || (now && owed))
 		fos_conn_send_ctrl(conn, FOS_WIRE_CREDIT);
+}
+
+/**
+ * fos_fabric_credit_done - a request with a held credit was served
+ * @peer: the peer that sent it
+ *
+ * DOC: Held credits
+ *
+ * COPY, GRANT and LOOKUP are served in process context, after their
+ * receive buffer was posted again.  Their credit is not returned then but
+ * held, at most half of the ring per connection, until the handler says
+ * the request was served: a peer cannot have more requests waiting here
+ * than credits it gave up, and the other half of the ring stays free for
+ * the answers the work itself may need (a COPY served here waits for the
+ * peer's GRANT_REPLY).  Each such request calls this once, whatever the
+ * outcome; a call that finds no held credit on the peer's connection (it
+ * is new, or the request's credit was not held) changes nothing.
+ */
+void fos_fabric_credit_done(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+	u32 owed = 0;
+
+	spin_lock(&peer->lock);
+	conn = fos_peer_serving_locked(peer);
+	if (conn) {
+		spin_lock(&conn->lock);
+		if (conn->held && conn->state == FOS_CONN_UP) {
+			conn->held--;
+			owed = ++conn->owed;
+		}
+		spin_unlock(&conn->lock);
+		fos_conn_credit_check(conn, owed, false);
+	}
+	spin_unlock(&peer->lock);
 }
 
 static void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -1846,10 +1919,12 @@ static void fos_hb_work(struct work_struct *work)
  * fos_fabric_node_add - configure a peer
  * @node_id: its id
  * @addr: AF_INET or AF_INET6 address with the port set
+ * @trust_uids: believe the uids it states for name lookups
  *
  * Return: 0, -EEXIST or -ENOMEM.
  */
-int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr)
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
+			bool trust_uids)
 {
 	struct fos_peer *peer;
 	int ret;
@@ -1862,6 +1937,7 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr)
 	kref_init(&peer->ref);
 	peer->node_id = node_id;
 	peer->addr = *addr;
+	peer->trust_uids = trust_uids;
 	spin_lock_init(&peer->lock);
 	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
 	INIT_DELAYED_WORK(&peer->connect_work, fos_peer_connect_work);
@@ -1879,7 +1955,8 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr)
 		fos_peer_put(peer);
 		return ret == -EBUSY ? -EEXIST : ret;
 	}
-	pr_info("fractos: node %u at %pISpc added\n", node_id, &peer->addr);
+	pr_info("fractos: node %u at %pISpc added%s\n", node_id, &peer->addr,
+		trust_uids ? ", its uids trusted" : "");
 	return 0;
 }
 
@@ -1951,6 +2028,7 @@ int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
 	*node_id = peer->node_id;
 	ni->node_id = peer->node_id;
 	ni->addr = peer->addr;
+	ni->trust_uids = peer->trust_uids;
 	spin_lock(&peer->lock);
 	ni->state = peer->state;
 	ni->epoch = peer->epoch;

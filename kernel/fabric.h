@@ -39,6 +39,7 @@ struct fos_peer *fos_peer_get(struct fos_peer *peer);
 void fos_peer_put(struct fos_peer *peer);
 u32 fos_peer_node_id(const struct fos_peer *peer);
 u32 fos_peer_epoch(struct fos_peer *peer);
+bool fos_peer_trusts_uids(const struct fos_peer *peer);
 void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
 
 /* What a peer may make this node hold (limits: module parameters). */
@@ -104,6 +105,8 @@ void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		      const void *payload, u32 len);
 
+void fos_fabric_credit_done(struct fos_peer *peer);
+
 /* ping.c */
 int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
 
@@ -115,7 +118,8 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
 void fos_remote_node_down(u32 node, u32 epoch);
 
 /* Configuration and introspection (genl.c). */
-int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr);
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
+			bool trust_uids);
 u16 fos_fabric_default_port(void);
 int fos_fabric_node_del(u32 node_id);
 void fos_fabric_auth_changed(void);
@@ -128,6 +132,7 @@ void fos_fabric_auth_changed(void);
  * @epoch: last epoch seen, 0 if never connected
  * @qpn: number of the QP messages go out on, 0 if not up
  * @credits: send credits now
+ * @trust_uids: configured with NODE_TRUST_UIDS
  * @stats: FRACTOS_STAT_* counters
  */
 struct fos_node_info {
@@ -137,6 +142,7 @@ struct fos_node_info {
 	u32 epoch;
 	u32 qpn;
 	u32 credits;
+	bool trust_uids;
 	u64 stats[__FRACTOS_STAT_MAX];
 };
 

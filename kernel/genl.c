@@ -23,6 +23,7 @@ static const struct nla_policy fos_nl_policy[FRACTOS_A_MAX + 1] = {
 						   FRACTOS_AUTH_SECRET_MAX),
 	[FRACTOS_A_AUTH_INSECURE] = { .type = NLA_FLAG },
 	[FRACTOS_A_AUTH_ALL]	= { .type = NLA_FLAG },
+	[FRACTOS_A_NODE_TRUST_UIDS] = { .type = NLA_FLAG },
 };
 
 static struct genl_family fos_genl_family;
@@ -57,7 +58,8 @@ static int fos_nl_node_add(struct sk_buff *skb, struct genl_info *info)
 		nla_memcpy(&sin6->sin6_addr, a[FRACTOS_A_NODE_ADDR6],
 			   sizeof(sin6->sin6_addr));
 	}
-	return fos_fabric_node_add(nla_get_u32(a[FRACTOS_A_NODE_ID]), &ss);
+	return fos_fabric_node_add(nla_get_u32(a[FRACTOS_A_NODE_ID]), &ss,
+				   nla_get_flag(a[FRACTOS_A_NODE_TRUST_UIDS]));
 }
 
 static int fos_nl_node_del(struct sk_buff *skb, struct genl_info *info)
@@ -164,6 +166,8 @@ static int fos_nl_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
 	    nla_put_u32(skb, FRACTOS_A_NODE_EPOCH, ni->epoch) ||
 	    nla_put_u32(skb, FRACTOS_A_NODE_QPN, ni->qpn) ||
 	    nla_put_u32(skb, FRACTOS_A_NODE_CREDITS, ni->credits) ||
+	    (ni->trust_uids &&
+	     nla_put_flag(skb, FRACTOS_A_NODE_TRUST_UIDS)) ||
 	    fos_nl_put_stats(skb, FRACTOS_A_NODE_STATS, ni->stats)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;

@@ -234,7 +234,7 @@ out_name:
  * fos_name_get - look a name up for a given uid
  * @name: the name (checked by the caller)
  * @len: its length
- * @uid: the asker's effective uid
+ * @uid: the asker's effective uid; INVALID_UID: world-visible names only
  * @out: the published capability, with a reference the caller drops
  *
  * Return: 0 or -ENOENT (no such name, not visible to @uid, or revoked).
@@ -246,7 +246,8 @@ int fos_name_get(const char *name, u32 len, kuid_t uid, struct fos_cap *out)
 
 	mutex_lock(&fos_names_lock);
 	n = fos_name_find(name, len, fos_name_hash(name, len));
-	if (n && ((n->flags & FRACTOS_NAME_WORLD) || uid_eq(n->uid, uid)) &&
+	if (n && ((n->flags & FRACTOS_NAME_WORLD) ||
+		  (uid_valid(uid) && uid_eq(n->uid, uid))) &&
 	    !fos_obj_revoked(n->cap.obj)) {
 		*out = n->cap;
 		fos_obj_get(out->obj);

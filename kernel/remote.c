@@ -1901,10 +1901,16 @@ static void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 	kuid_t uid;
 	int ret = -ENOENT;
 
-	uid = make_kuid(&init_user_ns, le32_to_cpu(l->uid));
-	if (uid_valid(uid))
-		ret = fos_name_get((const char *)(l + 1),
-				   le32_to_cpu(l->name_len), uid, &cap);
+	/*
+	 * The asker's uid is the peer's word: unless the admin said that the
+	 * peer's uids are ours, only world-visible names are found
+	 * (fos_name_get() matches no name's owner with INVALID_UID).
+	 */
+	uid = INVALID_UID;
+	if (fos_peer_trusts_uids(peer))
+		uid = make_kuid(&init_user_ns, le32_to_cpu(l->uid));
+	ret = fos_name_get((const char *)(l + 1), le32_to_cpu(l->name_len),
+			   uid, &cap);
 	if (!ret) {
 		ret = fos_cap_describe(&cap, node, epoch, &r.cap);
 		fos_obj_put(cap.obj);
@@ -2648,11 +2654,16 @@ static void fos_copy_work_fn(struct work_struct *work)
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:
 	fos_peer_res_put(cw->peer, FOS_PEER_WORK);
+	fos_fabric_credit_done(cw->peer);
 	fos_peer_put(cw->peer);
 	kfree(cw);
 }
 
-/* COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq. */
+/*
+ * COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq.
+ * Their receive credit is held until they are served, or refused here
+ * (fos_fabric_credit_done(), "Held credits" in fabric.c).
+ */
 static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			   const void *payload, u32 len)
 {
@@ -2662,6 +2673,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 
 	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
 		fos_copy_reply(peer, hdr->type, cookie, -EAGAIN, &r);
+		fos_fabric_credit_done(peer);
 		return;
 	}
 	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
@@ -2671,6 +2683,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 		kfree(cw);
 		fos_peer_res_put(peer, FOS_PEER_WORK);
 		fos_copy_reply(peer, hdr->type, cookie, -ENOMEM, &r);
+		fos_fabric_credit_done(peer);
 		return;
 	}
 	cw->type = hdr->type;
@@ -2685,6 +2698,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 		fos_peer_put(cw->peer);
 		kfree(cw);
 		fos_copy_reply(peer, hdr->type, cookie, -EPROTO, &r);
+		fos_fabric_credit_done(peer);
 		return;
 	}
 	memcpy(&cw->msg, payload, len);	/* validated by the receive path */

@@ -5,7 +5,10 @@
  *   fractctl [-j] status              module presence, version, node, epoch,
  *                                     limits and live-object counters (sysfs)
  *   fractctl [-j] [-s] node [list|show [ID]]
- *   fractctl node add ID ADDR[:PORT]  ADDR is IPv4, or [IPv6]:PORT
+ *   fractctl node add ID ADDR[:PORT] [trust-uids]
+ *                                     ADDR is IPv4, or [IPv6]:PORT;
+ *                                     trust-uids: name lookups from the
+ *                                     node may see its users' own names
  *   fractctl node del ID
  *   fractctl [-j] link [list]         RDMA devices the fabric uses
  *   fractctl [-j] stats               local node, listen port, counters
@@ -876,6 +879,7 @@ struct node_info {
 	std::uint16_t port = 0;
 	std::uint8_t state = 0;
 	std::uint32_t epoch = 0, qpn = 0, credits = 0;
+	bool trust_uids = false;
 	counters stats{};
 };
 
@@ -895,6 +899,7 @@ node_info parse_node(const nl_reply &r)
 	n.epoch = r.get<std::uint32_t>(FRACTOS_A_NODE_EPOCH).value_or(0);
 	n.qpn = r.get<std::uint32_t>(FRACTOS_A_NODE_QPN).value_or(0);
 	n.credits = r.get<std::uint32_t>(FRACTOS_A_NODE_CREDITS).value_or(0);
+	n.trust_uids = r.has(FRACTOS_A_NODE_TRUST_UIDS);
 	n.stats = r.stats(FRACTOS_A_NODE_STATS);
 	return n;
 }
@@ -913,6 +918,7 @@ void json_node_fields(json_writer &j, const node_info &n, bool stats)
 	j.num("epoch", n.epoch);
 	j.num("qpn", n.qpn);
 	j.num("credits", n.credits);
+	j.boolean("trust_uids", n.trust_uids);
 	if (stats)
 		json_counters(j, "stats", n.stats);
 }
@@ -938,12 +944,13 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 	std::size_t w = std::strlen("ADDRESS");
 	for (const auto &n : nodes)
 		w = std::max(w, format_addr(n.family, n.addr.data(), n.port).size());
-	std::printf("%-10s %-*s %-10s %10s %8s %7s\n", "ID", int(w), "ADDRESS", "STATE", "EPOCH",
-		    "QPN", "CREDITS");
+	std::printf("%-10s %-*s %-10s %10s %8s %7s %s\n", "ID", int(w), "ADDRESS", "STATE",
+		    "EPOCH", "QPN", "CREDITS", "UIDS");
 	for (const auto &n : nodes) {
-		std::printf("%-10" PRIu32 " %-*s %-10s %10" PRIu32 " %8" PRIu32 " %7" PRIu32 "\n",
+		std::printf("%-10" PRIu32 " %-*s %-10s %10" PRIu32 " %8" PRIu32 " %7" PRIu32 " %s\n",
 			    n.id, int(w), format_addr(n.family, n.addr.data(), n.port).c_str(),
-			    node_state_name(n.state), n.epoch, n.qpn, n.credits);
+			    node_state_name(n.state), n.epoch, n.qpn, n.credits,
+			    n.trust_uids ? "trusted" : "-");
 		if (opts.stats)
 			print_counters("    ", n.stats);
 	}
@@ -996,6 +1003,14 @@ int node_list(const options &o, int argc, char **argv)
 
 int node_add(const options &opts, int argc, char **argv)
 {
+	bool trust_uids = false;
+
+	if (argc == 3 && !std::strcmp(argv[2], "trust-uids")) {
+		trust_uids = true;
+		argc--;
+	} else if (argc == 3) {
+		return usage_error("node add", "unexpected argument \"%s\" (trust-uids?)", argv[2]);
+	}
 	if (argc != 2)
 		return usage_error("node add", "%s", argc < 2 ? "needs ID and ADDR[:PORT]"
 							  : "too many arguments");
@@ -1016,6 +1031,8 @@ int node_add(const options &opts, int argc, char **argv)
 		attrs.push_back(attr_bytes(FRACTOS_A_NODE_ADDR4, addr->bytes.data(), 4));
 	if (addr->port)
 		attrs.push_back(attr(FRACTOS_A_NODE_PORT, addr->port));
+	if (trust_uids)
+		attrs.push_back(attr_bytes(FRACTOS_A_NODE_TRUST_UIDS, nullptr, 0));
 
 	std::string what = "node add " + std::to_string(*id);
 	auto nl = fabric_nl::open();
@@ -1084,11 +1101,13 @@ void node_usage(FILE *f)
 {
 	std::fprintf(f,
 		     "Usage: %s [-j] [-s] node [ list | show ] [ ID ] [ stats ]\n"
-		     "       %s [-j] node add ID ADDR[:PORT]\n"
+		     "       %s [-j] node add ID ADDR[:PORT] [ trust-uids ]\n"
 		     "       %s [-j] node del ID\n"
 		     "ID := 0 to 4294967295, the node_id module parameter of that node\n"
 		     "ADDR := { IPV4 | IPV6 | [IPV6] }, PORT defaults to %d\n"
-		     "STATE := { connecting | waiting | up | down }\n",
+		     "STATE := { connecting | waiting | up | down }\n"
+		     "trust-uids: the node's uids are ours; without it, name lookups\n"
+		     "from that node find world-visible names only\n",
 		     progname, progname, progname, FRACTOS_FABRIC_PORT);
 }
 
@@ -1580,7 +1599,7 @@ void usage(FILE *f)
 	std::fprintf(f,
 		     "\n"
 		     "       %s [-j] [-s] node [ list | show ] [ ID ] [ stats ]\n"
-		     "       %s [-j] node add ID ADDR[:PORT]\n"
+		     "       %s [-j] node add ID ADDR[:PORT] [ trust-uids ]\n"
 		     "       %s [-j] node del ID\n"
 		     "       %s [-j] link [ list ]\n"
 		     "       %s [-j] stats\n"

@@ -82,14 +82,16 @@ enum fos_conn_state {
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @tx_free, @sends, @backlog,
- *	@rdma_wrs, @sq_progress and @quiet
+ * @lock: protects @state, @tx_credits, @owed, @held, @tx_free, @sends,
+ *	@backlog, @rdma_wrs, @sq_progress and @quiet
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
  * @tx_credits_max: what the peer announced
  * @tx_max: largest message the peer takes, header included
  * @owed: buffers re-posted but not yet reported to the peer
+ * @held: buffers re-posted whose credit waits for the request they
+ *	carried to be served (fos_fabric_credit_done()), at most @nbufs / 2
  * @nbufs: entries in @rx and in @tx
  * @rx: receive buffers
  * @tx: send buffers
@@ -136,6 +138,7 @@ struct fos_conn {
 	u32 tx_credits_max;
 	u32 tx_max;
 	u32 owed;
+	u32 held;
 	u32 nbufs;
 	struct fos_buf *rx;
 	struct fos_buf *tx;
@@ -167,6 +170,7 @@ struct fos_conn {
  * @ref: one for fos_peers, one per connection, one per user
  * @node_id: its node id, immutable
  * @addr: its address and port, immutable
+ * @trust_uids: the uids it states are ours (NODE_TRUST_UIDS), immutable
  * @lock: protects the fields below it
  * @conn: the connection messages go out on, when up
  * @out: the connection we initiated (any state)
@@ -184,6 +188,7 @@ struct fos_peer {
 	struct kref ref;
 	u32 node_id;
 	struct sockaddr_storage addr;
+	bool trust_uids;
 	spinlock_t lock;	/* see @lock above */
 	struct fos_conn *conn;
 	struct fos_conn *out;
@@ -227,6 +232,7 @@ bool fos_conn_sq_done(struct fos_conn *conn);
 void fos_conn_flush(struct fos_conn *conn);
 void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);
 void fos_dev_put(struct fos_ibdev *d);
+struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer);
 
 /* rdma.c */
 struct fos_pd *fos_pd_alloc(struct fos_ibdev *dev);

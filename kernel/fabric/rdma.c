@@ -131,16 +131,6 @@ void fos_pd_put(struct fos_pd *pd)
 	kref_put(&pd->ref, fos_pd_release);
 }
 
-/*
- * The connection whose QP @peer's messages and RDMA READs reach us on:
- * the one connection to another node, the passive end for ourselves.
- */
-static struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer)
-{
-	lockdep_assert_held(&peer->lock);
-	return peer->node_id == fos_node_id ? peer->in : peer->conn;
-}
-
 /* @serving: that connection; else the one we send (and read) on. */
 static struct fos_conn *fos_peer_rdma_conn_locked(struct fos_peer *peer,
 						  bool serving)

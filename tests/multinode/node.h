@@ -66,6 +66,16 @@ static inline int publish(int fd, uint32_t cid, const char *name)
 	return ioctl(fd, FRACTOS_IOC_NAME_PUBLISH, &a);
 }
 
+/* NAME_PUBLISH of @cid as @name, for our uid only. */
+static inline int publish_mine(int fd, uint32_t cid, const char *name)
+{
+	struct fractos_name a = {
+		.cid = cid, .name = (uintptr_t)name, .name_len = strlen(name),
+	};
+
+	return ioctl(fd, FRACTOS_IOC_NAME_PUBLISH, &a);
+}
+
 static inline int monitor(int fd, uint32_t cid, uint64_t cookie)
 {
 	struct fractos_monitor a = { .cid = cid, .cookie = cookie };

@@ -117,8 +117,9 @@ static int provider(void)
 	     !fos_diminish(fd, mem, FRACTOS_PERM_WRITE, 100, 200, &mdim) &&
 	     !req_create(fd, FRACTOS_CID_INVALID, TAG_R, "hello", 5, &mdim, 1, &r) &&
 	     !publish(fd, r, "svc") &&
+	     !publish_mine(fd, r, "svc.mine") &&
 	     !fos_mem_create(fd, buf + 4096, 4096, FRACTOS_PERM_ALL, &local);
-	tap_ok(ok, "node 1: R(\"hello\", [Mdim]) published as \"svc\"");
+	tap_ok(ok, "node 1: R(\"hello\", [Mdim]) published as \"svc\" (and \"svc.mine\", for our uid only)");
 
 	fos_req_timeout_ns = 120000000000ULL;
 	ret = receive(fd, &m);
@@ -274,13 +275,13 @@ static int provider(void)
 static int client(void)
 {
 	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, g = ~0U, sub, local,
-		 cap[2];
+		 cap[2], c2;
 	char *buf, done[32], want1[4096];
 	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(15 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	tap_plan(16 + 2 * (nodes - 1) + 2 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -303,6 +304,10 @@ static int client(void)
 		usleep(100000);
 	}
 	tap_eq(ret, 0, "node 2: NAME_LOOKUP \"svc\" on node 1");
+	ret = lookup(fd, 1, "svc.mine", &c2);
+	tap_ok(ret && errno == ENOENT,
+	       "node 2: \"svc.mine\" (same uid, not world-visible) is not found: node 1 does not trust our uids (errno %d)",
+	       ret ? errno : 0);
 	tap_ok(is_remote(fd, r, 1, FRACTOS_OBJ_REQUEST, 0, 0, 0),
 	       "node 2: it is a proxy of node 1's Request");
 	cap[0] = ndim;

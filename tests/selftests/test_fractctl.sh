@@ -75,7 +75,7 @@ if [ -z "$addr" ] || [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "1..0 # SKIP no IPv4 address on eth0 or no rxe0"
 	exit 0
 fi
-echo "1..33"
+echo "1..34"
 
 id=$(cat $params/node_id)
 epoch=$(cat $params/epoch)
@@ -106,7 +106,7 @@ ok $? "node list: prints nothing when there are no nodes"
 fc -j node add "$id" "$addr:$port"
 rc_add=$rc
 [ $rc = 0 ] && added=1
-[ $rc_add = 0 ] && json 'd["id"] == int(env["id"]) and d["address"] == env["addr"] and d["port"] == int(env["port"]) and d["family"] == "inet" and d["state"] in ("down", "connecting", "waiting", "up")'
+[ $rc_add = 0 ] && json 'd["id"] == int(env["id"]) and d["address"] == env["addr"] and d["port"] == int(env["port"]) and d["family"] == "inet" and d["state"] in ("down", "connecting", "waiting", "up") and d["trust_uids"] is False'
 ok $? "node add $id $addr:$port (-j: the node as configured)"
 
 fc node add "$id" "$addr"
@@ -127,8 +127,8 @@ done
 ok $? "node $id comes up (state $state after $((i / 10)).$((i % 10)) s)"
 
 fc node list
-[ $rc = 0 ] && has "$out" "^ID  *ADDRESS  *STATE  *EPOCH  *QPN  *CREDITS\$" &&
-	has "$out" "^$id  *$addr:$port  *up  *$epoch  *[1-9][0-9]*  *[1-9][0-9]*\$"
+[ $rc = 0 ] && has "$out" "^ID  *ADDRESS  *STATE  *EPOCH  *QPN  *CREDITS  *UIDS\$" &&
+	has "$out" "^$id  *$addr:$port  *up  *$epoch  *[1-9][0-9]*  *[1-9][0-9]*  *-\$"
 ok $? "node list: header and one line, up, our epoch"
 fc node
 [ $rc = 0 ] && has "$out" "^$id  *$addr:$port  *up "
@@ -233,6 +233,19 @@ rc6=$?
 fc node del $((id + 1))
 [ $rc6 = 0 ] && [ $rc = 0 ]
 ok $? "node add [fd00::1]:9000 (IPv6) and del"
+
+fc -j node add $((id + 2)) 10.9.9.9 trust-uids
+[ $rc = 0 ] && json 'd["trust_uids"] is True'
+rct=$?
+fc node list
+[ $rct = 0 ] && has "$out" "^$((id + 2))  *10.9.9.9:[0-9]*  .* trusted\$"
+rct=$?
+fc node add $((id + 3)) 10.9.9.9 trust-everyone
+[ $rc = 1 ] && has "$err" 'unexpected argument "trust-everyone"'
+rcb=$?
+fc node del $((id + 2))
+[ $rct = 0 ] && [ $rcb = 0 ] && [ $rc = 0 ]
+ok $? "node add ... trust-uids: listed as trusted (-j trust_uids); another word is a usage error"
 
 echo "# Totals: pass:$((n - failed)) fail:$failed skip:0"
 [ $failed = 0 ]

@@ -7,13 +7,18 @@
  *
  * NODE_ADD  (CAP_NET_ADMIN) NODE_ID, one of NODE_ADDR4 / NODE_ADDR6, and
  *           optionally NODE_PORT (default: the fabric_port module
- *           parameter, or FRACTOS_FABRIC_PORT when that is 0).
- *           EEXIST if the id is configured already.
+ *           parameter, or FRACTOS_FABRIC_PORT when that is 0) and
+ *           NODE_TRUST_UIDS (flag): the node's uids are ours.  Without
+ *           it, NAME_LOOKUPs from that node find world-visible names
+ *           (FRACTOS_NAME_WORLD) only: the uid a node states for its
+ *           asker is believed only where the admin says that both nodes
+ *           share one uid space.  EEXIST if the id is configured already.
  * NODE_DEL  (CAP_NET_ADMIN) NODE_ID.  Tears the connection down; returns
  *           when it is gone.  ENOENT for an unknown id.
  * NODE_LIST dump: one message per node with NODE_ID, NODE_ADDR4/6,
  *           NODE_PORT, NODE_STATE, NODE_EPOCH (0: never seen), NODE_QPN,
- *           NODE_CREDITS and a nested NODE_STATS (FRACTOS_STAT_*).
+ *           NODE_CREDITS, NODE_TRUST_UIDS when set, and a nested
+ *           NODE_STATS (FRACTOS_STAT_*).
  *           A do request with NODE_ID returns that node only.
  * LINK_LIST dump: one message per RDMA device with LINK_NAME, LINK_INDEX,
  *           LINK_PORTS, LINK_STATE (of port 1, enum ib_port_state) and
@@ -107,6 +112,7 @@ enum fractos_nl_attr {
 	FRACTOS_A_AUTH_MODE,		/* u8, enum fractos_auth_mode */
 	FRACTOS_A_AUTH_KEY_ID,		/* u32 */
 	FRACTOS_A_AUTH_PREV_KEY_ID,	/* u32 */
+	FRACTOS_A_NODE_TRUST_UIDS,	/* flag */
 	__FRACTOS_A_MAX,
 };
 
