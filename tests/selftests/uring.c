@@ -11,6 +11,9 @@
 /* ------------------------------------------------------------------ */
 
 #include <liburing.h>
+#include <dirent.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 
 static struct io_uring ring;
 static int sfd;		/* the space */
@@ -95,6 +98,135 @@ static int supported(void)
 }
 
 static char mbuf[8192];
+
+/*
+ * Kernels with cancelable uring_cmds (6.7 on) park a blocking receive
+ * instead of an io-wq worker (uring.c, "Asynchronous receive").
+ */
+static int parks(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return 0;
+	return maj > 6 || (maj == 6 && min >= 7);
+}
+
+/* The io-wq workers of this process (threads named iou-wrk-PID). */
+static int iowq_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f) &&
+			    !strncmp(comm, "iou-wrk-", 8))
+				n++;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * 16 blocking receives at once: parked, they hold no worker; 16 invokes
+ * complete them, each with its own message.
+ */
+static void test_parked(void)
+{
+	struct fractos_request_receive rr[16];
+	char imm[16][8];
+	__u32 r = NONE;
+	int i, w0, w1, n = 0, res, ok = 1, seen = 0;
+	__u64 ud;
+
+	req_new(sfd, NONE, 0xb6, NULL, 0, NULL, 0, &r);
+	w0 = iowq_workers();
+	for (i = 0; i < 16; i++) {
+		memset(&rr[i], 0, sizeof(rr[i]));
+		rr[i].imms = (uintptr_t)imm[i];
+		rr[i].imm_len = sizeof(imm[i]);
+		prep_cmd(sfd, FRACTOS_IOC_REQUEST_RECEIVE, &rr[i], 0, 300 + i);
+	}
+	io_uring_submit(&ring);
+	tap_eq(reap_one(300, NULL), TIMEOUT_RES,
+	       "parked: 16 blocking receives stay pending");
+	w1 = iowq_workers();
+	if (parks())
+		tap_ok(w1 <= w0,
+		       "parked: they hold no io-wq worker (%d workers before, %d now)",
+		       w0, w1);
+	else
+		tap_skip("parked: this kernel waits in io-wq workers (%d before, %d now)",
+			 w0, w1);
+	for (i = 0; i < 16; i++) {
+		char m[2] = { (char)('a' + i), 0 };
+
+		ok &= !invoke(sfd, r, 0, m, 1, NULL, 0);
+	}
+	for (i = 0; i < 16; i++) {
+		res = reap_one(10000, &ud);
+		if (res || ud < 300 || ud >= 316) {
+			ok = 0;
+			tap_diag("  parked: cqe ud %lld res %d", (long long)ud, res);
+			continue;
+		}
+		n++;
+		if (rr[ud - 300].imm_len == 1 && rr[ud - 300].tag == 0xb6)
+			seen |= 1 << (imm[ud - 300][0] - 'a');
+	}
+	tap_ok(ok && n == 16 && seen == 0xffff,
+	       "parked: 16 invokes complete them, each with a message of its own (%d)",
+	       n);
+	tap_errno(recv_msg(sfd, FRACTOS_RECV_NONBLOCK, 0, &(struct msg){ 0 }),
+		  EAGAIN, "parked: nothing left queued");
+
+	/* A task that exits with a receive pending ends at once. */
+	{
+		pid_t pid = fork();
+		int st = -1;
+
+		if (pid == 0) {
+			struct io_uring r2;
+			struct io_uring_sqe *sqe;
+			struct fractos_request_receive cr = { 0 };
+			struct fractos_uring_cmd uc = { .arg = (uintptr_t)&cr };
+			int fd = dev_open();
+
+			if (fd < 0 || io_uring_queue_init(4, &r2, 0))
+				_exit(2);
+			sqe = io_uring_get_sqe(&r2);
+			io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+			sqe->cmd_op = FRACTOS_IOC_REQUEST_RECEIVE;
+			memcpy(sqe->cmd, &uc, sizeof(uc));
+			io_uring_submit(&r2);
+			usleep(100 * 1000);
+			_exit(0);
+		}
+		for (i = 0; pid > 0 && i < 1000; i++) {
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				break;
+			usleep(10 * 1000);
+		}
+		tap_ok(pid > 0 && i < 1000 && WIFEXITED(st) && !WEXITSTATUS(st),
+		       "parked: a task exits with a receive pending, within %d ms",
+		       i * 10);
+	}
+	cap_close(sfd, r);
+}
 
 /* Every operation through the ring, with its outputs checked. */
 static void test_every_op(void)
@@ -498,6 +630,21 @@ static void test_async(void)
 	io_uring_prep_cancel64(sqe, 60, 0);
 	sqe->user_data = 61;
 	io_uring_submit(&ring);
+	if (parks()) {
+		/* io_uring's ASYNC_CANCEL does not look at uring_cmds. */
+		res = reap_one(10000, &ud);
+		tap_ok(ud == 61 && (res == -ENOENT || res == -EALREADY || !res),
+		       "async: ASYNC_CANCEL does not reach a parked receive (res %d)",
+		       res);
+		tap_eq(reap_one(300, NULL), TIMEOUT_RES,
+		       "async: the parked receive is still pending");
+		tap_errno(invoke(sfd, r, 0, NULL, 0, NULL, 0), 0,
+			  "async: a message ends it");
+		res = reap_one(10000, &ud);
+		tap_ok(res == 0 && ud == 60,
+		       "async: the parked receive got the message (res %d)", res);
+		goto teardown;
+	}
 	ok = 1;
 	for (i = 0; i < 2; i++) {
 		res = reap_one(10000, &ud);
@@ -522,6 +669,7 @@ static void test_async(void)
 	tap_ok(!recv_msg(sfd, FRACTOS_RECV_NONBLOCK, 0, m),
 	       "async: is still there for the next receiver");
 
+teardown:
 	/* Leave a blocking receive pending and tear the ring down. */
 	memset(&rr, 0, sizeof(rr));
 	prep_cmd(sfd, FRACTOS_IOC_REQUEST_RECEIVE, &rr, 0, 70);
@@ -549,6 +697,7 @@ int main(void)
 	test_every_op();
 	test_errors();
 	test_batch();
+	test_parked();
 	test_async();
 
 	tap_eq(space_ncaps(sfd), 0, "every test closed its cids");

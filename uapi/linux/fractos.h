@@ -680,10 +680,23 @@ struct fractos_name {
  * fits a plain 64-byte SQE).  The CQE's res is 0 or -errno, with the same
  * meaning as the ioctl's; output fields are written to the struct at @arg,
  * which must stay valid until the CQE arrives.  Operations that wait
- * (REQUEST_RECEIVE without FRACTOS_RECV_NONBLOCK, REQUEST_INVOKE with
- * FRACTOS_INVOKE_WAIT) complete asynchronously; the others complete inline,
- * including calls to other nodes, which block the submitter until the
- * node answers (see "Calls to other nodes").
+ * complete asynchronously and never block the submitter:
+ *
+ * - A blocking REQUEST_RECEIVE (neither FRACTOS_RECV_NONBLOCK nor
+ *   FRACTOS_RECV_TIMEOUT) waits on the space itself and completes in the
+ *   submitting task when a message arrives; it holds no io_uring worker.
+ *   Closing the ring or exiting cancels it (ECANCELED).
+ *   IORING_OP_ASYNC_CANCEL does not reach it (io_uring cannot cancel a
+ *   URING_CMD by user_data): end it with a message, or use
+ *   FRACTOS_RECV_TIMEOUT.  This needs Linux 6.7 (cancelable URING_CMDs);
+ *   on older kernels it waits in an io_uring worker, as the next ones do.
+ * - REQUEST_RECEIVE with FRACTOS_RECV_TIMEOUT, REQUEST_INVOKE with
+ *   FRACTOS_INVOKE_WAIT, and the calls to other nodes (remote
+ *   REQUEST_INVOKE, MEMORY_COPY, NAME_LOOKUP on another node, CAP_REVOKE
+ *   of a proxy, CAP_REVOKE of an object a remote copy is reading) go to
+ *   an io_uring worker, where they wait as the ioctl would.
+ *
+ * The others complete inline.
  */
 struct fractos_uring_cmd {
 	__u64 arg;
