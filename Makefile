@@ -60,8 +60,8 @@ module:
 # the sources are mirrored into build/<release>/ and built there.
 kmod:
 	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
-	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel/fabric $$d/uapi/linux; \
-	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel/fabric $$d/uapi/linux; \
+	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel/fabric $$d/kernel/remote $$d/uapi/linux; \
+	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel/fabric $$d/kernel/remote $$d/uapi/linux; \
 		echo "$(KDIR)" > $$d/.kdir; }; \
 	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos: the kernel-to-kernel RDMA fabric, as the rest of the module sees
- * it.  fabric.c owns devices, connections and flow control; users (ping.c
- * today, remote invoke next) send typed messages to a peer and receive them
- * through the dispatch table in fabric.c.  genl.c is the configuration front
- * door.  The wire format is in wire.h.
+ * it.  kernel/fabric/ owns devices, connections and flow control; its users
+ * (ping.c, kernel/remote/) register the message types they handle
+ * (fos_fabric_register()), send typed messages to a peer, and pull memory
+ * with one-sided RDMA.  genl.c is the configuration front door.  The wire
+ * format is in wire.h.
  */
 #ifndef FRACTOS_FABRIC_H
 #define FRACTOS_FABRIC_H
@@ -53,35 +54,38 @@ bool fos_peer_res_get(struct fos_peer *peer, unsigned int res);
 void fos_peer_res_put(struct fos_peer *peer, unsigned int res);
 
 /*
- * Receive handlers, one per message type (the table is in fabric.c).  They
- * run in the CQ's workqueue context, in order per connection, with the
- * payload valid for the duration of the call only.  The header and the
- * payload length have been validated.
+ * Receive handlers: one per message type, registered by the transport's
+ * users (fos_fabric_register()).  They run in the CQ's workqueue context,
+ * in order per connection, with the payload valid for the duration of the
+ * call only.  The header and the payload (@check) have been validated.
  */
-void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len);
-void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len);
+typedef void (*fos_recv_fn)(struct fos_peer *peer,
+			    const struct fos_wire_hdr *hdr,
+			    const void *payload, u32 len);
 
-void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		     const void *payload, u32 len);
-void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		  const void *payload, u32 len);
-void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		     const void *payload, u32 len);
-void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-			 const void *payload, u32 len);
-void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		     const void *payload, u32 len);
-void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len);
-void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		     const void *payload, u32 len);
-void fos_lookup_reply_recv(struct fos_peer *peer,
-			   const struct fos_wire_hdr *hdr,
-			   const void *payload, u32 len);
+/**
+ * struct fos_msg_type - one row of the transport's dispatch table
+ * @type: the FOS_WIRE_* message type
+ * @name: for logs and tracepoints
+ * @check: validates the payload (wire.h); a failure ends the connection
+ * @recv: the handler, NULL for messages the transport consumes itself
+ * @held: a request served later, in process context: its receive credit
+ *	is held until the handler calls fos_fabric_credit_done() ("Held
+ *	credits" in fabric/rx.c)
+ */
+struct fos_msg_type {
+	u8 type;
+	const char *name;
+	int (*check)(const void *payload, u32 len);
+	fos_recv_fn recv;
+	bool held;
+};
 
-/* One-sided RDMA for remote memory_copy (see "One-sided RDMA" in fabric.c). */
+int fos_fabric_register(const struct fos_msg_type *types, unsigned int n);
+void fos_fabric_set_node_down(void (*fn)(u32 node, u32 epoch));
+void fos_fabric_unregister(const struct fos_msg_type *types, unsigned int n);
+
+/* One-sided RDMA for remote memory_copy ("One-sided RDMA" in fabric/rdma.c). */
 struct sg_table;
 struct fos_fabric_mr;
 
@@ -93,29 +97,12 @@ u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 			 u64 addr, u32 rkey, const bool *stop);
 
-void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len);
-void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		    const void *payload, u32 len);
-void fos_grant_reply_recv(struct fos_peer *peer,
-			  const struct fos_wire_hdr *hdr,
-			  const void *payload, u32 len);
-void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-			const void *payload, u32 len);
-void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		      const void *payload, u32 len);
-
 void fos_fabric_credit_done(struct fos_peer *peer);
 
 /* ping.c */
 int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
-
-/*
- * remote.c: a node, or one epoch of it (@epoch), is gone - its connection
- * went down, it restarted, or it was deleted (@epoch 0: every epoch).
- * Process context, under no lock (it allocates with __GFP_NOFAIL).
- */
-void fos_remote_node_down(u32 node, u32 epoch);
+int fos_ping_init(void);
+void fos_ping_exit(void);
 
 /* Configuration and introspection (genl.c). */
 int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,

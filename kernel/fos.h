@@ -74,7 +74,7 @@
  *   (written under it, read locklessly as a hint only), the parent's
  *   children list and the sibling links, the owner pointer and owner_link,
  *   the owned lists of all spaces, fos_object.mem and fos_object.export
- *   (remote.c has the locks of the export and proxy tables).  Nothing
+ *   (kernel/remote/ has the locks of the export and proxy tables).  Nothing
  *   under it sleeps.  It is global because revocation must see a whole
  *   tree at once; splitting it per tree is a later optimisation.
  * - A space's xarray lock protects its cid table.  It nests inside nothing
@@ -298,10 +298,10 @@ struct fos_proxy;
  *	counts in the parent's @ndelegated until revoked or freed; under
  *	fos_tree_lock
  * @names: published names of this object (name.c), under fos_tree_lock
- * @export: the export-table entry (remote.c) while another node may hold
+ * @export: the export-table entry (remote/export.c) while another node may hold
  *	a capability to this object, NULL once revoked; under fos_tree_lock
  * @proxy: set (immutable) when this object stands for an object of another
- *	node (remote.c); such a proxy has no owner, no contents, no parent
+ *	node (remote/proxy.c); such a proxy has no owner, no contents, no parent
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -418,7 +418,7 @@ void fos_ep_post_event(struct fos_msg *msg);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 
-/* remote.c: objects of other nodes (see "Remote objects" there) */
+/* kernel/remote/: objects of other nodes ("Remote objects" in remote.c) */
 int fos_remote_init(void);
 void fos_remote_exit(void);
 bool fos_remote_loopback(void);

@@ -117,9 +117,12 @@ static int __init fos_init(void)
 	ret = fos_remote_init();
 	if (ret)
 		goto err_space;
-	ret = fos_fabric_init();
+	ret = fos_ping_init();
 	if (ret)
 		goto err_remote;
+	ret = fos_fabric_init();
+	if (ret)
+		goto err_ping;
 	ret = fos_genl_init();
 	if (ret)
 		goto err_fabric;
@@ -135,6 +138,8 @@ err_genl:
 	fos_genl_exit();
 err_fabric:
 	fos_fabric_exit();
+err_ping:
+	fos_ping_exit();
 err_remote:
 	fos_remote_exit();
 err_space:
@@ -151,6 +156,7 @@ static void __exit fos_exit(void)
 	misc_deregister(&fos_miscdev);
 	fos_genl_exit();
 	fos_fabric_exit();
+	fos_ping_exit();
 	fos_remote_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {

@@ -293,7 +293,7 @@ static bool fos_overlap(u64 a, u64 b, u64 len)
  * @dst: the destination view (WRITE checked by the caller)
  * @doff: where it goes, from the start of @dst
  * @len: bytes, inside both views (checked by the caller)
- * @dry: only check that the copy could be done (remote.c's loopback)
+ * @dry: only check that the copy could be done (kernel/remote/'s loopback)
  *
  * Return: 0, -EKEYREVOKED, -EOPNOTSUPP (a view is not local Memory),
  * -EINVAL (overlap within one memory), -EACCES, -EINTR.

@@ -70,8 +70,9 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 	return ret;
 }
 
-void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len)
+static void fos_ping_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len)
 {
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
 	/* Without a credit, the PONG waits on the backlog. */
@@ -79,8 +80,9 @@ void fos_ping_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			len, NULL, FOS_SEND_QUEUE);
 }
 
-void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-		   const void *payload, u32 len)
+static void fos_pong_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len)
 {
 	u64 cookie = le64_to_cpu(hdr->cookie);
 	struct fos_ping_wait *w;
@@ -96,4 +98,19 @@ void fos_pong_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		complete(&w->done);
 	}
 	xa_unlock(&fos_ping_waits);
+}
+
+static const struct fos_msg_type fos_ping_types[] = {
+	{ FOS_WIRE_PING, "ping", fos_wire_check_ping, fos_ping_recv },
+	{ FOS_WIRE_PONG, "pong", fos_wire_check_ping, fos_pong_recv },
+};
+
+int fos_ping_init(void)
+{
+	return fos_fabric_register(fos_ping_types, ARRAY_SIZE(fos_ping_types));
+}
+
+void fos_ping_exit(void)
+{
+	fos_fabric_unregister(fos_ping_types, ARRAY_SIZE(fos_ping_types));
 }

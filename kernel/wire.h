@@ -177,7 +177,7 @@ enum fos_wire_type {
 	FOS_WIRE_HEARTBEAT,	/* no payload: "still here", returns credits */
 	FOS_WIRE_PING,		/* struct fos_wire_ping */
 	FOS_WIRE_PONG,		/* struct fos_wire_ping, cookie echoed */
-	/* Remote objects (remote.c; see "Remote objects" below). */
+	/* Remote objects (kernel/remote/; "Remote objects" below). */
 	FOS_WIRE_INVOKE,	/* struct fos_wire_invoke + caps + imms */
 	FOS_WIRE_ACK,		/* struct fos_wire_ack, cookie echoed */
 	FOS_WIRE_REVOKE,	/* struct fos_wire_obj: owner -> importer */
@@ -249,7 +249,7 @@ struct fos_wire_ping {
  * REVOKE (owner to importer) is a notice: best effort, never answered.
  *
  * Every field is validated by the per-type checks below; the receiver then
- * checks the names against its own tables (remote.c).
+ * checks the names against its own tables (kernel/remote/).
  */
 
 /**

@@ -26,6 +26,11 @@
 #                  --perftest the baselines run first and fractos-bench
 #                  prints the ratios against them.  The node and
 #                  fabric_loopback are restored at the end.
+#   --connect N    with --fabric: before the benchmark, time connection
+#                  setup N times (node add until node show says up, polled
+#                  every few ms) with the cluster secret ($FRACTOS_SECRET,
+#                  as vm/run sets it) and N times in insecure mode, and
+#                  print both series; the secret is set again afterwards.
 #   --no-placements  skip the extra ping-pong runs with both processes on
 #                  one CPU (-a same) and on two CPUs (-a split); by default
 #                  they follow the main run, which leaves placement to the
@@ -49,12 +54,15 @@ perftest=0
 pt_iters=${PERFTEST_ITERS:-2000}
 placements=1
 fabric=0
+connect=0
 json=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--perftest) perftest=1 ;;
 	--no-placements) placements=0 ;;
 	--fabric) fabric=1 ;;
+	--connect) [ $# -ge 2 ] || { echo "bench.sh: --connect needs a count" >&2; exit 2; }
+		connect=$2; shift ;;
 	--json) [ $# -ge 2 ] || { echo "bench.sh: --json needs a file" >&2; exit 2; }
 		json=$2; shift ;;
 	-h|--help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -245,12 +253,61 @@ setup_fabric() {
 	echo "bench.sh: node $id ($a4) is its own peer; $(ulimit -n) open files allowed"
 }
 
+# ---- connection setup: node add until up, with and without the secret -------
+# Prints "bench.sh: connect LABEL: N runs, ms: ..." (milliseconds, sorted).
+time_connect() {
+	label=$1
+	i=0
+	ms=
+	while [ $i -lt "$connect" ]; do
+		t0=$(date +%s%N)
+		"$fractctl" node add "$id" "$a4" >/dev/null || return 1
+		j=0
+		while [ $j -lt 2000 ]; do
+			st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
+			[ "$st" = up ] && break
+			j=$((j + 1))
+		done
+		t1=$(date +%s%N)
+		"$fractctl" node del "$id" >/dev/null || return 1
+		[ "$st" = up ] || { echo "bench.sh: connect $label: not up" >&2; return 1; }
+		ms="$ms $(( (t1 - t0) / 1000000 ))"
+		i=$((i + 1))
+	done
+	echo "bench.sh: connect $label: $connect runs, ms:$(printf '%s\n' $ms | sort -n | tr '\n' ' ')"
+}
+
+run_connect() {
+	[ -n "${FRACTOS_SECRET:-}" ] ||
+		{ echo "bench.sh: --connect needs FRACTOS_SECRET (vm/run sets it)" >&2; return 1; }
+	"$fractctl" node del "$self_node" >/dev/null || return 1
+	time_connect authenticated || return 1
+	"$fractctl" secret insecure >/dev/null || return 1
+	time_connect insecure
+	r=$?
+	"$fractctl" secret set "$FRACTOS_SECRET" >/dev/null || r=1
+	"$fractctl" node add "$id" "$a4" >/dev/null || r=1
+	j=0
+	while [ $j -lt 300 ]; do
+		st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
+		[ "$st" = up ] && break
+		sleep 0.1
+		j=$((j + 1))
+	done
+	[ "$st" = up ] || r=1
+	return $r
+}
+
 status=0
 if [ $fabric = 1 ]; then
 	# 1000 spaces are 1000 open files.
 	# shellcheck disable=SC3045 # dash, bash and busybox sh all have ulimit -n
 	ulimit -n 4096 2>/dev/null || :
 	setup_fabric || status=1
+	if [ $status -eq 0 ] && [ "$connect" -gt 0 ]; then
+		run_connect || status=1
+		echo
+	fi
 	if [ $status -eq 0 ] && [ $perftest = 1 ]; then
 		run_perftest
 		echo

@@ -2,7 +2,7 @@
 /*
  * fractos: admission of peers - the cluster secrets and the MACs of the
  * connection handshake (wire.h, "Admission").  auth.c owns the secrets;
- * fabric.c runs the handshake with them.
+ * cm.c and rx.c run the handshake with them.
  */
 #ifndef FRACTOS_FABRIC_AUTH_H
 #define FRACTOS_FABRIC_AUTH_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos: the fabric's private header - devices, protection domains,
- * connections and peers, shared by the files of kernel/fabric/ and
- * fabric.c.  Users of the transport include fabric.h only.
+ * connections and peers, shared by the files of kernel/fabric/.  Users
+ * of the transport include fabric.h only.
  */
 #ifndef FRACTOS_FABRIC_PRI_H
 #define FRACTOS_FABRIC_PRI_H
@@ -17,6 +17,29 @@
 #include "../fabric.h"
 #include "../wire.h"
 
+#define FOS_HB_MISSES		4
+#define FOS_BACKOFF_MIN_MS	100
+#define FOS_BACKOFF_MAX_MS	5000
+#define FOS_CM_TIMEOUT_MS	2000
+/*
+ * The local ACK timeout of our QPs, 4.096 us * 2^17 = 0.54 s: rxe's
+ * retransmission timer.  rdma_cm's RoCE default is 2^19 (2.1 s) before
+ * Linux 6.4, where two losses in a row of one packet would leave a peer
+ * silent for longer than the heartbeat allows (4 intervals).
+ */
+#define FOS_ACK_TIMEOUT		17
+/*
+ * Twice that ACK timeout (1074 ms): a send queue without a completion for
+ * that long is stalled.
+ */
+#define FOS_SQ_STALL_MS \
+	DIV_ROUND_UP(2 * (4096ULL << FOS_ACK_TIMEOUT), NSEC_PER_MSEC)
+#define FOS_CONNECT_TIMEOUT	(30 * HZ)
+/* A passive connection gets this long to prove itself (AUTH). */
+#define FOS_ADMIT_TIMEOUT	(5 * HZ)
+/* Passive connections waiting for admission, over every peer. */
+#define FOS_ADMIT_MAX		32
+#define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
 /* Send queue slots per connection for RDMA READs and REG_MRs. */
 #define FOS_RDMA_SQ		32
@@ -204,6 +227,24 @@ struct fos_peer {
 };
 
 /**
+ * struct fos_pending - a message waiting on fos_conn.backlog for a credit
+ * @link: on the backlog
+ * @type: message type
+ * @cookie: header cookie
+ * @done: the sender's completion, or NULL
+ * @len: bytes at @payload
+ * @payload: the payload
+ */
+struct fos_pending {
+	struct list_head link;
+	u8 type;
+	u64 cookie;
+	struct fos_fabric_done *done;
+	u32 len;
+	u8 payload[];
+};
+
+/**
  * struct fos_pd - the protection domain of one connection
  * @ref: one for the connection, one per region registered on it and one
  *	per transfer running on it (rdma.c)
@@ -221,7 +262,60 @@ struct fos_pd {
 	struct fos_ibdev *dev;
 };
 
-/* fabric.c */
+/* Shared between the files of the fabric (see main.c's DOC). */
+/* main.c */
+extern struct mutex fos_fabric_mutex;
+extern struct list_head fos_conns;
+extern struct list_head fos_devs;
+extern struct xarray fos_peers;
+extern unsigned int fos_fabric_ring;
+extern unsigned int fos_fabric_hb_ms;
+extern struct workqueue_struct *fos_fabric_wq;
+extern u16 fos_listen_port;
+extern atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
+extern atomic_t fos_admitting;
+extern struct delayed_work fos_hb_dwork;
+void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v);
+bool fos_peer_initiator(u32 node_id);
+
+/* peer.c */
+void fos_peer_backoff_locked(struct fos_peer *peer);
+void fos_peer_delete(struct fos_peer *peer);
+
+/* conn.c */
+void fos_conn_fail_err(struct fos_conn *conn, const char *what, int err);
+int fos_post_recv(struct fos_conn *conn, struct fos_buf *b);
+int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev);
+void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn, u32 dst);
+void fos_conn_take_hello(struct fos_conn *conn, const struct fos_wire_hello *h);
+void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch);
+struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active);
+int fos_conn_publish(struct fos_conn *conn);
+void fos_conn_free_unpublished(struct fos_conn *conn);
+void fos_conn_established(struct fos_conn *conn,
+			  const struct fos_wire_auth *auth);
+
+/* tx.c */
+int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len,
+		      struct fos_fabric_done *done, bool ctrl);
+void fos_conn_send_ctrl(struct fos_conn *conn, u8 type);
+unsigned long fos_hb_interval(void);
+void fos_hb_work(struct work_struct *work);
+
+/* rx.c */
+void fos_proto_error(struct fos_conn *conn, const char *why);
+void fos_auth_failed(struct fos_conn *conn, const char *why);
+void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now);
+void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* cm.c */
+int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+void fos_peer_connect_work(struct work_struct *work);
+void fos_fabric_kick(void);
+
+/* main.c, conn.c, tx.c, rx.c */
 extern spinlock_t fos_conns_lock;
 extern wait_queue_head_t fos_dev_wq;
 extern u32 fos_fault_read_delay_ms;
@@ -233,6 +327,13 @@ void fos_conn_flush(struct fos_conn *conn);
 void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);
 void fos_dev_put(struct fos_ibdev *d);
 struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer);
+
+/* peer.c */
+void fos_peer_node_down(u32 node, u32 epoch);
+
+/* rx.c */
+int fos_rx_init(void);
+void fos_rx_exit(void);
 
 /* rdma.c */
 struct fos_pd *fos_pd_alloc(struct fos_ibdev *dev);

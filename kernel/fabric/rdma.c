@@ -6,7 +6,7 @@
  *
  * DOC: One-sided RDMA
  *
- * remote.c copies Memory between nodes with RDMA READs on the peer's
+ * kernel/remote/ copies Memory between nodes with RDMA READs on the peer's
  * connection, straight between pinned pages: the owner of the source
  * registers a memory region over exactly the pages asked for
  * (fos_fabric_reg_mr(): ib_alloc_mr() + ib_map_mr_sg() + an IB_WR_REG_MR,

@@ -134,7 +134,7 @@ wait_down_bg() {
 	wait_pid=$!
 }
 
-# check_down ID FILE: the heartbeat bound.  fabric.c: a peer silent for
+# check_down ID FILE: the heartbeat bound.  fabric/main.c: a peer silent for
 # FOS_HB_MISSES (4) intervals is dead, checked once per interval, so it is
 # declared down 4-5 intervals after its last message.  Slack: 1 s late
 # (TCG), and early by up to one interval (the QP's own retransmission

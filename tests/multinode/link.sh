@@ -3,7 +3,7 @@
 #
 # link (2 nodes): node 1 takes node 2's link down (vm/ctl, on the host's
 # bridge).  Both ends must declare the other dead by the heartbeat bound
-# documented in fabric.c: silence for FOS_HB_MISSES (4) intervals, checked
+# documented in kernel/fabric/main.c: silence for FOS_HB_MISSES (4) intervals, checked
 # once per interval, so at most 5 x fabric_heartbeat_ms after the last
 # message (plus scheduling slack under TCG).  Then the link comes back:
 # node 1 reconnects, both see UP with the same epoch, pings work.

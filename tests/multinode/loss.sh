@@ -10,7 +10,7 @@
 # the peer's NAK of it are both lost now and then: without the fabric's
 # send-queue stall guard rxe never resends it while pings keep the send
 # queue busy, and the connection dies of the heartbeat (tx_stalls counts
-# the pauses; see the Fabric DOC in kernel/fabric.c).
+# the pauses; see the Fabric DOC in kernel/fabric/main.c).
 . ./lib.sh
 other=$((3 - me))
 

@@ -238,7 +238,7 @@ fc -j node add $((id + 2)) 10.9.9.9 trust-uids
 [ $rc = 0 ] && json 'd["trust_uids"] is True'
 rct=$?
 fc node list
-[ $rct = 0 ] && has "$out" "^$((id + 2))  *10.9.9.9:[0-9]*  .* trusted\$"
+[ $rct = 0 ] && has "$out" "^$((id + 2)) .* 10.9.9.9:[0-9]* .* trusted\$"
 rct=$?
 fc node add $((id + 3)) 10.9.9.9 trust-everyone
 [ $rc = 1 ] && has "$err" 'unexpected argument "trust-everyone"'

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos fabric, rdma_cm: connection requests and their admission
+ * checks, accepts, the active side's connect work, and kicks.
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "auth.h"
+#include "pri.h"
+#include "fos_trace.h"
+
+/* ---- rdma_cm ---- */
+
+static void fos_conn_param(struct rdma_conn_param *p, struct fos_conn *conn,
+			   const void *priv, u8 len)
+{
+	const struct ib_device_attr *a = &conn->dev->ibdev->attrs;
+
+	memset(p, 0, sizeof(*p));
+	p->private_data = priv;
+	p->private_data_len = len;
+	/* Room for RDMA READs, which remote memory_copy will use. */
+	p->responder_resources = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_rd_atom);
+	p->initiator_depth = min_t(u32, FOS_RDMA_DEPTH, a->max_qp_init_rd_atom);
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+/* FRACTOS_STAT_REFUSED_* by enum fos_wire_rej_reason. */
+static const u8 fos_rej_stat[FOS_WIRE_REJ_NR] = {
+	[FOS_WIRE_REJ_MALFORMED] = FRACTOS_STAT_REFUSED_MALFORMED,
+	[FOS_WIRE_REJ_VERSION] = FRACTOS_STAT_REFUSED_VERSION,
+	[FOS_WIRE_REJ_UNKNOWN_NODE] = FRACTOS_STAT_REFUSED_UNKNOWN,
+	[FOS_WIRE_REJ_WRONG_NODE] = FRACTOS_STAT_REFUSED_WRONG_NODE,
+	[FOS_WIRE_REJ_NOT_INITIATOR] = FRACTOS_STAT_REFUSED_INITIATOR,
+	[FOS_WIRE_REJ_RESOURCES] = FRACTOS_STAT_REFUSED_RESOURCES,
+	[FOS_WIRE_REJ_AUTH] = FRACTOS_STAT_REFUSED_AUTH,
+	[FOS_WIRE_REJ_ADDRESS] = FRACTOS_STAT_REFUSED_ADDRESS,
+	[FOS_WIRE_REJ_BUSY] = FRACTOS_STAT_REFUSED_BUSY,
+};
+
+static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
+	[FOS_WIRE_REJ_MALFORMED] = "malformed hello",
+	[FOS_WIRE_REJ_VERSION] = "another wire version",
+	[FOS_WIRE_REJ_UNKNOWN_NODE] = "unknown node",
+	[FOS_WIRE_REJ_WRONG_NODE] = "meant for another node",
+	[FOS_WIRE_REJ_NOT_INITIATOR] = "we connect to that node",
+	[FOS_WIRE_REJ_RESOURCES] = "no resources",
+	[FOS_WIRE_REJ_AUTH] = "no shared secret",
+	[FOS_WIRE_REJ_ADDRESS] = "not the node's address",
+	[FOS_WIRE_REJ_BUSY] = "too many admissions",
+};
+
+static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
+{
+	struct fos_wire_reject rej = {
+		.magic = cpu_to_le32(FOS_WIRE_MAGIC),
+		.version = FOS_WIRE_VERSION,
+		.reason = reason,
+		.node_id = cpu_to_le32(fos_node_id),
+	};
+
+	trace_fos_conn_state(node, 0, 0, FOS_TRACE_CONN_REFUSED, reason);
+	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
+	fos_stat_add(NULL, fos_rej_stat[reason], 1);
+	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc: %s\n",
+			    node, &id->route.addr.dst_addr,
+			    fos_rej_name[reason]);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/* @a and @b are the same host (address; ports and scopes are not compared). */
+static bool fos_addr_same_host(const struct sockaddr *a,
+			       const struct sockaddr *b)
+{
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+
+	if (a->sa_family == AF_INET6 && b->sa_family == AF_INET &&
+	    ipv6_addr_v4mapped(&a6->sin6_addr))
+		return a6->sin6_addr.s6_addr32[3] == b4->sin_addr.s_addr;
+	if (a->sa_family == AF_INET && b->sa_family == AF_INET6)
+		return fos_addr_same_host(b, a);
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+}
+
+/*
+ * Whether a request that claims to be @peer may try to prove it: the
+ * configured address, and a secret we hold (or insecure on both ends).
+ * On success @conn's handshake holds the secret.
+ *
+ * Return: 0 or a positive enum fos_wire_rej_reason.
+ */
+static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
+			       const struct fos_wire_hello *h,
+			       struct fos_conn *conn)
+{
+	bool insecure = h->flags & FOS_WIRE_HELLO_INSECURE;
+
+	if (!fos_addr_same_host((struct sockaddr *)&id->route.addr.dst_addr,
+				(struct sockaddr *)&peer->addr))
+		return FOS_WIRE_REJ_ADDRESS;
+	conn->auth_mode = fos_auth_find(le32_to_cpu(h->key_id),
+					&conn->auth_key);
+	if (conn->auth_mode == FRACTOS_AUTH_SECRET && !conn->auth_key &&
+	    h->alt_key_id)
+		conn->auth_mode = fos_auth_find(le32_to_cpu(h->alt_key_id),
+						&conn->auth_key);
+	if (conn->auth_mode == FRACTOS_AUTH_INSECURE ? !insecure :
+	    conn->auth_mode != FRACTOS_AUTH_SECRET || !conn->auth_key)
+		return FOS_WIRE_REJ_AUTH;
+	if (atomic_inc_return(&fos_admitting) > FOS_ADMIT_MAX) {
+		atomic_dec(&fos_admitting);
+		return FOS_WIRE_REJ_BUSY;
+	}
+	conn->admitting = true;
+	return 0;
+}
+
+/*
+ * A peer connects.  Returning non-zero makes rdma_cm destroy @id, which we
+ * do only while no fos_conn owns it.  Nothing about the peer changes here:
+ * the connection waits for the initiator's AUTH (fos_conn_admit()).
+ */
+static int fos_cm_connect_request(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	const struct fos_wire_hello *h = ev->param.conn.private_data;
+	struct fos_auth_transcript t;
+	struct rdma_conn_param param;
+	struct fos_wire_accept acc;
+	struct fos_conn *conn;
+	struct fos_peer *peer;
+	u32 node = 0;
+	int reason;
+
+	reason = fos_wire_check_hello(h, ev->param.conn.private_data_len);
+	if (reason)
+		goto refuse;
+	node = le32_to_cpu(h->node_id);
+	peer = fos_peer_find(node);
+	if (!peer) {
+		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
+		goto refuse;
+	}
+	if (le32_to_cpu(h->dst_node_id) != fos_node_id)
+		reason = FOS_WIRE_REJ_WRONG_NODE;
+	else if (fos_peer_initiator(node) && node != fos_node_id)
+		reason = FOS_WIRE_REJ_NOT_INITIATOR;
+	if (reason) {
+		fos_peer_put(peer);
+		goto refuse;
+	}
+	conn = fos_conn_alloc(peer, false);
+	if (!conn) {
+		fos_peer_put(peer);
+		reason = FOS_WIRE_REJ_RESOURCES;
+		goto refuse;
+	}
+	reason = fos_admission_check(id, peer, h, conn);
+	fos_peer_put(peer);
+	if (reason) {
+		fos_conn_free_unpublished(conn);
+		goto refuse;
+	}
+	conn->id = id;
+	fos_conn_take_hello(conn, h);
+	conn->hello_init = *h;
+	if (fos_conn_publish(conn)) {
+		if (conn->admitting)
+			atomic_dec(&fos_admitting);
+		fos_conn_free_unpublished(conn);
+		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
+		goto refuse;
+	}
+	/* From here on, fos_conn_close_work() destroys @id. */
+	id->context = conn;
+	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
+	    fos_conn_setup(conn, id->device)) {
+		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES);
+		fos_conn_fail(conn);
+		return 0;
+	}
+	fos_hello_fill(&acc.hello, conn, node);
+	conn->hello_resp = acc.hello;
+	t.init = &conn->hello_init;
+	t.resp = &conn->hello_resp;
+	fos_auth_mac(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc.mac);
+	fos_conn_param(&param, conn, &acc, sizeof(acc));
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	if (rdma_accept(id, &param))
+		fos_conn_fail(conn);
+	return 0;
+
+refuse:
+	fos_refused(id, node, reason);
+	return -ECONNREFUSED;
+}
+
+static void fos_cm_route_resolved(struct fos_conn *conn)
+{
+	struct rdma_conn_param param;
+
+	if (fos_conn_setup(conn, conn->id->device)) {
+		fos_conn_fail(conn);
+		return;
+	}
+	fos_hello_fill(&conn->hello_init, conn, conn->peer->node_id);
+	fos_conn_param(&param, conn, &conn->hello_init,
+		       sizeof(conn->hello_init));
+	if (rdma_connect_locked(conn->id, &param))
+		fos_conn_fail(conn);
+}
+
+/*
+ * The accept proves the responder holds the secret it names in its hello,
+ * one of the two that @conn offered.  Switches @conn to that secret.
+ */
+static bool fos_accept_verify(struct fos_conn *conn,
+			      const struct fos_wire_accept *acc)
+{
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
+	u32 key_id = le32_to_cpu(acc->hello.key_id);
+
+	if (acc->hello.alt_key_id ||
+	    acc->hello.flags != conn->hello_init.flags)
+		return false;
+	if (key_id && key_id == conn->auth_alt_id &&
+	    key_id != fos_auth_key_id(conn->auth_key)) {
+		fos_auth_put(conn->auth_key);
+		fos_auth_find(key_id, &conn->auth_key);
+	}
+	return key_id == fos_auth_key_id(conn->auth_key) &&
+	       fos_auth_verify(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc->mac);
+}
+
+/*
+ * The active side learns who answered from the accept's private data and
+ * checks its proof; then it proves itself with AUTH, its first message.
+ */
+static void fos_cm_active_established(struct fos_conn *conn,
+				      struct rdma_cm_event *ev)
+{
+	const struct fos_wire_accept *acc = ev->param.conn.private_data;
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
+	struct fos_peer *peer = conn->peer;
+	struct fos_wire_auth auth;
+
+	if (ev->param.conn.private_data_len < sizeof(*acc) ||
+	    fos_wire_check_hello(&acc->hello, sizeof(acc->hello)) ||
+	    le32_to_cpu(acc->hello.node_id) != peer->node_id ||
+	    le32_to_cpu(acc->hello.dst_node_id) != fos_node_id) {
+		fos_proto_error(conn, "bad accept");
+		return;
+	}
+	conn->hello_resp = acc->hello;
+	if (!fos_accept_verify(conn, acc)) {
+		trace_fos_conn_state(peer->node_id, 0, 0,
+				     FOS_TRACE_CONN_AUTH_FAIL, 1);
+		fos_stat_add(peer, FRACTOS_STAT_AUTH_FAILURES, 1);
+		pr_warn_ratelimited("fractos: node %u at %pISpc: authentication failed: wrong mac in the accept\n",
+				    peer->node_id, &peer->addr);
+		fos_conn_fail(conn);
+		return;
+	}
+	conn->admitted = true;
+	fos_auth_mac(conn->auth_key, FOS_AUTH_INITIATOR, &t, auth.mac);
+	fos_conn_take_hello(conn, &acc->hello);
+	fos_peer_set_epoch(peer, conn->peer_epoch);
+	fos_conn_established(conn, &auth);
+}
+
+int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct fos_conn *conn = id->context;
+	int reason;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return fos_cm_connect_request(id, ev);
+	if (!conn)
+		return 0;	/* the listener */
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, FOS_CM_TIMEOUT_MS))
+			fos_conn_fail(conn);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		fos_cm_route_resolved(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		/* A passive connection goes up when AUTH admits it. */
+		if (conn->active)
+			fos_cm_active_established(conn, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		reason = fos_wire_check_reject(ev->param.conn.private_data,
+					       ev->param.conn.private_data_len);
+		pr_warn_ratelimited("fractos: node %u refused the connection (%s, reason %d)\n",
+				    conn->peer->node_id,
+				    rdma_reject_msg(id, ev->status), reason);
+		fos_conn_fail(conn);
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
+		break;
+	default:
+		/*
+		 * Errors, DISCONNECTED, ADDR_CHANGE, TIMEWAIT_EXIT and
+		 * DEVICE_REMOVAL (which the ib_client handles first).
+		 * Said only when it is what ends the connection.
+		 */
+		if (READ_ONCE(conn->state) != FOS_CONN_CLOSING)
+			pr_info_ratelimited("fractos: node %u: %s (status %d)\n",
+					    conn->peer->node_id,
+					    rdma_event_msg(ev->event),
+					    ev->status);
+		fos_conn_fail(conn);
+		break;
+	}
+	return 0;
+}
+
+/* An initiator's connection attempt. */
+void fos_peer_connect_work(struct work_struct *work)
+{
+	struct fos_peer *peer = container_of(to_delayed_work(work),
+					     struct fos_peer, connect_work);
+	struct fos_auth_key *key;
+	struct rdma_cm_id *id;
+	struct fos_conn *conn;
+	u32 alt_id;
+	int mode;
+
+	spin_lock(&peer->lock);
+	if (peer->deleted || peer->out) {
+		spin_unlock(&peer->lock);
+		return;
+	}
+	peer->state = FRACTOS_NODE_CONNECTING;
+	spin_unlock(&peer->lock);
+
+	mode = fos_auth_current(&key, &alt_id);
+	if (mode == FRACTOS_AUTH_NONE) {
+		/* Setting a secret kicks every peer (fos_fabric_kick()). */
+		pr_info_ratelimited("fractos: node %u: not connecting without a cluster secret (fractctl secret set)\n",
+				    peer->node_id);
+		spin_lock(&peer->lock);
+		peer->state = FRACTOS_NODE_DOWN;
+		spin_unlock(&peer->lock);
+		return;
+	}
+	conn = fos_conn_alloc(peer, true);
+	if (!conn) {
+		fos_auth_put(key);
+		goto retry;
+	}
+	conn->auth_mode = mode;
+	conn->auth_key = key;
+	conn->auth_alt_id = alt_id;
+	id = rdma_create_id(&init_net, fos_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		fos_conn_free_unpublished(conn);
+		goto retry;
+	}
+	conn->id = id;
+	/*
+	 * Once published, a node deletion or unload may fail @conn and its
+	 * close work destroy @id and free it: that work takes setup_mutex
+	 * first, so it waits until we are done with them.
+	 */
+	mutex_lock(&conn->setup_mutex);
+	if (fos_conn_publish(conn)) {
+		mutex_unlock(&conn->setup_mutex);
+		rdma_destroy_id(id);
+		fos_conn_free_unpublished(conn);
+		return;
+	}
+	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+			      FOS_CM_TIMEOUT_MS))
+		fos_conn_fail(conn);
+	mutex_unlock(&conn->setup_mutex);
+	return;
+
+retry:
+	fos_stat_add(peer, FRACTOS_STAT_CONNECT_ERRORS, 1);
+	spin_lock(&peer->lock);
+	fos_peer_backoff_locked(peer);
+	spin_unlock(&peer->lock);
+}
+
+/*
+ * Try every peer that is backing off now (a device appeared, a secret was
+ * set).
+ */
+void fos_fabric_kick(void)
+{
+	struct fos_peer *peer;
+	unsigned long idx;
+
+	xa_lock(&fos_peers);
+	xa_for_each(&fos_peers, idx, peer) {
+		spin_lock(&peer->lock);
+		if (!peer->deleted && !peer->out &&
+		    fos_peer_initiator(peer->node_id)) {
+			peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+			mod_delayed_work(fos_fabric_wq, &peer->connect_work, 0);
+		}
+		spin_unlock(&peer->lock);
+	}
+	xa_unlock(&fos_peers);
+}
+
+/* The admission mode or the secret changed (genl.c): try every peer now. */
+void fos_fabric_auth_changed(void)
+{
+	fos_fabric_kick();
+}

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: the kernel-to-kernel RDMA fabric - its parameters, devices
+ * (the ib_client), listener, and setup.
+ *
+ * The transport's files (kernel/fabric/): main.c (this), peer.c (the peer
+ * table and its configuration), conn.c (a connection's buffers, QP, PD,
+ * setup and teardown), tx.c (credits, backlog, stalls, heartbeat), rx.c
+ * (the dispatch table users register with, admission by AUTH, held
+ * credits), cm.c (rdma_cm and connection setup), rdma.c (one-sided RDMA),
+ * auth.c (secrets and MACs), trace.c and fos_trace.h (tracepoints);
+ * pri.h is their private header, ../fabric.h the users' one.  The
+ * protocol, the lifetimes and the lock order are in README.md here.
+ *
+ * DOC: Fabric
+ *
+ * Nodes are configured over generic netlink (genl.c): a *peer* is a node id
+ * and an address.  There is one RC QP per peer, shared by every space of
+ * the node.  Between two nodes the one with the smaller node id connects
+ * (rdma_cm, port fabric_port) and the other one waits; a node configured
+ * as its own peer connects to itself and so has two connections: the one
+ * it initiated carries its messages, the passive end only answers them.
+ * Requests from nodes that are not configured, or that should be waiting
+ * for us, are refused (ratelimited log, FRACTOS_STAT_REFUSED).
+ *
+ * Both ends say who they are in the rdma_cm private data (struct
+ * fos_wire_hello, wire.h): node id, epoch, receive buffers posted.  The
+ * epoch changes at every module load, so a peer whose epoch changed has
+ * restarted: everything it had exported is dead (FRACTOS_STAT_EPOCH_CHANGES,
+ * and later the revocation of every capability that names the old epoch).
+ *
+ * Admission (wire.h, "Admission"; secrets in fabric/auth.c): a request is
+ * refused unless it comes from the address configured for the node it
+ * claims to be and names a secret we hold (or both ends are insecure).
+ * The passive end then accepts with its MAC but keeps the connection
+ * *unadmitted*: off the peer's slots, not sending, and serving nothing but
+ * the initiator's AUTH, for at most FOS_ADMIT_TIMEOUT.  Only a verified
+ * AUTH admits it (fos_conn_admit()): then, and not before, the peer's
+ * epoch, connection and state change.  The active end admits the
+ * connection when the accept's MAC verifies, and sends AUTH before any
+ * other message.  At most FOS_ADMIT_MAX connections wait for admission.
+ * Refusals are counted per reason (FRACTOS_STAT_REFUSED_*) and failed
+ * proofs as FRACTOS_STAT_AUTH_FAILURES, all with a ratelimited log line.
+ *
+ * Flow control is credit based: each connection pre-posts fabric_ring
+ * receive buffers of FOS_WIRE_MSG_MAX bytes and announces them as the
+ * peer's send credits.  Every message spends one; receivers re-post the
+ * buffer and return the credit in the header of their next message, or in
+ * a CREDIT message once a quarter of the ring (and at least two) is owed.  The last credit is
+ * kept for a CREDIT or HEARTBEAT that returns credits, so that the peer can
+ * always answer and the two ends cannot both run dry.
+ * A sender without a credit gets -EAGAIN, waits (FOS_SEND_WAIT), or has
+ * the message queued on the connection's backlog (FOS_SEND_QUEUE, at most
+ * fabric_ring messages), which goes out in order as credits come back:
+ * that is how handlers reply without sleeping.
+ *
+ * Liveness: each connection sends a HEARTBEAT when it has sent nothing for
+ * half of fabric_heartbeat_ms; a connection from which nothing has arrived
+ * for FOS_HB_MISSES (4) intervals is declared dead.  The check runs once
+ * per interval, so a silent peer is detected between 4 and 5 intervals
+ * after its last message (4-5 s by default).
+ *
+ * Send-queue stalls: an RC QP retransmits what the peer has not
+ * acknowledged when its ACK timer (FOS_ACK_TIMEOUT) fires, but rxe
+ * restarts that timer whenever its send queue runs, that is at every post.
+ * Lose a packet and the peer's one NAK, keep posting faster than the
+ * timeout, and nothing is ever sent again until the peer's heartbeat
+ * gives up on us.  So a connection whose send queue has had WRs in flight
+ * and no completion for FOS_SQ_STALL_MS stops posting (messages wait on
+ * the backlog or for a credit, RDMA WRs for a slot, control messages are
+ * dropped) until the next completion: the timer then fires and the QP
+ * retransmits (FRACTOS_STAT_TX_STALLS).  Hardware RC never needs this;
+ * a pause there costs nothing but the wait for a completion that was
+ * coming anyway.
+ *
+ * Any error (a failed completion, a cm error or disconnect, the heartbeat,
+ * a protocol error, the device going away) tears the connection down in
+ * process context (fos_conn_close_work()); the initiating side then
+ * reconnects after a backoff that starts at FOS_BACKOFF_MIN_MS and doubles
+ * to FOS_BACKOFF_MAX_MS, reset when a connection comes up.  A new RDMA
+ * device kicks every peer that is backing off.
+ *
+ * RDMA devices come from an ib_client; every connection has a PD of its
+ * own (fabric/rdma.c); removing the device tears down its connections
+ * first.  The module works without any.
+ *
+ * DOC: Routing of remote objects
+ *
+ * kernel/remote/: objects are named by (node id, epoch, object id); a
+ * capability to another node's object is a local proxy, and operations on
+ * it are messages to fos_peer_find(node id) matched to their answers by the
+ * header cookie.  kernel/remote/ registers the rows of those messages
+ * (fos_fabric_register()); the transport only tells it when a peer's
+ * connection goes down, its epoch changes or it is deleted (the callback
+ * of fos_fabric_set_node_down()), which revokes every proxy of that node:
+ * failure becomes revocation.  The transport names none of its users.
+ *
+ * Locking, outermost first:
+ * - fos_fabric_mutex serialises configuration (add, delete, exit).
+ * - fos_conns_lock (spinlock) protects the list of connections, the list
+ *   of devices, fos_ibdev.dying and .nconns, and fos_conn.dev.
+ * - fos_peer.lock protects the peer's conn/in/out pointers, state, epoch,
+ *   backoff and deleted flag.
+ * - fos_conn.lock protects the connection's state, credits and free send
+ *   buffers.
+ * None of them is held across anything that sleeps.  rdma_cm handlers take
+ * only the spinlocks; everything that destroys a cm_id runs on
+ * fos_fabric_wq.
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "auth.h"
+#include "pri.h"
+#include "fos_trace.h"
+
+static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
+module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
+MODULE_PARM_DESC(fabric_port,
+		 "rdma_cm port the fabric listens on, 0 for none (default 18525)");
+
+/* The port a NODE_ADD without one means: the one we listen on, as peers do. */
+u16 fos_fabric_default_port(void)
+{
+	return fos_fabric_port ?: FRACTOS_FABRIC_PORT;
+}
+
+unsigned int fos_fabric_ring = 64;
+module_param_named(fabric_ring, fos_fabric_ring, uint, 0644);
+MODULE_PARM_DESC(fabric_ring,
+		 "Receive buffers (peer credits) per new connection, 4-1024 (default 64)");
+
+unsigned int fos_fabric_hb_ms = 1000;
+module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
+MODULE_PARM_DESC(fabric_heartbeat_ms,
+		 "Heartbeat interval; a peer silent for 4 intervals is dead (default 1000)");
+
+/*
+ * Fault injection for the tests, in debugfs only
+ * (/sys/kernel/debug/fractos/fault_read_delay_ms): sleep this long (at
+ * most 10000 ms) before each RDMA READ of a remote copy.
+ */
+u32 fos_fault_read_delay_ms;
+static struct dentry *fos_debugfs;
+
+/*
+ * Per-peer limits on what a peer may make this node hold: requests served
+ * in process context (COPY, GRANT, LOOKUP) at a time, and grants (memory
+ * regions) out at a time.  Over them the request is answered EAGAIN.
+ */
+static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
+	[FOS_PEER_WORK] = 64,
+	[FOS_PEER_GRANTS] = 256,
+};
+module_param_named(fabric_peer_work, fos_peer_limit[FOS_PEER_WORK], uint,
+		   0644);
+MODULE_PARM_DESC(fabric_peer_work,
+		 "Requests of one peer (COPY, GRANT, LOOKUP) served at a time; over it they fail with EAGAIN (default 64)");
+module_param_named(fabric_peer_grants, fos_peer_limit[FOS_PEER_GRANTS], uint,
+		   0644);
+MODULE_PARM_DESC(fabric_peer_grants,
+		 "Grants (registered ranges) one peer may hold at a time; over it GRANT fails with EAGAIN (default 256)");
+
+/* Serialises configuration: node add and delete, device removal, exit. */
+DEFINE_MUTEX(fos_fabric_mutex);
+/* Protects fos_conns, fos_devs and the devices' nconns and dying. */
+DEFINE_SPINLOCK(fos_conns_lock);
+/* Every published connection (fos_conn.link). */
+LIST_HEAD(fos_conns);
+/* The RDMA devices of the ib_client (fos_ibdev.link). */
+LIST_HEAD(fos_devs);
+/* Device removal waits here for its connections and PDs to go. */
+DECLARE_WAIT_QUEUE_HEAD(fos_dev_wq);
+/* node id -> struct fos_peer; the xa_lock protects lookups' references. */
+DEFINE_XARRAY(fos_peers);
+/* Connection work that sleeps: connect, close, QP events. */
+struct workqueue_struct *fos_fabric_wq;
+static struct rdma_cm_id *fos_listener;
+u16 fos_listen_port;
+atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
+/* Passive connections not admitted yet (see "Admission"). */
+atomic_t fos_admitting;
+struct delayed_work fos_hb_dwork;
+
+void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)
+{
+	atomic64_add(v, &fos_fabric_stats[stat]);
+	if (peer)
+		atomic64_add(v, &peer->stats[stat]);
+}
+
+/**
+ * fos_peer_res_get - take one unit of a per-peer resource
+ * @peer: the peer
+ * @res: enum fos_peer_res
+ *
+ * Return: true, or false (and nothing taken) if @peer holds its limit
+ * (fabric_peer_work, fabric_peer_grants) already.
+ */
+bool fos_peer_res_get(struct fos_peer *peer, unsigned int res)
+{
+	if (atomic_inc_return(&peer->res[res]) >
+	    READ_ONCE(fos_peer_limit[res])) {
+		atomic_dec(&peer->res[res]);
+		return false;
+	}
+	return true;
+}
+
+void fos_peer_res_put(struct fos_peer *peer, unsigned int res)
+{
+	atomic_dec(&peer->res[res]);
+}
+
+void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat)
+{
+	fos_stat_add(peer, stat, 1);
+}
+
+bool fos_peer_initiator(u32 node_id)
+{
+	return fos_node_id <= node_id;
+}
+
+/* ---- devices ---- */
+
+static struct ib_client fos_ib_client;
+
+static int fos_ib_add(struct ib_device *ibdev)
+{
+	struct fos_ibdev *d;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	d->ibdev = ibdev;
+	spin_lock(&fos_conns_lock);
+	list_add_tail(&d->link, &fos_devs);
+	spin_unlock(&fos_conns_lock);
+	ib_set_client_data(ibdev, &fos_ib_client, d);
+	pr_info("fractos: rdma device %s added\n", dev_name(&ibdev->dev));
+	fos_fabric_kick();
+	return 0;
+}
+
+static void fos_ib_remove(struct ib_device *ibdev, void *data)
+{
+	struct fos_ibdev *d = data;
+	struct fos_conn *conn;
+
+	mutex_lock(&fos_fabric_mutex);
+	spin_lock(&fos_conns_lock);
+	d->dying = true;
+	list_for_each_entry(conn, &fos_conns, link)
+		if (conn->dev == d)
+			fos_conn_fail(conn);
+	spin_unlock(&fos_conns_lock);
+	wait_event(fos_dev_wq, !READ_ONCE(d->nconns));
+
+	spin_lock(&fos_conns_lock);
+	list_del(&d->link);
+	spin_unlock(&fos_conns_lock);
+	mutex_unlock(&fos_fabric_mutex);
+	pr_info("fractos: rdma device %s removed\n", dev_name(&ibdev->dev));
+	kfree(d);
+}
+
+static struct ib_client fos_ib_client = {
+	.name	= "fractos",
+	.add	= fos_ib_add,
+	.remove	= fos_ib_remove,
+};
+
+/* ---- listener ---- */
+
+static int fos_listen_on(int family)
+{
+	struct sockaddr_storage ss = {};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, fos_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(fos_fabric_port);
+		ret = rdma_set_afonly(id, 0);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(fos_fabric_port);
+		ret = 0;
+	}
+	if (!ret)
+		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (!ret)
+		ret = rdma_listen(id, 128);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	fos_listener = id;
+	fos_listen_port = fos_fabric_port;
+	return 0;
+}
+
+static int fos_listen(void)
+{
+	int ret;
+
+	if (!fos_fabric_port)
+		return 0;
+	/* Both families on one id; IPv4 only if IPv6 is not available. */
+	ret = fos_listen_on(AF_INET6);
+	if (ret && ret != -EADDRINUSE)
+		ret = fos_listen_on(AF_INET);
+	if (ret)
+		pr_err("fractos: cannot listen on rdma_cm port %u: %d\n",
+		       fos_fabric_port, ret);
+	return ret;
+}
+
+int fos_fabric_init(void)
+{
+	int ret;
+
+	ret = fos_rx_init();
+	if (ret)
+		return ret;
+	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
+	if (!fos_fabric_wq) {
+		ret = -ENOMEM;
+		goto err_rx;
+	}
+	ret = ib_register_client(&fos_ib_client);
+	if (ret)
+		goto err_wq;
+	ret = fos_listen();
+	if (ret)
+		goto err_client;
+	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
+	/* Best effort: debugfs may be off; nothing depends on it. */
+	fos_debugfs = debugfs_create_dir("fractos", NULL);
+	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,
+			   &fos_fault_read_delay_ms);
+	return 0;
+
+err_client:
+	ib_unregister_client(&fos_ib_client);
+err_wq:
+	destroy_workqueue(fos_fabric_wq);
+err_rx:
+	fos_rx_exit();
+	return ret;
+}
+
+void fos_fabric_exit(void)
+{
+	struct fos_peer *peer;
+	unsigned long idx;
+
+	debugfs_remove_recursive(fos_debugfs);
+	if (fos_listener)
+		rdma_destroy_id(fos_listener);
+	mutex_lock(&fos_fabric_mutex);
+	xa_for_each(&fos_peers, idx, peer) {
+		xa_erase(&fos_peers, idx);
+		fos_peer_delete(peer);
+	}
+	mutex_unlock(&fos_fabric_mutex);
+	cancel_delayed_work_sync(&fos_hb_dwork);
+	flush_workqueue(fos_fabric_wq);
+	ib_unregister_client(&fos_ib_client);
+	destroy_workqueue(fos_fabric_wq);
+	xa_destroy(&fos_peers);
+	fos_rx_exit();
+	fos_auth_exit();
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos fabric, the peer table: lookups, references, per-peer
+ * limits and counters, and its configuration (node add, delete, info).
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "auth.h"
+#include "pri.h"
+#include "fos_trace.h"
+
+/* ---- peers ---- */
+
+/* Told when a node's epoch is gone (kernel/remote/), set at module load. */
+static void (*fos_node_down_fn)(u32 node, u32 epoch);
+
+/**
+ * fos_fabric_set_node_down - who is told that a node's epoch is gone
+ * @fn: called with the node and the epoch that ended (0: every epoch,
+ *	the node was deleted), in process context; NULL to stop
+ *
+ * The transport's user revokes what it held of that node: failure becomes
+ * revocation.
+ */
+void fos_fabric_set_node_down(void (*fn)(u32 node, u32 epoch))
+{
+	WRITE_ONCE(fos_node_down_fn, fn);
+}
+
+/* A node's epoch (0: all of them) is gone: tell the user. */
+void fos_peer_node_down(u32 node, u32 epoch)
+{
+	void (*fn)(u32 node, u32 epoch) = READ_ONCE(fos_node_down_fn);
+
+	if (fn)
+		fn(node, epoch);
+}
+
+/*
+ * The connection whose QP @peer's messages and RDMA READs reach us on:
+ * the one connection to another node, the passive end for ourselves.
+ */
+struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->node_id == fos_node_id ? peer->in : peer->conn;
+}
+
+static void fos_peer_release(struct kref *ref)
+{
+	struct fos_peer *peer = container_of(ref, struct fos_peer, ref);
+
+	kfree(peer);
+	fos_live_add(FOS_LIVE_PEERS, -1);
+}
+
+/* Another reference on @peer, which the caller holds. */
+struct fos_peer *fos_peer_get(struct fos_peer *peer)
+{
+	kref_get(&peer->ref);
+	return peer;
+}
+
+void fos_peer_put(struct fos_peer *peer)
+{
+	kref_put(&peer->ref, fos_peer_release);
+}
+
+u32 fos_peer_node_id(const struct fos_peer *peer)
+{
+	return peer->node_id;
+}
+
+/* The peer's last epoch seen, 0 if it never connected. */
+/*
+ * Whether the uid @peer states for an asker is believed: configured so
+ * (NODE_TRUST_UIDS), or we are @peer.
+ */
+bool fos_peer_trusts_uids(const struct fos_peer *peer)
+{
+	return peer->trust_uids || peer->node_id == fos_node_id;
+}
+
+u32 fos_peer_epoch(struct fos_peer *peer)
+{
+	u32 epoch;
+
+	spin_lock(&peer->lock);
+	epoch = peer->epoch;
+	spin_unlock(&peer->lock);
+	return epoch;
+}
+
+/**
+ * fos_peer_find - look a configured node up
+ * @node_id: its id
+ *
+ * Return: the peer with a reference (fos_peer_put() it), or NULL.
+ */
+struct fos_peer *fos_peer_find(u32 node_id)
+{
+	struct fos_peer *peer;
+
+	xa_lock(&fos_peers);
+	peer = xa_load(&fos_peers, node_id);
+	if (peer)
+		kref_get(&peer->ref);
+	xa_unlock(&fos_peers);
+	return peer;
+}
+
+/* Schedule the next attempt.  Caller holds peer->lock. */
+void fos_peer_backoff_locked(struct fos_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	if (peer->deleted || peer->out)
+		return;
+	peer->state = FRACTOS_NODE_DOWN;
+	queue_delayed_work(fos_fabric_wq, &peer->connect_work,
+			   msecs_to_jiffies(peer->backoff_ms));
+	peer->backoff_ms = min(peer->backoff_ms * 2, FOS_BACKOFF_MAX_MS);
+}
+
+/* ---- configuration ---- */
+
+/**
+ * fos_fabric_node_add - configure a peer
+ * @node_id: its id
+ * @addr: AF_INET or AF_INET6 address with the port set
+ * @trust_uids: believe the uids it states for name lookups
+ *
+ * Return: 0, -EEXIST or -ENOMEM.
+ */
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
+			bool trust_uids)
+{
+	struct fos_peer *peer;
+	int ret;
+
+	might_sleep();
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return -ENOMEM;
+	kref_init(&peer->ref);
+	peer->node_id = node_id;
+	peer->addr = *addr;
+	peer->trust_uids = trust_uids;
+	spin_lock_init(&peer->lock);
+	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	INIT_DELAYED_WORK(&peer->connect_work, fos_peer_connect_work);
+	init_waitqueue_head(&peer->wq);
+	peer->state = fos_peer_initiator(node_id) ? FRACTOS_NODE_CONNECTING :
+		      FRACTOS_NODE_WAITING;
+	fos_live_add(FOS_LIVE_PEERS, 1);
+
+	mutex_lock(&fos_fabric_mutex);
+	ret = xa_insert(&fos_peers, node_id, peer, GFP_KERNEL);
+	if (!ret && fos_peer_initiator(node_id))
+		queue_delayed_work(fos_fabric_wq, &peer->connect_work, 0);
+	mutex_unlock(&fos_fabric_mutex);
+	if (ret) {
+		fos_peer_put(peer);
+		return ret == -EBUSY ? -EEXIST : ret;
+	}
+	pr_info("fractos: node %u at %pISpc added%s\n", node_id, &peer->addr,
+		trust_uids ? ", its uids trusted" : "");
+	return 0;
+}
+
+/* Caller holds fos_fabric_mutex and has taken @peer out of fos_peers. */
+void fos_peer_delete(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+
+	spin_lock(&fos_conns_lock);
+	spin_lock(&peer->lock);
+	peer->deleted = true;
+	spin_unlock(&peer->lock);
+	list_for_each_entry(conn, &fos_conns, link)
+		if (conn->peer == peer)
+			fos_conn_fail(conn);
+	spin_unlock(&fos_conns_lock);
+	cancel_delayed_work_sync(&peer->connect_work);
+	flush_workqueue(fos_fabric_wq);
+	fos_peer_node_down(peer->node_id, 0);
+	fos_peer_put(peer);
+}
+
+/**
+ * fos_fabric_node_del - forget a peer and tear its connections down
+ * @node_id: its id
+ *
+ * Return: 0 once the connections are gone, or -ENOENT.
+ */
+int fos_fabric_node_del(u32 node_id)
+{
+	struct fos_peer *peer;
+
+	might_sleep();
+
+	mutex_lock(&fos_fabric_mutex);
+	peer = xa_erase(&fos_peers, node_id);
+	if (peer)
+		fos_peer_delete(peer);
+	mutex_unlock(&fos_fabric_mutex);
+	if (!peer)
+		return -ENOENT;
+	pr_info("fractos: node %u deleted\n", node_id);
+	return 0;
+}
+
+/**
+ * fos_fabric_node_info - snapshot the first peer with an id >= *@node_id
+ * @node_id: in: where to start; out: the id found
+ * @ni: filled in
+ *
+ * Return: 0, or -ENOENT if there is none.
+ */
+int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
+{
+	unsigned long idx = *node_id;
+	struct fos_peer *peer;
+	struct fos_conn *conn;
+	int i;
+
+	xa_lock(&fos_peers);
+	peer = xa_find(&fos_peers, &idx, U32_MAX, XA_PRESENT);
+	if (peer)
+		kref_get(&peer->ref);
+	xa_unlock(&fos_peers);
+	if (!peer)
+		return -ENOENT;
+
+	memset(ni, 0, sizeof(*ni));
+	*node_id = peer->node_id;
+	ni->node_id = peer->node_id;
+	ni->addr = peer->addr;
+	ni->trust_uids = peer->trust_uids;
+	spin_lock(&peer->lock);
+	ni->state = peer->state;
+	ni->epoch = peer->epoch;
+	conn = peer->conn;
+	if (conn) {
+		spin_lock(&conn->lock);
+		ni->qpn = conn->id->qp->qp_num;
+		ni->credits = conn->tx_credits;
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&peer->lock);
+	for (i = 0; i < __FRACTOS_STAT_MAX; i++)
+		ni->stats[i] = atomic64_read(&peer->stats[i]);
+	fos_peer_put(peer);
+	return 0;
+}
+
+/**
+ * fos_fabric_link_info - snapshot the RDMA device at position @pos
+ * @pos: 0 for the first
+ * @li: filled in
+ *
+ * Return: 0, or -ENOENT past the last one.
+ */
+int fos_fabric_link_info(unsigned long pos, struct fos_link_info *li)
+{
+	struct ib_device *ibdev = NULL;
+	struct ib_port_attr pa;
+	struct fos_ibdev *d;
+
+	memset(li, 0, sizeof(*li));
+	/* fos_ib_remove() takes the mutex too: the device stays. */
+	mutex_lock(&fos_fabric_mutex);
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(d, &fos_devs, link) {
+		if (pos--)
+			continue;
+		ibdev = d->ibdev;
+		strscpy(li->name, dev_name(&ibdev->dev), sizeof(li->name));
+		li->index = ibdev->index;
+		li->ports = rdma_end_port(ibdev);
+		li->conns = d->nconns;
+		break;
+	}
+	spin_unlock(&fos_conns_lock);
+	if (ibdev && !ib_query_port(ibdev, rdma_start_port(ibdev), &pa))
+		li->state = pa.state;
+	mutex_unlock(&fos_fabric_mutex);
+	return ibdev ? 0 : -ENOENT;
+}
+
+/**
+ * fos_fabric_info - fabric-wide counters
+ * @fi: filled in
+ */
+void fos_fabric_info(struct fos_fabric_info *fi)
+{
+	struct fos_peer *peer;
+	struct fos_ibdev *d;
+	unsigned long idx;
+	int i;
+
+	memset(fi, 0, sizeof(*fi));
+	fi->port = fos_listen_port;
+	xa_lock(&fos_peers);
+	xa_for_each(&fos_peers, idx, peer)
+		fi->nodes++;
+	xa_unlock(&fos_peers);
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(d, &fos_devs, link)
+		fi->links++;
+	spin_unlock(&fos_conns_lock);
+	for (i = 0; i < __FRACTOS_STAT_MAX; i++)
+		fi->stats[i] = atomic64_read(&fos_fabric_stats[i]);
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos fabric, receiving: the dispatch table, the admission of a
+ * passive connection by its AUTH, credits returned and held.
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "auth.h"
+#include "pri.h"
+#include "fos_trace.h"
+
+/* The transport's own rows; users register theirs (fos_fabric_register()). */
+static const struct fos_msg_type fos_own_types[] = {
+	{ FOS_WIRE_CREDIT, "credit", fos_wire_check_empty },
+	{ FOS_WIRE_HEARTBEAT, "heartbeat", fos_wire_check_empty },
+	/* Consumed by fos_rx_done() before admission, refused after it. */
+	{ FOS_WIRE_AUTH, "auth", fos_wire_check_auth },
+};
+
+/*
+ * The dispatch table, by message type: the transport's rows and those its
+ * users registered.  Filled at module load before the fabric starts (and
+ * emptied after it stopped), read by every receive.
+ */
+static const struct fos_msg_type *fos_msg_types[FOS_WIRE_NR];
+
+/**
+ * fos_fabric_register - add message types to the dispatch table
+ * @types: the rows (each names its FOS_WIRE_* type); they must stay valid
+ *	until fos_fabric_unregister()
+ * @n: entries at @types
+ *
+ * Called at module load, before fos_fabric_init(): a message of a type
+ * nobody registered is a protocol error.
+ *
+ * Return: 0, -EINVAL (a type out of range) or -EBUSY (registered
+ * already); nothing is registered on failure.
+ */
+int fos_fabric_register(const struct fos_msg_type *types, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		u8 type = types[i].type;
+
+		if (!type || type >= FOS_WIRE_NR || !types[i].check) {
+			fos_fabric_unregister(types, i);
+			return -EINVAL;
+		}
+		if (fos_msg_types[type]) {
+			fos_fabric_unregister(types, i);
+			return -EBUSY;
+		}
+		WRITE_ONCE(fos_msg_types[type], &types[i]);
+	}
+	return 0;
+}
+
+/* Take rows out of the dispatch table (module unload). */
+void fos_fabric_unregister(const struct fos_msg_type *types, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (fos_msg_types[types[i].type] == &types[i])
+			WRITE_ONCE(fos_msg_types[types[i].type], NULL);
+}
+
+/* The transport's own rows, from fos_fabric_init() and _exit(). */
+int fos_rx_init(void)
+{
+	return fos_fabric_register(fos_own_types, ARRAY_SIZE(fos_own_types));
+}
+
+void fos_rx_exit(void)
+{
+	fos_fabric_unregister(fos_own_types, ARRAY_SIZE(fos_own_types));
+}
+
+/* ---- completions ---- */
+
+void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("fractos: node %u: %s failed: %s\n",
+				    conn->peer->node_id, what,
+				    ib_wc_status_msg(wc->status));
+	fos_conn_fail(conn);
+}
+
+void fos_proto_error(struct fos_conn *conn, const char *why)
+{
+	trace_fos_proto_error(conn->peer->node_id, why);
+	fos_stat_add(conn->peer, FRACTOS_STAT_PROTO_ERRORS, 1);
+	pr_warn_ratelimited("fractos: node %u: protocol error: %s\n",
+			    conn->peer->node_id, why);
+	fos_conn_fail(conn);
+}
+
+void fos_auth_failed(struct fos_conn *conn, const char *why)
+{
+	trace_fos_conn_state(conn->peer->node_id, 0, conn->peer_epoch,
+			     FOS_TRACE_CONN_AUTH_FAIL, 0);
+	fos_stat_add(NULL, FRACTOS_STAT_AUTH_FAILURES, 1);
+	pr_warn_ratelimited("fractos: connection from %pISc as node %u: authentication failed: %s\n",
+			    &conn->id->route.addr.dst_addr,
+			    conn->peer->node_id, why);
+	fos_conn_fail(conn);
+}
+
+/*
+ * The first message on a passive connection: the initiator's AUTH.  If it
+ * verifies, the connection is admitted: it takes the peer's incoming slot
+ * (ending the connection it replaces), the peer's epoch is updated, and
+ * the connection goes up.  Anything else ends it.
+ *
+ * Return: @hdr may be served (it is the AUTH that admitted @conn).
+ */
+static bool fos_conn_admit(struct fos_conn *conn,
+			   const struct fos_wire_hdr *hdr)
+{
+	const struct fos_wire_auth *auth = (const void *)(hdr + 1);
+	struct fos_auth_transcript t = {
+		.init = &conn->hello_init, .resp = &conn->hello_resp,
+	};
+	struct fos_peer *peer = conn->peer;
+	bool again = false;
+
+	if (conn->admitted) {
+		fos_proto_error(conn, "a second auth");
+		return false;
+	}
+	if (hdr->type != FOS_WIRE_AUTH) {
+		fos_auth_failed(conn, "no auth first");
+		return false;
+	}
+	if (!fos_auth_verify(conn->auth_key, FOS_AUTH_INITIATOR, &t, auth->mac)) {
+		fos_auth_failed(conn, "wrong mac");
+		return false;
+	}
+	conn->admitted = true;
+	if (conn->admitting) {
+		conn->admitting = false;
+		atomic_dec(&fos_admitting);
+	}
+
+	spin_lock(&peer->lock);
+	if (peer->in && peer->in != conn) {
+		/*
+		 * Failed while peer->lock still keeps it: its close work
+		 * frees it once it no longer finds it in peer->in.
+		 */
+		again = READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
+		fos_conn_fail(peer->in);
+	}
+	peer->in = conn;
+	spin_unlock(&peer->lock);
+	if (again)
+		pr_info("fractos: node %u connects again; its old connection ends\n",
+			peer->node_id);
+	fos_peer_set_epoch(peer, conn->peer_epoch);
+	fos_conn_established(conn, NULL);
+	return true;
+}
+
+void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
+	struct fos_conn *conn = b->conn;
+	struct fos_peer *peer = conn->peer;
+	const struct fos_msg_type *t;
+	struct fos_wire_hdr *hdr = b->data;
+	u32 credits, len, owed;
+	bool bad_credits, auth;
+	int ret;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		fos_wc_error(conn, wc, "receive");
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn->dev->ibdev, b->dma, FOS_WIRE_MSG_MAX,
+				   DMA_FROM_DEVICE);
+	if (fos_wire_check(hdr, wc->byte_len)) {
+		fos_proto_error(conn, "bad header");
+		return;
+	}
+	t = READ_ONCE(fos_msg_types[hdr->type]);
+	if (!t) {
+		fos_proto_error(conn, "unknown type");
+		return;
+	}
+	len = le32_to_cpu(hdr->len);
+	if (t->check(hdr + 1, len)) {
+		fos_proto_error(conn, t->name);
+		return;
+	}
+	auth = hdr->type == FOS_WIRE_AUTH;
+	if (unlikely(!conn->admitted || auth) && !fos_conn_admit(conn, hdr))
+		return;
+
+	credits = le16_to_cpu(hdr->credits);
+	spin_lock(&conn->lock);
+	bad_credits = conn->tx_credits + credits > conn->tx_credits_max;
+	if (!bad_credits)
+		conn->tx_credits += credits;
+	spin_unlock(&conn->lock);
+	if (bad_credits) {
+		fos_proto_error(conn, "too many credits");
+		return;
+	}
+	if (credits) {
+		fos_conn_flush(conn);
+		wake_up_all(&peer->wq);
+	}
+	WRITE_ONCE(conn->last_rx, jiffies);
+	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
+	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
+
+	if (t->recv)
+		t->recv(peer, hdr, hdr + 1, len);
+
+	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)
+		return;
+	/* A credit is returned only for a buffer that is posted again. */
+	ret = fos_post_recv(conn, b);
+	if (ret) {
+		fos_conn_fail_err(conn, "receive post", ret);
+		return;
+	}
+	spin_lock(&conn->lock);
+	if (t->held && conn->held < conn->nbufs / 2) {
+		conn->held++;
+		owed = 0;
+	} else {
+		owed = ++conn->owed;
+	}
+	spin_unlock(&conn->lock);
+	fos_conn_credit_check(conn, owed, auth);
+}
+
+/*
+ * @owed credits are owed to the peer: send them in a CREDIT once there
+ * are enough.  At least two: a CREDIT consumes a buffer too, and
+ * answering each one with another would never stop.  @now: the AUTH's
+ * credit goes back at once (an admitted connection starts with all its
+ * credits).
+ */
+void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
+{
+	if (owed >= max(conn->nbufs / 4, 2U) || (now && owed))
+		fos_conn_send_ctrl(conn, FOS_WIRE_CREDIT);
+}
+
+/**
+ * fos_fabric_credit_done - a request with a held credit was served
+ * @peer: the peer that sent it
+ *
+ * DOC: Held credits
+ *
+ * COPY, GRANT and LOOKUP are served in process context, after their
+ * receive buffer was posted again.  Their credit is not returned then but
+ * held, at most half of the ring per connection, until the handler says
+ * the request was served: a peer cannot have more requests waiting here
+ * than credits it gave up, and the other half of the ring stays free for
+ * the answers the work itself may need (a COPY served here waits for the
+ * peer's GRANT_REPLY).  Each such request calls this once, whatever the
+ * outcome; a call that finds no held credit on the peer's connection (it
+ * is new, or the request's credit was not held) changes nothing.
+ */
+void fos_fabric_credit_done(struct fos_peer *peer)
+{
+	struct fos_conn *conn;
+	u32 owed = 0;
+
+	spin_lock(&peer->lock);
+	conn = fos_peer_serving_locked(peer);
+	if (conn) {
+		spin_lock(&conn->lock);
+		if (conn->held && conn->state == FOS_CONN_UP) {
+			conn->held--;
+			owed = ++conn->owed;
+		}
+		spin_unlock(&conn->lock);
+		fos_conn_credit_check(conn, owed, false);
+	}
+	spin_unlock(&peer->lock);
+}
+
+void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
+	struct fos_conn *conn = b->conn;
+	struct fos_fabric_done *done = b->done;
+
+	b->done = NULL;
+	spin_lock(&conn->lock);
+	list_add_tail(&b->free, &conn->tx_free);
+	conn->sends--;
+	fos_conn_sq_done(conn);
+	spin_unlock(&conn->lock);
+	if (done)
+		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
+	if (wc->status != IB_WC_SUCCESS)
+		fos_wc_error(conn, wc, "send");
+	else
+		fos_conn_flush(conn);
+	wake_up_all(&conn->peer->wq);
+}

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos fabric, sending: credits, the backlog, send-queue stalls
+ * and the heartbeat.
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "auth.h"
+#include "pri.h"
+#include "fos_trace.h"
+
+/* ---- sending ---- */
+
+/* A WR is about to count as in flight.  Caller holds conn->lock. */
+void fos_conn_sq_posted(struct fos_conn *conn)
+{
+	if (!conn->sends && !conn->rdma_wrs)
+		conn->sq_progress = jiffies;
+}
+
+/*
+ * A send-queue WR completed (and no longer counts).  Caller holds
+ * conn->lock.  Return: posting had stopped for a stall and may resume.
+ */
+bool fos_conn_sq_done(struct fos_conn *conn)
+{
+	bool was_quiet = conn->quiet;
+
+	conn->sq_progress = jiffies;
+	conn->quiet = false;
+	return was_quiet;
+}
+
+/*
+ * From the heartbeat: stop posting on a send queue that has WRs in flight
+ * and has completed none for FOS_SQ_STALL_MS (see "Send-queue stalls").
+ */
+static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
+{
+	unsigned long since;
+	bool stalled;
+
+	spin_lock(&conn->lock);
+	since = conn->sq_progress;
+	stalled = !conn->quiet && (conn->sends || conn->rdma_wrs) &&
+		  time_after(now, since + msecs_to_jiffies(FOS_SQ_STALL_MS));
+	if (stalled)
+		conn->quiet = true;
+	spin_unlock(&conn->lock);
+	if (!stalled)
+		return;
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_STALLS, 1);
+	pr_info_ratelimited("fractos: node %u: no send completion for %u ms, sends paused until one\n",
+			    conn->peer->node_id, jiffies_to_msecs(now - since));
+}
+
+/*
+ * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
+ * (CREDIT, HEARTBEAT) may spend the last credit.
+ */
+int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len,
+		      struct fos_fabric_done *done, bool ctrl)
+{
+	struct fos_wire_hdr *hdr;
+	struct fos_buf *b;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {};
+	u32 total = sizeof(*hdr) + len;
+	u32 owed = conn->owed;
+	int ret;
+
+	if (conn->state != FOS_CONN_UP)
+		return -ENOTCONN;
+	if (total > conn->tx_max)
+		return -EMSGSIZE;
+	/*
+	 * The last credit is for a message that returns credits: then the
+	 * peer can always answer, and the two ends never both run dry.
+	 */
+	if (conn->tx_credits < (ctrl && owed ? 1 : 2) ||
+	    list_empty(&conn->tx_free) || conn->quiet)
+		return -EAGAIN;
+	b = list_first_entry(&conn->tx_free, struct fos_buf, free);
+
+	hdr = b->data;
+	hdr->version = FOS_WIRE_VERSION;
+	hdr->type = type;
+	hdr->credits = cpu_to_le16(owed);
+	hdr->len = cpu_to_le32(len);
+	hdr->cookie = cpu_to_le64(cookie);
+	if (len)
+		memcpy(hdr + 1, payload, len);
+	ib_dma_sync_single_for_device(conn->dev->ibdev, b->dma, total,
+				      DMA_TO_DEVICE);
+
+	sge.addr = b->dma;
+	sge.length = total;
+	sge.lkey = conn->pd->pd->local_dma_lkey;
+	wr.wr_cqe = &b->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	b->done = done;
+	ret = ib_post_send(conn->id->qp, &wr, NULL);
+	if (ret) {
+		b->done = NULL;
+		return ret;
+	}
+	list_del_init(&b->free);
+	fos_conn_sq_posted(conn);
+	conn->sends++;
+	conn->tx_credits--;
+	conn->owed -= owed;
+	conn->last_tx = jiffies;
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_MSGS, 1);
+	fos_stat_add(conn->peer, FRACTOS_STAT_TX_BYTES, total);
+	return 0;
+}
+
+/* As fos_conn_post_now(), but messages do not overtake the backlog. */
+static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
+			 const void *payload, u32 len,
+			 struct fos_fabric_done *done, bool ctrl)
+{
+	if (!ctrl && conn->nbacklog && conn->state == FOS_CONN_UP)
+		return -EAGAIN;
+	return fos_conn_post_now(conn, type, cookie, payload, len, done, ctrl);
+}
+
+/* Queue a message that found no credit.  Caller holds conn->lock. */
+static int fos_conn_queue(struct fos_conn *conn, u8 type, u64 cookie,
+			  const void *payload, u32 len,
+			  struct fos_fabric_done *done)
+{
+	struct fos_pending *p;
+
+	if (conn->nbacklog >= conn->nbufs)
+		return -EAGAIN;
+	p = kmalloc(struct_size(p, payload, len), GFP_ATOMIC);
+	if (!p)
+		return -ENOMEM;
+	p->type = type;
+	p->cookie = cookie;
+	p->done = done;
+	p->len = len;
+	if (len)
+		memcpy(p->payload, payload, len);
+	list_add_tail(&p->link, &conn->backlog);
+	conn->nbacklog++;
+	return 0;
+}
+
+/* Send what the backlog holds, as far as credits allow. */
+void fos_conn_flush(struct fos_conn *conn)
+{
+	struct fos_pending *p;
+	int ret = 0;
+
+	spin_lock(&conn->lock);
+	while (conn->nbacklog) {
+		p = list_first_entry(&conn->backlog, struct fos_pending, link);
+		ret = fos_conn_post_now(conn, p->type, p->cookie, p->payload,
+					p->len, p->done, false);
+		if (ret)
+			break;
+		list_del(&p->link);
+		conn->nbacklog--;
+		kfree(p);
+	}
+	spin_unlock(&conn->lock);
+	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+		fos_conn_fail_err(conn, "send", ret);
+}
+
+/* A CREDIT or HEARTBEAT on @conn; dropped if it cannot go now. */
+void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
+{
+	int ret;
+
+	spin_lock(&conn->lock);
+	if (type == FOS_WIRE_CREDIT && !conn->owed)
+		ret = 0;
+	else
+		ret = fos_conn_post(conn, type, 0, NULL, 0, NULL, true);
+	spin_unlock(&conn->lock);
+	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+		fos_conn_fail_err(conn, "send", ret);
+}
+
+static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
+			     const void *payload, u32 len,
+			     struct fos_fabric_done *done, unsigned int flags)
+{
+	struct fos_conn *conn;
+	bool queued = false;
+	int ret;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (!conn) {
+		ret = -ENOTCONN;
+	} else {
+		spin_lock(&conn->lock);
+		ret = fos_conn_post(conn, type, cookie, payload, len, done,
+				    false);
+		if (ret == -EAGAIN && (flags & FOS_SEND_QUEUE)) {
+			fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
+			ret = fos_conn_queue(conn, type, cookie, payload, len,
+					     done);
+			queued = true;
+		}
+		spin_unlock(&conn->lock);
+		if (ret && ret != -EAGAIN && ret != -ENOTCONN &&
+		    ret != -EMSGSIZE)
+			fos_conn_fail_err(conn, "send", ret);
+	}
+	spin_unlock(&peer->lock);
+	if (ret == -EAGAIN && !queued)
+		fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
+	return ret;
+}
+
+/*
+ * A wait condition of a sender on peer->wq: @room holds for @peer's
+ * connection (called under its lock), or waiting has become pointless
+ * (no connection, or not up).
+ */
+static bool fos_peer_can_go(struct fos_peer *peer,
+			    bool (*room)(const struct fos_conn *conn))
+{
+	struct fos_conn *conn;
+	bool ok = true;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn) {
+		spin_lock(&conn->lock);
+		ok = conn->state != FOS_CONN_UP || room(conn);
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&peer->lock);
+	return ok;
+}
+
+/*
+ * A message could go out now (a credit to spare, a buffer, no backlog, no
+ * stall).
+ */
+static bool fos_conn_sendable(const struct fos_conn *conn)
+{
+	return conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
+	       !conn->nbacklog && !conn->quiet;
+}
+
+/**
+ * fos_fabric_send - send one message to a peer
+ * @peer: the peer
+ * @type: enum fos_wire_type
+ * @cookie: goes into the header as is
+ * @payload: @len bytes, copied before the function returns
+ * @len: payload length; header included, at most the peer's buffer size
+ * @done: called when the send completes, or NULL
+ * @flags: FOS_SEND_WAIT to sleep for a credit (process context only), or
+ *	FOS_SEND_QUEUE to queue the message behind the others that wait for
+ *	one (any context; the backlog holds up to fabric_ring messages)
+ *
+ * Messages to one peer arrive in the order they were sent, or not at all
+ * (the connection fails; the peer's handlers see no gap in between).
+ *
+ * Return: 0 (sent or queued; @done will be called), -ENOTCONN (the peer is
+ * not up), -EAGAIN (no credit, the backlog is full, or the send queue
+ * stalled), -ETIMEDOUT,
+ * -ERESTARTSYS, -EMSGSIZE, -ENOMEM, or another error from the QP.
+ */
+int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
+		    const void *payload, u32 len, struct fos_fabric_done *done,
+		    unsigned int flags)
+{
+	long left = FOS_SEND_TIMEOUT;
+	int ret;
+
+	if (flags & FOS_SEND_WAIT)
+		might_sleep();
+	if (WARN_ON_ONCE(!type || type >= FOS_WIRE_NR))
+		return -EINVAL;
+	if (len > FOS_WIRE_MSG_MAX)
+		return -EMSGSIZE;
+	for (;;) {
+		ret = fos_peer_try_send(peer, type, cookie, payload, len, done,
+					flags);
+		if (ret != -EAGAIN || !(flags & FOS_SEND_WAIT))
+			return ret;
+		left = wait_event_interruptible_timeout(peer->wq,
+							fos_peer_can_go(peer, fos_conn_sendable),
+							left);
+		if (left < 0)
+			return left;
+		if (!left)
+			return -ETIMEDOUT;
+	}
+}
+
+/* ---- heartbeat ---- */
+
+unsigned long fos_hb_interval(void)
+{
+	return msecs_to_jiffies(clamp(READ_ONCE(fos_fabric_hb_ms), 100U,
+				      60000U));
+}
+
+void fos_hb_work(struct work_struct *work)
+{
+	unsigned long iv = fos_hb_interval(), now = jiffies;
+	struct fos_conn *conn;
+
+	spin_lock(&fos_conns_lock);
+	list_for_each_entry(conn, &fos_conns, link) {
+		enum fos_conn_state state = READ_ONCE(conn->state);
+
+		if (state == FOS_CONN_CONNECTING && READ_ONCE(conn->admitting) &&
+		    time_after(now, conn->born + FOS_ADMIT_TIMEOUT)) {
+			fos_auth_failed(conn, "no auth in time");
+			continue;
+		}
+		if (state == FOS_CONN_CONNECTING &&
+		    time_after(now, conn->born + FOS_CONNECT_TIMEOUT)) {
+			fos_conn_fail(conn);
+			continue;
+		}
+		if (state != FOS_CONN_UP)
+			continue;
+		if (time_after(now, READ_ONCE(conn->last_rx) +
+			       FOS_HB_MISSES * iv)) {
+			fos_stat_add(conn->peer, FRACTOS_STAT_HB_TIMEOUTS, 1);
+			pr_warn("fractos: node %u: no heartbeat for %u ms\n",
+				conn->peer->node_id,
+				jiffies_to_msecs(now - conn->last_rx));
+			fos_conn_fail(conn);
+			continue;
+		}
+		fos_conn_check_stall(conn, now);
+		if (time_after(now, READ_ONCE(conn->last_tx) + iv / 2))
+			fos_conn_send_ctrl(conn, FOS_WIRE_HEARTBEAT);
+	}
+	spin_unlock(&fos_conns_lock);
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, iv);
+}

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - calls: a message and its answer; the caller's
+ * side of invoke, revoke and lookup, and the owner's receive handlers
+ * (see "Remote objects" in remote.c).
+ */
+#include <linux/completion.h>
+#include <linux/cred.h>
+#include <linux/delay.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../fabric/fos_trace.h"
+#include "../wire.h"
+#include "pri.h"
+
+/* ---- calls: a message and its answer ---- */
+
+/* Calls in flight by cookie; xa_lock guards completing them. */
+DEFINE_XARRAY_ALLOC(fos_calls);
+
+/*
+ * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
+ * Return: the answer's status, -EHOSTUNREACH (not connected),
+ * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
+ * error of fos_fabric_send().
+ */
+int fos_call_timeout(struct fos_peer *peer, u8 type,
+		     const void *payload, u32 len,
+		     struct fos_call_wait *w, unsigned long timeout)
+{
+	long left;
+	u32 cookie;
+	int ret;
+
+	might_sleep();
+
+	init_completion(&w->done);
+	w->sent = false;
+	w->answered = false;
+	w->node = fos_peer_node_id(peer);
+	/* Only the answer to this kind of call may complete it. */
+	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
+		   type == FOS_WIRE_LOOKUP ? FOS_WIRE_LOOKUP_REPLY :
+		   FOS_WIRE_ACK;
+	w->status = 0;
+	memset(&w->cap, 0, sizeof(w->cap));
+	memset(&w->grant, 0, sizeof(w->grant));
+	ret = xa_alloc(&fos_calls, &cookie, w, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
+			      FOS_SEND_WAIT);
+	w->sent = !ret;
+	/*
+	 * Not sent.  A signal while waiting for a credit is EINTR, never a
+	 * restart; ETIMEDOUT (no credit for 5 s), EMSGSIZE and ENOMEM are
+	 * the caller's to see; any other failure ended the connection.
+	 */
+	if (ret == -ERESTARTSYS)
+		ret = -EINTR;
+	else if (ret && ret != -ETIMEDOUT && ret != -EMSGSIZE &&
+		 ret != -ENOMEM)
+		ret = -EHOSTUNREACH;
+	if (!ret) {
+		/* Delivered or not, the answer tells: wait for it. */
+		left = wait_for_completion_killable_timeout(&w->done,
+							    timeout);
+		if (!left)
+			ret = -ETIMEDOUT;
+		else if (left < 0)
+			ret = left;
+	}
+	/* After this, no answer can reach @w. */
+	xa_erase(&fos_calls, cookie);
+	if (ret && try_wait_for_completion(&w->done))
+		ret = 0;
+	if (ret)
+		return ret;
+	/* A peer's status is an errno; kernel-internal codes are not. */
+	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
+}
+
+int fos_call(struct fos_peer *peer, u8 type, const void *payload,
+	     u32 len, struct fos_call_wait *w)
+{
+	return fos_call_timeout(peer, type, payload, len, w,
+				FOS_REMOTE_TIMEOUT);
+}
+
+/* Return: whether a caller took the answer. */
+bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+		       int status, const struct fos_cap *cap,
+		       const struct fos_wire_grant_reply *grant)
+{
+	struct fos_call_wait *w;
+	bool taken = false;
+
+	if (cookie > U32_MAX)
+		return false;
+	xa_lock(&fos_calls);
+	w = xa_load(&fos_calls, cookie);
+	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
+	    !completion_done(&w->done)) {
+		w->status = status;
+		w->answered = true;
+		if (cap)
+			w->cap = *cap;
+		if (grant)
+			w->grant = *grant;
+		complete(&w->done);
+		taken = true;
+	}
+	xa_unlock(&fos_calls);
+	return taken;
+}
+
+/* ---- the caller's side ---- */
+
+/**
+ * fos_remote_invoke - invoke a Request whose provider is reached by fabric
+ * @target: the Request object (a proxy, a local child of one, contents
+ *	derived from one, or with fabric_loopback a local Request)
+ * @imm: immediates to append (for a derived Request: its own first)
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments to append
+ * @ncaps: entries at @caps
+ * @wait: FRACTOS_INVOKE_WAIT: retry while the provider's queue is full
+ *
+ * Process context; returns once the owner has answered.
+ *
+ * Return: 0 (queued on the provider), the owner's errno (EKEYREVOKED,
+ * EAGAIN, E2BIG, ...), -EHOSTUNREACH (the node is not configured or not
+ * connected), -EKEYREVOKED (it went down meanwhile), -ETIMEDOUT,
+ * -EMSGSIZE (the arguments do not fit one fabric message: only with a
+ * peer that announced smaller buffers than ours), -EOPNOTSUPP
+ * (an argument is a local child of a proxy), -EINTR.
+ */
+int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps, bool wait)
+{
+	struct fos_object *root = fos_obj_root(target);
+	struct fos_wire_invoke *iv;
+	struct fos_wire_cap *wc;
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	struct fractos_oid oid;
+	u32 len, pepoch, i;
+	int ret;
+
+	might_sleep();
+
+	/* More than any Request takes: what the owner would answer. */
+	if (imm_len > FOS_WIRE_MAX_IMM || ncaps > FOS_WIRE_MAX_CAPS)
+		return -E2BIG;
+	len = sizeof(*iv) + ncaps * sizeof(*wc) + imm_len;
+	/* A local target (fabric_loopback) is exported to ourselves. */
+	fos_remote_oid(root->proxy ? root : target, &oid);
+	peer = fos_peer_find(oid.node);
+	if (!peer)
+		return -EHOSTUNREACH;
+	pepoch = fos_peer_epoch(peer);
+	iv = kzalloc(len, GFP_KERNEL);
+	if (!iv) {
+		ret = -ENOMEM;
+		goto out_peer;
+	}
+	wc = (struct fos_wire_cap *)(iv + 1);
+	iv->oid = cpu_to_le64(oid.id);
+	iv->epoch = cpu_to_le32(oid.epoch);
+	iv->imm_len = cpu_to_le32(imm_len);
+	iv->ncaps = cpu_to_le32(ncaps);
+	/* Named for the call only: exported while it lasts. */
+	if (!root->proxy) {
+		static const struct fos_view none;
+
+		ret = fos_export_add(target, oid.node, pepoch, &none);
+		if (ret)
+			goto out_free;
+	}
+	if (imm_len)
+		memcpy(wc + ncaps, imm, imm_len);
+
+	for (;;) {
+		/*
+		 * Every INVOKE that is sent hands its descriptions to the
+		 * receiver, which accounts for them even when it refuses
+		 * the call: each attempt describes them anew.
+		 */
+		for (i = 0, ret = 0; i < ncaps; i++) {
+			ret = fos_cap_describe(&caps[i], oid.node, pepoch,
+					       &wc[i]);
+			if (ret)
+				break;
+		}
+		if (ret) {
+			/* wc[i] failed: give back those before it. */
+			while (i--)
+				fos_cap_undescribe(&wc[i], oid.node, pepoch);
+			break;
+		}
+		ret = fos_call(peer, FOS_WIRE_INVOKE, iv, len, &w);
+		if (!w.sent)
+			for (i = 0; i < ncaps; i++)
+				fos_cap_undescribe(&wc[i], oid.node, pepoch);
+		if (ret != -EAGAIN || !wait)
+			break;
+		/* The provider's queue is full: try again shortly. */
+		if (msleep_interruptible(1) || signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	if (!root->proxy)
+		fos_export_put(oid.id, oid.node, pepoch, 1, NULL);
+	if (ret == -ECONNRESET)
+		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
+	if (ret == -EKEYREVOKED && root->proxy)
+		fos_obj_revoke(root);	/* the owner says so: monitors fire */
+out_free:
+	kfree(iv);
+out_peer:
+	trace_fos_remote_invoke(oid.node, oid.id, imm_len, ncaps, ret);
+	fos_peer_put(peer);
+	return ret;
+}
+
+/**
+ * fos_remote_revoke - cap_revoke on a proxy
+ * @obj: the proxy
+ *
+ * Asks the owner to revoke the object, then revokes the proxy (and its
+ * local subtree) in any case.
+ *
+ * Return: 0, -EKEYREVOKED (already revoked), or the owner's failure
+ * (-EHOSTUNREACH, -ETIMEDOUT, ...), the proxy being revoked all the same.
+ */
+int fos_remote_revoke(struct fos_object *obj)
+{
+	struct fos_proxy *p = obj->proxy;
+	struct fos_wire_obj o = {};
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	int ret, lret;
+
+	might_sleep();
+
+	if (fos_obj_revoked(obj))
+		return -EKEYREVOKED;
+	o.oid = cpu_to_le64(p->oid);
+	o.epoch = cpu_to_le32(p->epoch);
+	peer = fos_peer_find(p->node);
+	if (peer) {
+		ret = fos_call(peer, FOS_WIRE_REVOKE_REQ, &o, sizeof(o), &w);
+		fos_peer_put(peer);
+	} else {
+		ret = -EHOSTUNREACH;
+	}
+	lret = fos_obj_revoke(obj);
+	if (ret == -ECONNRESET)
+		ret = lret;	/* the owner died: its objects are gone */
+	trace_fos_remote_revoke(p->node, p->oid, ret);
+	return ret;
+}
+
+/**
+ * fos_remote_lookup - NAME_LOOKUP on another node
+ * @node: the node whose name service to ask
+ * @name: the name, already checked
+ * @len: its length
+ * @out: the capability; the caller drops @out->obj
+ *
+ * Return: 0, -ENOENT, -EHOSTUNREACH, -ETIMEDOUT, -ENOMEM, -EINTR.
+ */
+int fos_remote_lookup(u32 node, const char *name, u32 len,
+		      struct fos_cap *out)
+{
+	struct fos_wire_lookup *l;
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	int ret;
+
+	might_sleep();
+
+	peer = fos_peer_find(node);
+	if (!peer)
+		return -EHOSTUNREACH;
+	l = kzalloc(sizeof(*l) + len, GFP_KERNEL);
+	if (!l) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	l->uid = cpu_to_le32(from_kuid_munged(&init_user_ns, current_euid()));
+	l->name_len = cpu_to_le32(len);
+	memcpy(l + 1, name, len);
+	ret = fos_call(peer, FOS_WIRE_LOOKUP, l, sizeof(*l) + len, &w);
+	kfree(l);
+	if (ret == -ECONNRESET)
+		ret = -EHOSTUNREACH;
+	if (!ret)
+		*out = w.cap;	/* resolved on receipt */
+out:
+	fos_peer_put(peer);
+	return ret;
+}
+
+/* ---- the owner's side: receive handlers (registered by remote.c) ---- */
+
+static void fos_send_ack(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			 int status)
+{
+	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
+
+	fos_fabric_send(peer, FOS_WIRE_ACK, le64_to_cpu(hdr->cookie), &ack,
+			sizeof(ack), NULL, FOS_SEND_QUEUE);
+}
+
+static int fos_invoke_deliver(struct fos_peer *peer,
+			      const struct fos_wire_invoke *iv)
+{
+	const struct fos_wire_cap *wc = (const void *)(iv + 1);
+	u32 ncaps = le32_to_cpu(iv->ncaps), imm_len = le32_to_cpu(iv->imm_len);
+	const u8 *imm = (const u8 *)(wc + ncaps);
+	u32 i = 0, n = 0, from = fos_peer_node_id(peer);
+	struct fos_object *obj = NULL;
+	struct fos_cap *caps;
+	struct fos_req *req;
+	int ret;
+
+	if (le32_to_cpu(iv->epoch) == fos_epoch)
+		obj = fos_export_get(le64_to_cpu(iv->oid), peer, NULL);
+	if (IS_ERR_OR_NULL(obj)) {
+		ret = obj ? PTR_ERR(obj) : -EKEYREVOKED;
+		goto out_disown;
+	}
+	if (obj->type != FRACTOS_OBJ_REQUEST) {
+		ret = -EOPNOTSUPP;
+		goto out_obj;
+	}
+	req = fos_obj_get_req(obj);
+	if (IS_ERR(req)) {
+		ret = PTR_ERR(req);
+		goto out_obj;
+	}
+	caps = kcalloc(max(ncaps, 1U), sizeof(*caps), GFP_KERNEL);
+	if (!caps) {
+		ret = -ENOMEM;
+		goto out_req;
+	}
+	/*
+	 * All or nothing: every capability, then one queued message.  A
+	 * description that fails to resolve is accounted for (disowned) by
+	 * fos_cap_resolve(), those after it below.
+	 */
+	for (ret = 0; i < ncaps && !ret; i++) {
+		ret = fos_cap_resolve(peer, &wc[i], &caps[n]);
+		if (!ret)
+			n++;
+	}
+	if (!ret)
+		ret = fos_req_deliver(req, imm, imm_len, caps, n);
+	while (n)
+		fos_obj_put(caps[--n].obj);
+	kfree(caps);
+out_req:
+	fos_req_put(req);
+out_obj:
+	fos_obj_put(obj);
+out_disown:
+	/* Descriptions not made into capabilities go back (see wire.h). */
+	for (; i < ncaps; i++)
+		fos_cap_disown(&wc[i], from);
+	return ret;
+}
+
+void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len)
+{
+	fos_send_ack(peer, hdr, fos_invoke_deliver(peer, payload));
+}
+
+void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		  const void *payload, u32 len)
+{
+	const struct fos_wire_ack *a = payload;
+
+	fos_call_complete(peer, FOS_WIRE_ACK, le64_to_cpu(hdr->cookie),
+			  -(int)le32_to_cpu(a->status), NULL, NULL);
+}
+
+/* A holder asks us to revoke one of our objects. */
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			 const void *payload, u32 len)
+{
+	const struct fos_wire_obj *o = payload;
+	struct fos_object *obj = NULL;
+	int ret = -EKEYREVOKED;
+
+	if (le32_to_cpu(o->epoch) == fos_epoch)
+		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+	} else if (obj) {
+		ret = fos_obj_revoke(obj);
+		fos_obj_put(obj);
+	}
+	fos_send_ack(peer, hdr, ret);
+}
+
+/* A node is about to send @node a capability to one of ours: count it. */
+void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len)
+{
+	const struct fos_wire_import *im = payload;
+	u32 node = le32_to_cpu(im->node);
+	struct fos_peer *holder;
+	int ret = -EKEYREVOKED;
+
+	if (node == fos_node_id) {
+		ret = -EPROTO;	/* the owner needs no IMPORT */
+	} else if (le32_to_cpu(im->epoch) == fos_epoch) {
+		/* Only a peer can ever use it, or DROP it. */
+		holder = fos_peer_find(node);
+		if (holder) {
+			struct fos_view v = {
+				.off = le64_to_cpu(im->off),
+				.len = le64_to_cpu(im->len),
+				.perms = le32_to_cpu(im->perms),
+			};
+
+			ret = fos_export_count(le64_to_cpu(im->oid), node,
+					       fos_peer_epoch(holder), &v,
+					       peer);
+			fos_peer_put(holder);
+		} else {
+			ret = -EHOSTUNREACH;
+		}
+	}
+	fos_send_ack(peer, hdr, ret);
+}
+
+/* Descriptions held by a node ended: it, or a forwarder for it, says so. */
+void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
+{
+	const struct fos_wire_drop *d = payload;
+	u32 node = le32_to_cpu(d->node), epoch = 0;
+	u32 from = fos_peer_node_id(peer);
+	struct fos_peer *holder;
+
+	if (le32_to_cpu(d->epoch) != fos_epoch)
+		return;	/* an older incarnation's objects: all gone */
+	holder = fos_peer_find(node);
+	if (holder) {
+		epoch = fos_peer_epoch(holder);
+		fos_peer_put(holder);
+	}
+	if (fos_export_put(le64_to_cpu(d->oid), node, epoch,
+			   le64_to_cpu(d->count), &from)) {
+		fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
+		trace_fos_proto_error(from, "a DROP for another holder");
+		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
+				    from, le64_to_cpu(d->count),
+				    le64_to_cpu(d->oid), node);
+	}
+}
+
+/* LOOKUP, in process context (an IMPORT may have to be waited for). */
+void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
+		      const struct fos_wire_lookup *l)
+{
+	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer);
+	struct fos_wire_lookup_reply r = {};
+	struct fos_cap cap;
+	kuid_t uid;
+	int ret = -ENOENT;
+
+	/*
+	 * The asker's uid is the peer's word: unless the admin said that the
+	 * peer's uids are ours, only world-visible names are found
+	 * (fos_name_get() matches no name's owner with INVALID_UID).
+	 */
+	uid = INVALID_UID;
+	if (fos_peer_trusts_uids(peer))
+		uid = make_kuid(&init_user_ns, le32_to_cpu(l->uid));
+	ret = fos_name_get((const char *)(l + 1), le32_to_cpu(l->name_len),
+			   uid, &cap);
+	if (!ret) {
+		ret = fos_cap_describe(&cap, node, epoch, &r.cap);
+		fos_obj_put(cap.obj);
+		if (ret)
+			memset(&r.cap, 0, sizeof(r.cap));
+	}
+	r.status = cpu_to_le32(-ret);
+	if (fos_fabric_send(peer, FOS_WIRE_LOOKUP_REPLY, cookie, &r, sizeof(r),
+			    NULL, FOS_SEND_QUEUE) && !ret)
+		fos_cap_undescribe(&r.cap, node, epoch);
+}
+
+void fos_lookup_reply_recv(struct fos_peer *peer,
+			   const struct fos_wire_hdr *hdr,
+			   const void *payload, u32 len)
+{
+	const struct fos_wire_lookup_reply *r = payload;
+	int status = -(int)le32_to_cpu(r->status);
+	struct fos_cap cap = {};
+
+	/*
+	 * Resolved here, in the receive path, not by the caller: a proxy
+	 * made of it exists before this connection's node-down sweep can
+	 * run, which then revokes it like any other.
+	 */
+	if (!status)
+		status = fos_cap_resolve(peer, &r->cap, &cap);
+	/* Nobody waits for it any more: its proxy goes (a DROP). */
+	if (!fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY,
+			       le64_to_cpu(hdr->cookie), status,
+			       status ? NULL : &cap, NULL) && !status)
+		fos_obj_put(cap.obj);
+}

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - memory_copy across nodes: the caller, the
+ * puller's RDMA READs, and COPY, GRANT and LOOKUP served in process
+ * context on fos_copy_wq (see "Remote copies" in remote.c).
+ */
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../fabric/fos_trace.h"
+#include "../wire.h"
+#include "pri.h"
+
+/* ---- memory_copy across nodes (see "Remote copies" in remote.c) ---- */
+
+struct workqueue_struct *fos_copy_wq;
+
+/*
+ * A Memory view of ours named on the wire by @peer: the object, checked
+ * against the view, with rights @perm and [@off, @off + @len) inside it.
+ */
+int fos_copy_local_view(struct fos_peer *peer,
+			const struct fos_wire_cap *wc, u32 perm,
+			u64 off, u64 len, struct fos_cap *out)
+{
+	struct fos_view v = {
+		.off = le64_to_cpu(wc->off), .len = le64_to_cpu(wc->len),
+		.perms = le32_to_cpu(wc->perms),
+	};
+	struct fos_object *obj;
+	int ret;
+
+	if (le32_to_cpu(wc->node) != fos_node_id)
+		return -EPROTO;
+	if (le32_to_cpu(wc->epoch) != fos_epoch)
+		return -EKEYREVOKED;
+	obj = fos_export_get(le64_to_cpu(wc->oid), peer, &v);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	if (!obj)
+		return -EKEYREVOKED;
+	out->obj = obj;
+	out->off = le64_to_cpu(wc->off);
+	out->len = le64_to_cpu(wc->len);
+	out->perms = le32_to_cpu(wc->perms);
+	if (obj->type != FRACTOS_OBJ_MEMORY)
+		ret = -EPROTO;
+	else
+		ret = fos_view_check(obj, out);
+	if (!ret && !(out->perms & perm))
+		ret = -EACCES;
+	if (!ret && (off > out->len || len > out->len - off))
+		ret = -ERANGE;
+	if (ret)
+		fos_obj_put(obj);
+	return ret;
+}
+
+/* The puller's errors as memory_copy reports them. */
+static int fos_copy_errno(int ret)
+{
+	switch (ret) {
+	case -ECONNRESET:
+		return -EKEYREVOKED;	/* the node is gone: so are its objects */
+	case -ENOTCONN:
+	case -ECOMM:
+		return -EHOSTUNREACH;
+	default:
+		return ret;
+	}
+}
+
+/**
+ * struct fos_pull - a copy being pulled, for GRANT_END
+ * @node: the source's owner
+ * @ended: GRANT_END arrived: post no further READ
+ *
+ * On the puller's stack, in fos_pulls (the token is its index) while the
+ * copy runs.
+ */
+struct fos_pull {
+	u32 node;
+	bool ended;
+};
+
+static DEFINE_XARRAY_ALLOC1(fos_pulls);
+
+/**
+ * fos_copy_pull - RDMA-read a source view into a local destination
+ * @src: the source view on the wire (names its owner)
+ * @soff: first byte, from the start of @src
+ * @dst: the local destination view (rights and range checked)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, non-zero
+ *
+ * Asks the owner for a grant over (a window of) the source range, reads
+ * it straight into the destination's pinned pages, releases the grant,
+ * and goes on with the next window; stops posting READs when the owner
+ * ends the grants of the copy (GRANT_END).  Process context.
+ */
+static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_wire_release rel = {};
+	struct fos_wire_grant g = {};
+	struct fos_pull pull = {};
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	struct fos_mem *mem;
+	struct sg_table sgt;
+	u64 done = 0;
+	u32 token;
+	int ret = 0;
+
+	mem = fos_obj_get_mem(dst->obj);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	if (!mem->writable) {
+		ret = -EACCES;
+		goto out_mem;
+	}
+	peer = fos_peer_find(le32_to_cpu(src->node));
+	if (!peer) {
+		ret = -EHOSTUNREACH;
+		goto out_mem;
+	}
+	pull.node = fos_peer_node_id(peer);
+	ret = xa_alloc(&fos_pulls, &token, &pull, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto out_peer;
+	g.src = *src;
+	g.pull = cpu_to_le64(token);
+	while (done < len) {
+		u64 glen, addr;
+		s64 n;
+
+		g.off = cpu_to_le64(soff + done);
+		g.len = cpu_to_le64(len - done);
+		ret = fos_call(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
+		if (ret)
+			break;
+		glen = le64_to_cpu(w.grant.len);
+		addr = le64_to_cpu(w.grant.addr);
+		rel.id = w.grant.id;
+		if (!glen || glen > len - done) {
+			ret = -EPROTO;
+		} else {
+			n = fos_mem_sgt(mem, dst->off + doff + done, glen,
+					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
+					      U32_MAX),
+					&sgt);
+			ret = n < 0 ? n : 0;
+		}
+		if (!ret) {
+			ret = fos_fabric_rdma_read(peer, &sgt, addr,
+						   le32_to_cpu(w.grant.rkey),
+						   &pull.ended);
+			sg_free_table(&sgt);
+		}
+		/*
+		 * Queued, not waited for: a caller being killed must still
+		 * release what it was granted.  Best effort: the grant's TTL
+		 * ends it otherwise.
+		 */
+		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
+				NULL, FOS_SEND_QUEUE);
+		if (ret)
+			break;
+		done += glen;
+		cond_resched();
+	}
+	xa_erase(&fos_pulls, token);
+out_peer:
+	fos_peer_put(peer);
+out_mem:
+	fos_mem_put(mem);
+	return fos_copy_errno(ret);
+}
+
+/*
+ * A capability for the copy protocol, named for node @node: a proxy (or a
+ * local child of one) by the remote object's name with the capability's
+ * view; a local object is exported to @node until fos_copy_undescribe().
+ * A name for the copy only, not a capability handed over: the caller's
+ * own capability keeps the object alive meanwhile.
+ */
+static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
+			     struct fos_wire_cap *wc)
+{
+	struct fos_object *root = fos_obj_root(cap->obj);
+	struct fos_view v = {
+		.off = cap->off, .len = cap->len, .perms = cap->perms,
+	};
+	struct fractos_oid oid;
+	int ret;
+
+	if (!root->proxy) {
+		ret = fos_cap_describe(cap, node, epoch, wc);
+		if (!ret && wc->flags)
+			ret = -EKEYREVOKED;
+		return ret;
+	}
+	memset(wc, 0, sizeof(*wc));
+	/*
+	 * A third node's Memory for @node to pull from: its owner counts
+	 * the view for @node first (see "Views" in wire.h).
+	 */
+	if (root->proxy->node != node) {
+		ret = fos_cap_import(root, node, &v);
+		if (ret)
+			return ret;
+	}
+	fos_remote_oid(root, &oid);
+	wc->node = cpu_to_le32(oid.node);
+	wc->epoch = cpu_to_le32(oid.epoch);
+	wc->oid = cpu_to_le64(oid.id);
+	wc->off = cpu_to_le64(cap->off);
+	wc->len = cpu_to_le64(cap->len);
+	wc->type = cpu_to_le32(FRACTOS_OBJ_MEMORY);
+	wc->perms = cpu_to_le32(cap->perms);
+	return 0;
+}
+
+/*
+ * The copy is over: a local object named for it is no longer exported to
+ * @node, and a third node's no longer counted for it.
+ */
+static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
+				u32 epoch)
+{
+	u32 owner = le32_to_cpu(wc->node);
+
+	if (!wc->epoch || wc->flags)
+		return;
+	if (owner == fos_node_id)
+		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1, NULL);
+	else if (owner != node)
+		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
+			       le64_to_cpu(wc->oid), node, 1);
+}
+
+/**
+ * fos_remote_copy_wanted - does memory_copy between these go by fabric?
+ * @src: the source Memory object
+ * @dst: the destination Memory object
+ *
+ * Return: true if either is another node's (a proxy or a local child of
+ * one), or with fabric_loopback.
+ */
+bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
+{
+	return fos_obj_root(src)->proxy || fos_obj_root(dst)->proxy ||
+	       fos_remote_loopback();
+}
+
+/**
+ * fos_remote_copy - memory_copy where a view is another node's
+ * @src: the source view (READ and the range checked by the caller)
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view (WRITE and the range checked)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes
+ *
+ * The owner of the destination pulls the bytes with RDMA READs from the
+ * owner of the source (fos_copy_pull()): this node if it owns the
+ * destination, else it is asked with COPY.  With fabric_loopback, a copy
+ * between local views goes the same way through this node's connection
+ * to itself.  Process context.
+ *
+ * Return: 0, the owners' errors (EKEYREVOKED, EACCES, ERANGE, EPROTO),
+ * -EHOSTUNREACH, -ETIMEDOUT, -EINVAL (loopback: overlapping ranges of one
+ * memory), -EINTR, -ENOMEM.
+ */
+int fos_remote_copy(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_object *droot = fos_obj_root(dst->obj);
+	struct fos_object *sroot = fos_obj_root(src->obj);
+	struct fos_wire_copy *c;
+	struct fos_call_wait w;
+	struct fos_peer *peer;
+	struct fractos_oid oid;
+	u32 pepoch;
+	int ret;
+
+	might_sleep();
+
+	if (!sroot->proxy && !droot->proxy) {
+		ret = fos_mem_copy_local(src, soff, dst, doff, len, true);
+		if (ret)
+			return ret;
+	}
+	if (!len)
+		return 0;
+	fos_remote_oid(droot->proxy ? droot : dst->obj, &oid);
+	if (!droot->proxy)
+		fos_remote_oid(sroot->proxy ? sroot : src->obj, &oid);
+	peer = fos_peer_find(oid.node);
+	if (!peer)
+		return -EHOSTUNREACH;
+	pepoch = fos_peer_epoch(peer);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto out_peer;
+	}
+	ret = fos_copy_describe(src, oid.node, pepoch, &c->src);
+	if (ret)
+		goto out_free;
+	if (!droot->proxy) {
+		/* Ours: pull from the source's owner (maybe ourselves). */
+		ret = fos_copy_pull(&c->src, soff, dst, doff, len);
+		goto out_names;
+	}
+	ret = fos_copy_describe(dst, oid.node, pepoch, &c->dst);
+	if (ret)
+		goto out_names;
+	c->src_off = cpu_to_le64(soff);
+	c->dst_off = cpu_to_le64(doff);
+	c->len = cpu_to_le64(len);
+	/* Ten seconds, plus one per MiB. */
+	ret = fos_call_timeout(peer, FOS_WIRE_COPY, c, sizeof(*c), &w,
+			       FOS_REMOTE_TIMEOUT +
+			       min_t(u64, len >> 20, 3600) * HZ);
+	ret = fos_copy_errno(ret);
+out_names:
+	fos_copy_undescribe(&c->src, oid.node, pepoch);
+	fos_copy_undescribe(&c->dst, oid.node, pepoch);
+out_free:
+	kfree(c);
+out_peer:
+	trace_fos_remote_copy(oid.node, len, ret);
+	fos_peer_put(peer);
+	return ret;
+}
+
+/* COPY on the destination's owner. */
+static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
+{
+	u64 soff = le64_to_cpu(c->src_off), doff = le64_to_cpu(c->dst_off);
+	u64 len = le64_to_cpu(c->len);
+	struct fos_cap dst, src;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &c->dst, FRACTOS_PERM_WRITE, doff, len,
+				  &dst);
+	if (ret)
+		return ret;
+	if (le32_to_cpu(c->src.node) == fos_node_id && !fos_remote_loopback()) {
+		ret = fos_copy_local_view(peer, &c->src, FRACTOS_PERM_READ,
+					  soff, len, &src);
+		if (!ret) {
+			ret = fos_mem_copy_local(&src, soff, &dst, doff, len,
+						 false);
+			fos_obj_put(src.obj);
+		}
+	} else {
+		ret = fos_copy_pull(&c->src, soff, &dst, doff, len);
+	}
+	fos_obj_put(dst.obj);
+	return ret;
+}
+
+/**
+ * struct fos_copy_work - a COPY, GRANT or LOOKUP served in process context
+ * @work: on fos_copy_wq
+ * @peer: the sender (a reference)
+ * @type: FOS_WIRE_COPY, FOS_WIRE_GRANT or FOS_WIRE_LOOKUP
+ * @cookie: the sender's cookie
+ * @msg: the payload, copied whole: @msg.copy (COPY), @msg.grant (GRANT), or
+ *	@msg.lookup (LOOKUP) and @msg.name, room for the name that follows it
+ */
+struct fos_copy_work {
+	struct work_struct work;
+	struct fos_peer *peer;
+	u8 type;
+	u64 cookie;
+	union {
+		struct fos_wire_copy copy;
+		struct fos_wire_grant grant;
+		struct {
+			struct fos_wire_lookup lookup;
+			char name[FOS_WIRE_NAME_MAX];
+		};
+	} msg;
+};
+
+static void fos_copy_reply(struct fos_peer *peer, u8 type, u64 cookie,
+			   int status, struct fos_wire_grant_reply *r)
+{
+	struct fos_wire_lookup_reply lr = { .status = cpu_to_le32(-status) };
+	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
+
+	if (type == FOS_WIRE_LOOKUP) {	/* failed before it was served */
+		fos_fabric_send(peer, FOS_WIRE_LOOKUP_REPLY, cookie, &lr,
+				sizeof(lr), NULL, FOS_SEND_QUEUE);
+		return;
+	}
+	if (type == FOS_WIRE_COPY) {
+		fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
+				NULL, FOS_SEND_QUEUE);
+		return;
+	}
+	if (status)
+		memset(r, 0, sizeof(*r));
+	r->status = cpu_to_le32(-status);
+	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, r, sizeof(*r),
+			NULL, FOS_SEND_QUEUE);
+}
+
+static void fos_copy_work_fn(struct work_struct *work)
+{
+	struct fos_copy_work *cw = container_of(work, struct fos_copy_work,
+						work);
+	struct fos_wire_grant_reply r = {};
+	int ret;
+
+	if (cw->type == FOS_WIRE_LOOKUP) {
+		fos_lookup_serve(cw->peer, cw->cookie, &cw->msg.lookup);
+		goto out;
+	}
+	if (cw->type == FOS_WIRE_COPY)
+		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
+	else
+		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
+	/* A reply that cannot go leaves the caller to its timeout. */
+	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
+out:
+	fos_peer_res_put(cw->peer, FOS_PEER_WORK);
+	fos_fabric_credit_done(cw->peer);
+	fos_peer_put(cw->peer);
+	kfree(cw);
+}
+
+/*
+ * COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq.
+ * Their receive credit is held until they are served, or refused here
+ * (fos_fabric_credit_done(), "Held credits" in fabric/rx.c).
+ */
+static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			   const void *payload, u32 len)
+{
+	u64 cookie = le64_to_cpu(hdr->cookie);
+	struct fos_wire_grant_reply r = {};
+	struct fos_copy_work *cw;
+
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
+		fos_copy_reply(peer, hdr->type, cookie, -EAGAIN, &r);
+		fos_fabric_credit_done(peer);
+		return;
+	}
+	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
+	if (cw)
+		cw->peer = fos_peer_find(fos_peer_node_id(peer));
+	if (!cw || !cw->peer) {
+		kfree(cw);
+		fos_peer_res_put(peer, FOS_PEER_WORK);
+		fos_copy_reply(peer, hdr->type, cookie, -ENOMEM, &r);
+		fos_fabric_credit_done(peer);
+		return;
+	}
+	cw->type = hdr->type;
+	cw->cookie = cookie;
+	/*
+	 * Into the union, not one of its members: a LOOKUP's name runs past
+	 * struct fos_wire_copy (FORTIFY_SOURCE warns of a field-spanning
+	 * write; found by two fuzzers looking names up on each other).
+	 */
+	if (WARN_ON_ONCE(len > sizeof(cw->msg))) {
+		fos_peer_res_put(cw->peer, FOS_PEER_WORK);
+		fos_peer_put(cw->peer);
+		kfree(cw);
+		fos_copy_reply(peer, hdr->type, cookie, -EPROTO, &r);
+		fos_fabric_credit_done(peer);
+		return;
+	}
+	memcpy(&cw->msg, payload, len);	/* validated by the receive path */
+	INIT_WORK(&cw->work, fos_copy_work_fn);
+	queue_work(fos_copy_wq, &cw->work);
+}
+
+void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		    const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len)
+{
+	fos_copy_queue(peer, hdr, payload, len);
+}
+
+/* GRANT_END on the puller: stop the copy that token @pull names. */
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			const void *payload, u32 len)
+{
+	const struct fos_wire_grant_end *e = payload;
+	u64 token = le64_to_cpu(e->pull);
+	struct fos_pull *p;
+
+	if (token > U32_MAX)
+		return;
+	xa_lock(&fos_pulls);
+	p = xa_load(&fos_pulls, token);
+	/* Unknown: the copy is over and released its grants already. */
+	if (p && p->node == fos_peer_node_id(peer))
+		WRITE_ONCE(p->ended, true);
+	xa_unlock(&fos_pulls);
+}

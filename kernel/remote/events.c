@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - the events deferred to fos_remote_wq (REVOKE
+ * notices, DROP, GRANT_END, RELEASE), sent in order, and the node-down
+ * queue (see "Node death" in remote.c).
+ */
+#include <linux/completion.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "pri.h"
+
+static DEFINE_SPINLOCK(fos_events_lock);
+/* Under fos_events_lock: events for fos_events_work, in order. */
+LIST_HEAD(fos_events);
+/*
+ * Under fos_events_lock: DOWN events, for fos_downs_work.  Kept apart so
+ * that a node's death never waits behind sends (which may wait seconds
+ * for a credit), and never lost: see fos_remote_node_down().
+ */
+static LIST_HEAD(fos_downs);
+struct workqueue_struct *fos_remote_wq;
+static void fos_events_fn(struct work_struct *work);
+static DECLARE_WORK(fos_events_work, fos_events_fn);
+static void fos_downs_fn(struct work_struct *work);
+DECLARE_WORK(fos_downs_work, fos_downs_fn);
+
+static void fos_event_add(struct fos_event *ev)
+{
+	spin_lock(&fos_events_lock);
+	list_add_tail(&ev->link, &fos_events);
+	spin_unlock(&fos_events_lock);
+	queue_work(fos_remote_wq, &fos_events_work);
+}
+
+/* Queue @ev (allocated with @gfp if NULL; best effort, as the notices). */
+static void fos_event_queue_ev(struct fos_event *ev, u8 kind, u8 type,
+			       u32 node, u32 epoch, u64 oid, gfp_t gfp)
+{
+	if (!ev)
+		ev = kzalloc(sizeof(*ev), gfp);
+	if (!ev)
+		return;
+	ev->kind = kind;
+	ev->type = type;
+	ev->node = node;
+	ev->epoch = epoch;
+	ev->oid = oid;
+	fos_event_add(ev);
+}
+
+void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
+		     gfp_t gfp)
+{
+	fos_event_queue_ev(NULL, kind, type, node, epoch, oid, gfp);
+}
+
+/*
+ * Tell @owner that @count descriptions of its object (@epoch, @oid) held
+ * by @holder ended, with @ev if preallocated.  Best effort: a DROP that
+ * cannot go leaves the export referenced until its owner revokes it or
+ * we go away.
+ */
+void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
+		    u64 oid, u32 holder, u64 count)
+{
+	if (!ev)
+		ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev)
+		return;
+	ev->holder = holder;
+	ev->count = count;
+	fos_event_queue_ev(ev, FOS_EV_DROP, 0, owner, epoch, oid, GFP_KERNEL);
+}
+
+/**
+ * fos_remote_node_down - a node, or one epoch of it, is gone
+ * @node: its id
+ * @epoch: the epoch that died, or 0 for every epoch (node deleted)
+ *
+ * Called by the fabric in process context, under no lock.  Calls waiting
+ * on the node fail now; its proxies are revoked and its imports and
+ * grants dropped from fos_downs_work, which nothing else queues behind.
+ * The event cannot be lost: its allocation does not fail.
+ */
+void fos_remote_node_down(u32 node, u32 epoch)
+{
+	struct fos_call_wait *w;
+	struct fos_event *ev;
+	unsigned long idx;
+
+	might_sleep();
+	xa_lock(&fos_calls);
+	xa_for_each(&fos_calls, idx, w) {
+		if (w->node == node && !completion_done(&w->done)) {
+			w->status = -ECONNRESET;
+			complete(&w->done);
+		}
+	}
+	xa_unlock(&fos_calls);
+	/* Small: __GFP_NOFAIL is for exactly this (fault injection too). */
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+	ev->kind = FOS_EV_DOWN;
+	ev->node = node;
+	ev->epoch = epoch;
+	spin_lock(&fos_events_lock);
+	list_add_tail(&ev->link, &fos_downs);
+	spin_unlock(&fos_events_lock);
+	queue_work(system_unbound_wq, &fos_downs_work);
+}
+
+/* The oldest event on @queue (fos_events or fos_downs), or NULL. */
+static struct fos_event *fos_event_pop(struct list_head *queue)
+{
+	struct fos_event *ev;
+
+	spin_lock(&fos_events_lock);
+	ev = list_first_entry_or_null(queue, struct fos_event, link);
+	if (ev)
+		list_del(&ev->link);
+	spin_unlock(&fos_events_lock);
+	return ev;
+}
+
+static void fos_downs_fn(struct work_struct *work)
+{
+	struct fos_event *ev;
+
+	while ((ev = fos_event_pop(&fos_downs))) {
+		fos_proxies_revoke_node(ev->node, ev->epoch);
+		fos_exports_drop_node(ev->node, ev->epoch);
+		fos_grants_drop_node(ev->node);
+		kfree(ev);
+		cond_resched();
+	}
+}
+
+/*
+ * Send a deferred event's message.  Best effort: a lost REVOKE is a known
+ * race (the next use gets EKEYREVOKED), a lost GRANT_END is covered by the
+ * grant's timer, a lost DROP keeps the export until it is revoked.
+ */
+static void fos_event_send(u32 node, u8 type, const void *payload, u32 len)
+{
+	struct fos_peer *peer = fos_peer_find(node);
+
+	if (!peer)
+		return;
+	fos_fabric_send(peer, type, 0, payload, len, NULL, FOS_SEND_WAIT);
+	fos_peer_put(peer);
+}
+
+static void fos_event_run(const struct fos_event *ev)
+{
+	union {
+		struct fos_wire_obj o;
+		struct fos_wire_drop d;
+		struct fos_wire_grant_end e;
+		struct fos_wire_release r;
+	} p = {};
+
+	switch (ev->kind) {
+	case FOS_EV_DROP:
+		p.d.oid = cpu_to_le64(ev->oid);
+		p.d.epoch = cpu_to_le32(ev->epoch);
+		p.d.node = cpu_to_le32(ev->holder);
+		p.d.count = cpu_to_le64(ev->count);
+		fos_event_send(ev->node, FOS_WIRE_DROP, &p.d, sizeof(p.d));
+		break;
+	case FOS_EV_GRANT_END:
+		p.e.pull = cpu_to_le64(ev->oid);
+		p.e.id = cpu_to_le64(ev->epoch);
+		fos_event_send(ev->node, FOS_WIRE_GRANT_END, &p.e, sizeof(p.e));
+		break;
+	case FOS_EV_RELEASE:
+		p.r.id = cpu_to_le64(ev->oid);
+		fos_event_send(ev->node, FOS_WIRE_RELEASE, &p.r, sizeof(p.r));
+		break;
+	default:
+		p.o.oid = cpu_to_le64(ev->oid);
+		p.o.epoch = cpu_to_le32(ev->epoch);
+		fos_event_send(ev->node, ev->type, &p.o, sizeof(p.o));
+	}
+}
+
+static void fos_events_fn(struct work_struct *work)
+{
+	struct fos_event *ev;
+
+	while ((ev = fos_event_pop(&fos_events))) {
+		fos_event_run(ev);
+		kfree(ev);
+		cond_resched();
+	}
+}

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - the export table: the local objects that
+ * other nodes may hold, with their importers and the views described to
+ * them (see "Remote objects" in remote.c, "Holders" and "Views" in
+ * wire.h).
+ */
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../fabric/fos_trace.h"
+#include "../wire.h"
+#include "pri.h"
+
+/* ---- the export table ---- */
+
+/**
+ * struct fos_fwd - descriptions a forwarder announced for an importer
+ * @node: the forwarder
+ * @units: announced (IMPORT) and not given back by it (DROP)
+ */
+struct fos_fwd {
+	u32 node;
+	u64 units;
+};
+
+/**
+ * struct fos_importer - a node that may hold a capability to an export
+ * @link: on fos_export.importers
+ * @node: its id
+ * @epoch: its epoch when it was recorded, 0 if unknown
+ * @units: descriptions of the object put on the wire for it and not
+ *	dropped yet (see "Holders" in wire.h), never zero
+ * @views: the views described to it (none covering another), the only
+ *	ones it may name (see "Views" in wire.h)
+ * @nviews: entries in @views, at least one
+ * @fwds: the forwarders that announced descriptions for it (IMPORT): a
+ *	DROP naming it from another node gives back at most those
+ * @nfwds: entries in @fwds
+ */
+struct fos_importer {
+	struct list_head link;
+	u32 node;
+	u32 epoch;
+	u64 units;
+	struct fos_view *views;
+	u32 nviews;
+	struct fos_fwd *fwds;
+	u32 nfwds;
+};
+
+/**
+ * struct fos_export - an entry of the export table
+ * @obj: the local object (one reference held)
+ * @importers: struct fos_importer, under fos_export_lock
+ * @dead: on a struct fos_dead list once revocation took the entry
+ * @hashed: in fos_exports, under fos_export_lock
+ */
+struct fos_export {
+	struct fos_object *obj;
+	struct list_head importers;
+	struct list_head dead;
+	bool hashed;
+};
+
+static DEFINE_MUTEX(fos_export_lock);
+/* oid -> struct fos_export; changed under fos_export_lock. */
+DEFINE_XARRAY(fos_exports);
+
+static void fos_export_free(struct fos_export *e);
+
+/* @v lies inside @o, with no right that @o lacks. */
+static bool fos_view_covers(const struct fos_view *o, const struct fos_view *v)
+{
+	return v->off >= o->off && v->len <= o->len &&
+	       v->off - o->off <= o->len - v->len && !(v->perms & ~o->perms);
+}
+
+static void fos_importer_free(struct fos_importer *i)
+{
+	kfree(i->views);
+	kfree(i->fwds);
+	kfree(i);
+}
+
+/*
+ * The entry of forwarder @node in @i, made (with no units) if there is
+ * none.  Caller holds fos_export_lock.  Return: it, or NULL (no memory).
+ */
+static struct fos_fwd *fos_importer_fwd(struct fos_importer *i, u32 node)
+{
+	struct fos_fwd *fwds;
+	u32 k;
+
+	lockdep_assert_held(&fos_export_lock);
+	for (k = 0; k < i->nfwds; k++)
+		if (i->fwds[k].node == node)
+			return &i->fwds[k];
+	fwds = krealloc_array(i->fwds, i->nfwds + 1, sizeof(*fwds),
+			      GFP_KERNEL);
+	if (!fwds)
+		return NULL;
+	i->fwds = fwds;
+	fwds[i->nfwds] = (struct fos_fwd){ .node = node };
+	return &fwds[i->nfwds++];
+}
+
+/*
+ * Record @v for @i unless a view recorded covers it.  Caller holds
+ * fos_export_lock (a mutex: this may sleep).  Return: 0 or -ENOMEM.
+ */
+static int fos_importer_add_view(struct fos_importer *i,
+				 const struct fos_view *v)
+{
+	struct fos_view *views;
+	u32 k;
+
+	lockdep_assert_held(&fos_export_lock);
+	for (k = 0; k < i->nviews; k++)
+		if (fos_view_covers(&i->views[k], v))
+			return 0;
+	views = krealloc_array(i->views, i->nviews + 1, sizeof(*views),
+			       GFP_KERNEL);
+	if (!views)
+		return -ENOMEM;
+	views[i->nviews++] = *v;
+	i->views = views;
+	return 0;
+}
+
+/* The record of @node (@epoch, 0: any) among @e's importers, or NULL. */
+static struct fos_importer *fos_export_importer(struct fos_export *e,
+						u32 node, u32 epoch)
+{
+	struct fos_importer *i;
+
+	lockdep_assert_held(&fos_export_lock);
+	list_for_each_entry(i, &e->importers, link)
+		if (i->node == node &&
+		    (!epoch || !i->epoch || i->epoch == epoch))
+			return i;
+	return NULL;
+}
+
+/*
+ * Whether @node (@epoch) holds @e with a view covering @v (NULL: with
+ * any view).  Caller holds fos_export_lock.
+ */
+static bool fos_export_held(struct fos_export *e, u32 node, u32 epoch,
+			    const struct fos_view *v)
+{
+	struct fos_importer *i = fos_export_importer(e, node, epoch);
+	u32 k;
+
+	if (!i)
+		return false;
+	if (!v)
+		return true;
+	for (k = 0; k < i->nviews; k++)
+		if (fos_view_covers(&i->views[k], v))
+			return true;
+	return false;
+}
+
+/*
+ * Count one more description of @e, with view @v, for @node; @fwd: the
+ * forwarder that announced it (IMPORT), or NULL when we described it.
+ * Caller holds fos_export_lock.  @spare is taken for a new record.
+ * Return: 0 or -ENOMEM.
+ */
+static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
+				   const struct fos_view *v, const u32 *fwd,
+				   struct fos_importer **spare)
+{
+	struct fos_fwd *f = NULL;
+	struct fos_importer *i;
+	bool found = false;
+	int ret;
+
+	lockdep_assert_held(&fos_export_lock);
+	list_for_each_entry(i, &e->importers, link) {
+		if (i->node == node && i->epoch == epoch) {
+			found = true;
+			break;
+		}
+	}
+	if (!found) {
+		i = *spare;
+		*i = (struct fos_importer){ .node = node, .epoch = epoch };
+	}
+	/* An entry without units is harmless if the view fails. */
+	if (fwd) {
+		f = fos_importer_fwd(i, *fwd);
+		if (!f) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	ret = fos_importer_add_view(i, v);
+	if (ret)
+		goto err;
+	i->units++;
+	if (f)
+		f->units++;
+	if (!found) {
+		*spare = NULL;
+		list_add_tail(&i->link, &e->importers);
+	}
+	return 0;
+
+err:
+	if (!found) {
+		kfree(i->views);
+		kfree(i->fwds);
+	}
+	return ret;
+}
+
+/*
+ * @e has no importer left: take it off its object and out of the table,
+ * onto @gone for fos_export_free(), unless a revocation took it first (it
+ * frees it then).  Caller holds fos_export_lock.
+ */
+static void fos_export_unused_locked(struct fos_export *e,
+				     struct list_head *gone)
+{
+	bool mine;
+
+	lockdep_assert_held(&fos_export_lock);
+	spin_lock(&fos_tree_lock);
+	mine = e->obj->export == e;
+	if (mine)
+		e->obj->export = NULL;
+	spin_unlock(&fos_tree_lock);
+	if (!mine)
+		return;
+	xa_erase(&fos_exports, e->obj->id);
+	e->hashed = false;
+	list_add_tail(&e->dead, gone);
+}
+
+/**
+ * fos_export_add - count a description of @obj for node @node
+ * @obj: a local object (not a proxy, nor a child of one)
+ * @node: the importer (this node for fabric_loopback)
+ * @epoch: its epoch
+ * @v: the view described
+ *
+ * Makes @obj reachable by its id until the description is dropped
+ * (fos_export_put(), a DROP from @node) or @node is gone.
+ *
+ * Return: 0, -EKEYREVOKED or -ENOMEM.
+ */
+int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
+		   const struct fos_view *v)
+{
+	struct fos_export *e, *spare_e;
+	struct fos_importer *spare_i;
+	LIST_HEAD(gone);
+	bool revoked;
+	int ret = 0;
+
+	might_sleep();
+
+	spare_e = kzalloc(sizeof(*spare_e), GFP_KERNEL);
+	spare_i = kzalloc(sizeof(*spare_i), GFP_KERNEL);
+	if (!spare_e || !spare_i) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	mutex_lock(&fos_export_lock);
+	spin_lock(&fos_tree_lock);
+	revoked = obj->revoked;
+	e = obj->export;
+	spin_unlock(&fos_tree_lock);
+	if (revoked) {
+		ret = -EKEYREVOKED;
+		goto out;
+	}
+	if (!e) {
+		e = spare_e;
+		e->obj = obj;
+		INIT_LIST_HEAD(&e->importers);
+		INIT_LIST_HEAD(&e->dead);
+		ret = xa_insert(&fos_exports, obj->id, e, GFP_KERNEL);
+		if (ret)
+			goto out;
+		spin_lock(&fos_tree_lock);
+		revoked = obj->revoked;
+		if (!revoked) {
+			obj->export = e;
+			fos_obj_get(obj);
+		}
+		spin_unlock(&fos_tree_lock);
+		if (revoked) {
+			xa_erase(&fos_exports, obj->id);
+			ret = -EKEYREVOKED;
+			goto out;
+		}
+		e->hashed = true;
+		spare_e = NULL;
+		fos_live_add(FOS_LIVE_EXPORTS, 1);
+	}
+	/* (Even if revocation just took @e: it then tells @node.) */
+	ret = fos_export_add_importer(e, node, epoch, v, NULL, &spare_i);
+	if (ret && list_empty(&e->importers))
+		fos_export_unused_locked(e, &gone);
+out:
+	mutex_unlock(&fos_export_lock);
+out_free:
+	kfree(spare_e);
+	kfree(spare_i);
+	e = list_first_entry_or_null(&gone, struct fos_export, dead);
+	if (e)
+		fos_export_free(e);
+	return ret;
+}
+
+/**
+ * fos_export_get - the exported object @oid, as @peer may name it
+ * @oid: the object's public id (fos_oid_public(), as on the wire)
+ * @peer: the node that names it
+ * @v: the view it names, NULL for any (it must hold the object)
+ *
+ * Return: the object with a reference; NULL if it is not exported (or
+ * revoked); ERR_PTR(-EPROTO), counted and logged, if it is exported but
+ * not to @peer with a view covering @v (see "Views" in wire.h).
+ */
+struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
+				  const struct fos_view *v)
+{
+	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer);
+	struct fos_object *obj = NULL;
+	struct fos_export *e;
+	bool held = true;
+
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (e && !fos_obj_revoked(e->obj)) {
+		held = fos_export_held(e, node, epoch, v);
+		if (held) {
+			obj = e->obj;
+			fos_obj_get(obj);
+		}
+	}
+	mutex_unlock(&fos_export_lock);
+	if (held)
+		return obj;
+	fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
+	trace_fos_proto_error(node, "a view it was not given");
+	if (v)
+		pr_warn_ratelimited("fractos: node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
+				    node, oid, v->off, v->len, v->perms);
+	else
+		pr_warn_ratelimited("fractos: node %u names object %llu, which it was not given\n",
+				    node, oid);
+	return ERR_PTR(-EPROTO);
+}
+
+/**
+ * fos_export_count - IMPORT: count a description of @oid for @node
+ * @oid: the object's public id
+ * @node: the holder-to-be
+ * @epoch: its epoch, 0 if unknown
+ * @v: the view it is given
+ * @from: the forwarder, which must hold that view itself
+ *
+ * Return: 0, -EKEYREVOKED (not exported, or revoked), -EPROTO (@from
+ * does not hold @v; counted and logged) or -ENOMEM.
+ */
+int fos_export_count(u64 oid, u32 node, u32 epoch,
+		     const struct fos_view *v, struct fos_peer *from)
+{
+	u32 fwd = fos_peer_node_id(from);
+	struct fos_importer *spare;
+	struct fos_export *e;
+	int ret = -EKEYREVOKED;
+	bool held = true;
+
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+	if (!spare)
+		return -ENOMEM;
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (e && !fos_obj_revoked(e->obj)) {
+		held = fos_export_held(e, fwd, fos_peer_epoch(from), v);
+		ret = held ? fos_export_add_importer(e, node, epoch, v, &fwd,
+						     &spare) : -EPROTO;
+	}
+	mutex_unlock(&fos_export_lock);
+	kfree(spare);
+	if (!held) {
+		fos_peer_stat_inc(from, FRACTOS_STAT_PROTO_ERRORS);
+		pr_warn_ratelimited("fractos: node %u forwards object %llu with a view it was not given\n",
+				    fos_peer_node_id(from), oid);
+	}
+	return ret;
+}
+
+/**
+ * fos_export_put - descriptions of @oid held by @node ended
+ * @oid: the object's public id
+ * @node: the holder
+ * @epoch: its epoch, 0 for any
+ * @count: how many
+ * @by: the node that says so, when it is not @node: a forwarder, which
+ *	may give back only what it announced for @node (IMPORT); NULL for
+ *	this node
+ *
+ * The object leaves the export table when no description is left.
+ * Unknown names are ignored (revoked meanwhile, or the holder's node went
+ * down); a count larger than what is left is a peer's bug, logged.
+ *
+ * Return: 0, or -EPROTO when @by gives back more than it announced
+ * (nothing changes).
+ */
+int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,
+		   const u32 *by)
+{
+	struct fos_importer *i, *found = NULL;
+	struct fos_fwd *f = NULL;
+	struct fos_export *e;
+	LIST_HEAD(gone);
+	int ret = 0;
+	u32 k;
+
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (!e)
+		goto out;
+	list_for_each_entry(i, &e->importers, link) {
+		if (i->node == node && (!epoch || !i->epoch ||
+					i->epoch == epoch)) {
+			found = i;
+			break;
+		}
+	}
+	if (!found)
+		goto out;
+	if (by && *by != node) {
+		for (k = 0; k < found->nfwds; k++)
+			if (found->fwds[k].node == *by)
+				f = &found->fwds[k];
+		if (!f || count > f->units) {
+			ret = -EPROTO;
+			goto out;
+		}
+		f->units -= count;
+	}
+	if (count > found->units)
+		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu, holds %llu\n",
+				    node, count, oid, found->units);
+	found->units -= min(count, found->units);
+	if (found->units)
+		goto out;
+	list_del(&found->link);
+	fos_importer_free(found);
+	if (list_empty(&e->importers))
+		fos_export_unused_locked(e, &gone);
+out:
+	mutex_unlock(&fos_export_lock);
+	e = list_first_entry_or_null(&gone, struct fos_export, dead);
+	if (e)
+		fos_export_free(e);
+	return ret;
+}
+
+/*
+ * Revocation of @obj: take its export entry.  Caller holds fos_tree_lock;
+ * fos_remote_exports_release() finishes the job.
+ */
+void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	if (!obj->export)
+		return;
+	list_add_tail(&obj->export->dead, &dead->exports);
+	obj->export = NULL;
+}
+
+static void fos_export_free(struct fos_export *e)
+{
+	fos_obj_put(e->obj);
+	kfree(e);
+	fos_live_add(FOS_LIVE_EXPORTS, -1);
+}
+
+/**
+ * fos_remote_exports_release - revoked objects leave the export table
+ * @list: struct fos_export entries linked by dead
+ *
+ * Every importer is sent a REVOKE notice.  May sleep.
+ */
+void fos_remote_exports_release(struct list_head *list)
+{
+	struct fos_export *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, list, dead) {
+		struct fos_importer *i, *itmp;
+		LIST_HEAD(importers);
+
+		list_del(&e->dead);
+		mutex_lock(&fos_export_lock);
+		if (e->hashed) {
+			xa_erase(&fos_exports, e->obj->id);
+			e->hashed = false;
+		}
+		list_splice_init(&e->importers, &importers);
+		mutex_unlock(&fos_export_lock);
+		list_for_each_entry_safe(i, itmp, &importers, link) {
+			fos_event_queue(FOS_EV_NOTICE, FOS_WIRE_REVOKE, i->node,
+					fos_epoch, fos_oid_public(e->obj->id),
+					GFP_KERNEL);
+			fos_importer_free(i);
+		}
+		fos_export_free(e);
+	}
+	/*
+	 * A grant holds its object, not its export: the holder may have
+	 * dropped the export while its copy was running.  So every
+	 * revocation ends the grants out on revoked objects.
+	 */
+	fos_grants_end_revoked();
+}
+
+/* Node @node (@epoch, or any if 0) is gone: it imports nothing any more. */
+void fos_exports_drop_node(u32 node, u32 epoch)
+{
+	struct fos_export *e, *tmp;
+	unsigned long idx;
+	LIST_HEAD(gone);
+
+	mutex_lock(&fos_export_lock);
+	xa_for_each(&fos_exports, idx, e) {
+		struct fos_importer *i, *itmp;
+
+		list_for_each_entry_safe(i, itmp, &e->importers, link) {
+			if (i->node != node ||
+			    (epoch && i->epoch && i->epoch != epoch))
+				continue;
+			list_del(&i->link);
+			fos_importer_free(i);
+		}
+		if (list_empty(&e->importers))
+			fos_export_unused_locked(e, &gone);
+	}
+	mutex_unlock(&fos_export_lock);
+	list_for_each_entry_safe(e, tmp, &gone, dead) {
+		list_del(&e->dead);
+		fos_export_free(e);
+	}
+}

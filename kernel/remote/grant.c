@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - grants: source ranges registered for a
+ * puller's RDMA READs, their lifetimes and their ends (see "Remote
+ * copies" in remote.c).
+ */
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "pri.h"
+
+/* ---- grants (see "Remote copies" in remote.c) ---- */
+
+/* How long a grant may live: its puller releases it long before. */
+#define FOS_GRANT_TTL		(3 * FOS_REMOTE_TIMEOUT)
+/*
+ * How long a grant outlives the revocation of its source at most: its
+ * puller's READs in flight (8 of 1 MiB) complete long before, even
+ * through a few retransmissions.
+ */
+#define FOS_GRANT_END_WAIT	(2 * HZ)
+
+/**
+ * struct fos_grant - a source range registered for a puller's RDMA READs
+ * @id: in fos_grants
+ * @node: the puller
+ * @ending: GRANT_END is on its way (under fos_grants' xa_lock)
+ * @pull: the puller's token
+ * @obj: the object of the view granted (a reference), checked for
+ *	revocation
+ * @mem: the pinned pages (a reference: they stay pinned while registered)
+ * @sgt: the pages of the range
+ * @mr: the region; its rkey dies with fos_fabric_dereg_mr()
+ * @ttl: releases a grant its puller never released (FOS_GRANT_TTL, or
+ *	FOS_GRANT_END_WAIT once ending)
+ * @peer: the puller (a reference), charged one FOS_PEER_GRANTS
+ * @dead: on a local list once taken out of fos_grants
+ *
+ * Freed by whoever takes it out of fos_grants.
+ */
+struct fos_grant {
+	u32 id;
+	u32 node;
+	bool ending;
+	u64 pull;
+	struct fos_object *obj;
+	struct list_head dead;
+	struct fos_mem *mem;
+	struct sg_table sgt;
+	struct fos_fabric_mr *mr;
+	struct delayed_work ttl;
+	struct fos_peer *peer;
+};
+
+/* id -> struct fos_grant; xa_lock guards taking an entry out. */
+DEFINE_XARRAY_ALLOC(fos_grants);
+/* Woken whenever a grant is freed (fos_remote_grants_sync()). */
+static DECLARE_WAIT_QUEUE_HEAD(fos_grants_wq);
+
+static void fos_grant_free(struct fos_grant *g)
+{
+	fos_fabric_dereg_mr(g->mr);	/* the rkey is dead from here */
+	sg_free_table(&g->sgt);
+	fos_mem_put(g->mem);
+	fos_obj_put(g->obj);
+	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_put(g->peer);
+	kfree(g);
+	fos_live_add(FOS_LIVE_GRANTS, -1);
+	wake_up_all(&fos_grants_wq);
+}
+
+/*
+ * Objects were revoked: end the grants out on them (see "Remote copies").
+ * The puller is told (GRANT_END) and the grant's timer shortened to
+ * FOS_GRANT_END_WAIT.  May sleep.
+ */
+void fos_grants_end_revoked(void)
+{
+	struct fos_grant *g;
+	unsigned long idx;
+
+	if (xa_empty(&fos_grants))
+		return;
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		/* Racy read: a revocation in progress scans again after. */
+		if (g->ending || !READ_ONCE(g->obj->revoked))
+			continue;
+		g->ending = true;
+		mod_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_END_WAIT);
+		fos_event_queue(FOS_EV_GRANT_END, 0, g->node, g->id, g->pull,
+				GFP_ATOMIC);
+	}
+	xa_unlock(&fos_grants);
+}
+
+static void fos_grant_ttl_fn(struct work_struct *work)
+{
+	struct fos_grant *g = container_of(to_delayed_work(work),
+					   struct fos_grant, ttl);
+
+	if (xa_cmpxchg(&fos_grants, g->id, g, NULL, GFP_KERNEL) != g)
+		return;
+	/*
+	 * fos_grants_end_revoked() may have re-armed us while we ran (a
+	 * running work is not pending): out of the table, nobody can any
+	 * more, so cancel that before @g goes.
+	 */
+	cancel_delayed_work(&g->ttl);
+	fos_grant_free(g);
+}
+
+/* A grant is out on a revoked object. */
+static bool fos_grants_revoked_out(void)
+{
+	struct fos_grant *g;
+	unsigned long idx;
+	bool out = false;
+
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (READ_ONCE(g->obj->revoked)) {
+			out = true;
+			break;
+		}
+	}
+	xa_unlock(&fos_grants);
+	return out;
+}
+
+/* Some range of ours is registered for a peer (a racy hint). */
+bool fos_remote_grants_out(void)
+{
+	return !xa_empty(&fos_grants);
+}
+
+/**
+ * fos_remote_grants_sync - the keys of revoked objects are dead
+ *
+ * Called by CAP_REVOKE once the object is revoked, so that no peer can
+ * read it when the call returns (see "Remote copies"): waits until the
+ * pullers of the grants out on revoked objects have released them (they
+ * were sent GRANT_END), at most FOS_GRANT_END_WAIT, then deregisters
+ * those that are left itself; a puller that still reads from one loses
+ * its connection.  Returns at once when no grant is out.  May sleep.
+ */
+void fos_remote_grants_sync(void)
+{
+	struct fos_grant *g, *tmp;
+	unsigned long idx;
+	LIST_HEAD(dead);
+
+	might_sleep();
+	if (xa_empty(&fos_grants))
+		return;
+	wait_event_timeout(fos_grants_wq, !fos_grants_revoked_out(),
+			   FOS_GRANT_END_WAIT);
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (!READ_ONCE(g->obj->revoked))
+			continue;
+		__xa_erase(&fos_grants, idx);
+		list_add_tail(&g->dead, &dead);
+	}
+	xa_unlock(&fos_grants);
+	list_for_each_entry_safe(g, tmp, &dead, dead) {
+		cancel_delayed_work_sync(&g->ttl);
+		fos_grant_free(g);
+	}
+}
+
+/* Take grant @id (of @node) out and free it. */
+static void fos_grant_release(u32 id, u32 node)
+{
+	struct fos_grant *g;
+
+	xa_lock(&fos_grants);
+	g = xa_load(&fos_grants, id);
+	if (g && g->node == node)
+		__xa_erase(&fos_grants, id);
+	else
+		g = NULL;
+	xa_unlock(&fos_grants);
+	if (!g)
+		return;
+	cancel_delayed_work_sync(&g->ttl);
+	fos_grant_free(g);
+}
+
+/* Release every grant of @node (U32_MAX: of every node). */
+void fos_grants_drop_node(u32 node)
+{
+	struct fos_grant *g, *tmp;
+	unsigned long idx;
+	LIST_HEAD(dead);
+
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if (node != U32_MAX && g->node != node)
+			continue;
+		__xa_erase(&fos_grants, idx);
+		list_add_tail(&g->dead, &dead);
+	}
+	xa_unlock(&fos_grants);
+	list_for_each_entry_safe(g, tmp, &dead, dead) {
+		cancel_delayed_work_sync(&g->ttl);
+		fos_grant_free(g);
+	}
+}
+
+/* GRANT on the source's owner: register the range, answer where it is. */
+int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
+		    struct fos_wire_grant_reply *r)
+{
+	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
+	struct fos_grant *g;
+	struct fos_cap src;
+	u32 max_pages, rkey, id;
+	u64 addr, b;
+	s64 n;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &w->src, FRACTOS_PERM_READ, off, len,
+				  &src);
+	if (ret)
+		return ret;
+	if (!fos_peer_res_get(peer, FOS_PEER_GRANTS)) {
+		ret = -EAGAIN;
+		goto out_obj;
+	}
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g) {
+		fos_peer_res_put(peer, FOS_PEER_GRANTS);
+		ret = -ENOMEM;
+		goto out_obj;
+	}
+	g->peer = fos_peer_get(peer);
+	g->node = fos_peer_node_id(peer);
+	g->pull = le64_to_cpu(w->pull);
+	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
+	g->mem = fos_obj_get_mem(src.obj);
+	if (IS_ERR(g->mem)) {
+		ret = PTR_ERR(g->mem);
+		kfree(g);
+		goto out_obj;
+	}
+	max_pages = fos_fabric_mr_max_pages(peer);
+	b = g->mem->first_off + src.off + off;
+	n = fos_mem_sgt(g->mem, src.off + off, len, max_pages, &g->sgt);
+	if (n < 0) {
+		ret = max_pages ? n : -EHOSTUNREACH;
+		goto err_mem;
+	}
+	ret = fos_fabric_reg_mr(peer, &g->sgt,
+				DIV_ROUND_UP(offset_in_page(b) + n, PAGE_SIZE),
+				&g->mr, &addr, &rkey);
+	if (ret)
+		goto err_sgt;
+	fos_live_add(FOS_LIVE_GRANTS, 1);
+	g->obj = src.obj;	/* the reference goes with @g from here */
+	/*
+	 * Once in fos_grants, a RELEASE, the node going down or a
+	 * revocation may end @g: arm its timer and read its id before
+	 * anyone can look it up.
+	 */
+	xa_lock(&fos_grants);
+	ret = __xa_alloc(&fos_grants, &id, g, xa_limit_32b, GFP_KERNEL);
+	/*
+	 * A revocation whose scan of fos_grants (under this lock) came
+	 * before the grant was in the table did not see it, and one after
+	 * will: end it here if the object is revoked already.  Checked
+	 * under the lock: once it is dropped, @g and its object may be
+	 * freed by anyone who ends the grant.
+	 */
+	if (!ret && READ_ONCE(src.obj->revoked)) {
+		__xa_erase(&fos_grants, id);
+		ret = -EKEYREVOKED;
+	}
+	if (!ret) {
+		g->id = id;
+		queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
+	}
+	xa_unlock(&fos_grants);
+	if (ret) {
+		fos_grant_free(g);
+		return ret;
+	}
+	r->rkey = cpu_to_le32(rkey);
+	r->id = cpu_to_le64(id);
+	r->addr = cpu_to_le64(addr);
+	r->len = cpu_to_le64(n);
+	return 0;
+
+err_sgt:
+	sg_free_table(&g->sgt);
+err_mem:
+	fos_mem_put(g->mem);
+	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_put(g->peer);
+	kfree(g);
+out_obj:
+	fos_obj_put(src.obj);
+	return ret;
+}
+
+void fos_grant_reply_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len)
+{
+	const struct fos_wire_grant_reply *r = payload;
+
+	/*
+	 * A grant answering a call that is gone (its caller was killed, or
+	 * gave up after FOS_REMOTE_TIMEOUT) is released at once: else it
+	 * would keep the owner's pages pinned and their rkey alive until its
+	 * FOS_GRANT_TTL.
+	 */
+	if (!fos_call_complete(peer, FOS_WIRE_GRANT_REPLY,
+			       le64_to_cpu(hdr->cookie),
+			       -(int)le32_to_cpu(r->status), NULL, r) &&
+	    !r->status)
+		fos_event_queue(FOS_EV_RELEASE, 0, fos_peer_node_id(peer), 0,
+				le64_to_cpu(r->id), GFP_ATOMIC);
+}
+
+void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		      const void *payload, u32 len)
+{
+	const struct fos_wire_release *r = payload;
+	u64 id = le64_to_cpu(r->id);
+
+	if (id <= U32_MAX)
+		fos_grant_release(id, fos_peer_node_id(peer));
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: the private header of kernel/remote/ (objects of other nodes,
+ * see "Remote objects" in remote.c) - the structures, tables, queues and
+ * functions that its files share.  The rest of the module uses fos.h and
+ * fabric.h only.
+ */
+#ifndef FRACTOS_REMOTE_PRI_H
+#define FRACTOS_REMOTE_PRI_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+
+/* How long an invoker waits for the owner's answer. */
+#define FOS_REMOTE_TIMEOUT	(10 * HZ)
+
+/**
+ * struct fos_view - what a description names of an object
+ * @off: start (Memory; 0 for a Request)
+ * @len: length (Memory; 0 for a Request)
+ * @perms: FRACTOS_PERM_* (Memory; 0 for a Request)
+ */
+struct fos_view {
+	u64 off;
+	u64 len;
+	u32 perms;
+};
+
+/**
+ * struct fos_proxy - what a proxy object stands for
+ * @hnode: in fos_proxies, under fos_proxy_lock
+ * @obj: the proxy object; no reference (freeing it unhashes us first)
+ * @node: the owner node
+ * @epoch: the owner's epoch
+ * @oid: the object id on the owner
+ * @hashed: in fos_proxies, under fos_proxy_lock
+ * @units: descriptions of the object received into this proxy, under
+ *	fos_proxy_lock; DROP gives them back
+ * @drop: the DROP event, allocated with the proxy so that freeing it
+ *	never fails to send one
+ */
+struct fos_proxy {
+	struct hlist_node hnode;
+	struct fos_object *obj;
+	u32 node;
+	u32 epoch;
+	u64 oid;
+	bool hashed;
+	u64 units;
+	struct fos_event *drop;
+};
+
+/**
+ * struct fos_call_wait - a call waiting for its answer
+ * @done: completed by the answer or by the node's death
+ * @sent: the message was handed to the fabric (it may have arrived)
+ * @answered: the answer arrived (@status is the peer's)
+ * @node: the node that must answer
+ * @reply: the message type of the answer (ACK, LOOKUP_REPLY, GRANT_REPLY)
+ * @status: 0 or a negative errno
+ * @cap: LOOKUP_REPLY: the capability, resolved on receipt (a reference
+ *	the caller drops)
+ * @grant: GRANT_REPLY: the grant
+ */
+struct fos_call_wait {
+	struct completion done;
+	bool sent;
+	bool answered;
+	u32 node;
+	u8 reply;
+	int status;
+	struct fos_cap cap;
+	struct fos_wire_grant_reply grant;
+};
+
+enum fos_event_kind {
+	FOS_EV_NOTICE,		/* send a REVOKE notice */
+	FOS_EV_DOWN,		/* a node (epoch) is gone (on fos_downs) */
+	FOS_EV_GRANT_END,	/* send GRANT_END */
+	FOS_EV_DROP,		/* send DROP */
+	FOS_EV_RELEASE,		/* send RELEASE */
+};
+
+/**
+ * struct fos_event - work deferred to fos_remote_wq, done in order
+ * @link: on fos_events
+ * @kind: enum fos_event_kind
+ * @type: FOS_EV_NOTICE: the message type
+ * @node: the node concerned
+ * @epoch: NOTICE, DROP: the object's epoch; DOWN: the dead epoch, 0 for
+ *	all; GRANT_END: the grant id
+ * @oid: NOTICE, DROP: the object id; GRANT_END: the puller's token;
+ *	RELEASE: the grant id
+ * @holder: DROP: the holder whose descriptions end
+ * @count: DROP: how many
+ */
+struct fos_event {
+	struct list_head link;
+	u8 kind;
+	u8 type;
+	u32 node;
+	u32 epoch;
+	u64 oid;
+	u32 holder;
+	u64 count;
+};
+
+/* events.c: work deferred to fos_remote_wq, node deaths */
+extern struct workqueue_struct *fos_remote_wq;
+extern struct list_head fos_events;
+extern struct work_struct fos_downs_work;
+void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
+		     gfp_t gfp);
+void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
+		    u64 oid, u32 holder, u64 count);
+
+/* export.c: the export table */
+extern struct xarray fos_exports;
+int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
+		   const struct fos_view *v);
+struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
+				  const struct fos_view *v);
+int fos_export_count(u64 oid, u32 node, u32 epoch,
+		     const struct fos_view *v, struct fos_peer *from);
+int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,
+		   const u32 *by);
+void fos_exports_drop_node(u32 node, u32 epoch);
+
+/* proxy.c: the proxy table */
+struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
+				 u32 type);
+void fos_proxies_revoke_node(u32 node, u32 epoch);
+struct fos_object *fos_obj_root(struct fos_object *obj);
+
+/* wirecap.c: capabilities on the wire */
+int fos_cap_import(struct fos_object *obj, u32 node,
+		   const struct fos_view *v);
+int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
+		     struct fos_wire_cap *wc);
+void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
+			u32 epoch);
+void fos_cap_disown(const struct fos_wire_cap *wc, u32 from);
+int fos_view_check(struct fos_object *obj, const struct fos_cap *cap);
+int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
+		    struct fos_cap *out);
+
+/* call.c: a message and its answer */
+extern struct xarray fos_calls;
+int fos_call_timeout(struct fos_peer *peer, u8 type,
+		     const void *payload, u32 len,
+		     struct fos_call_wait *w, unsigned long timeout);
+int fos_call(struct fos_peer *peer, u8 type, const void *payload,
+	     u32 len, struct fos_call_wait *w);
+bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+		       int status, const struct fos_cap *cap,
+		       const struct fos_wire_grant_reply *grant);
+void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
+		      const struct fos_wire_lookup *l);
+
+/* grant.c: grants, the source's side of a remote copy */
+extern struct xarray fos_grants;
+void fos_grants_end_revoked(void);
+void fos_grants_drop_node(u32 node);
+int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
+		    struct fos_wire_grant_reply *r);
+
+/* copy.c: memory_copy across nodes */
+extern struct workqueue_struct *fos_copy_wq;
+int fos_copy_local_view(struct fos_peer *peer,
+			const struct fos_wire_cap *wc, u32 perm,
+			u64 off, u64 len, struct fos_cap *out);
+
+/*
+ * A node, or one epoch of it (@epoch), is gone - its connection went
+ * down, it restarted, or it was deleted (@epoch 0: every epoch).  The
+ * fabric calls it (fos_fabric_set_node_down()) in process context, under
+ * no lock (it allocates with __GFP_NOFAIL).
+ */
+void fos_remote_node_down(u32 node, u32 epoch);
+
+/* Receive handlers, registered with the fabric by remote.c. */
+void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		  const void *payload, u32 len);
+void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			 const void *payload, u32 len);
+void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		     const void *payload, u32 len);
+void fos_lookup_reply_recv(struct fos_peer *peer,
+			   const struct fos_wire_hdr *hdr,
+			   const void *payload, u32 len);
+void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		   const void *payload, u32 len);
+void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		    const void *payload, u32 len);
+void fos_grant_reply_recv(struct fos_peer *peer,
+			  const struct fos_wire_hdr *hdr,
+			  const void *payload, u32 len);
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			const void *payload, u32 len);
+void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+		      const void *payload, u32 len);
+
+#endif /* FRACTOS_REMOTE_PRI_H */

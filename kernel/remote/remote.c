@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: objects of other nodes - the export table, proxies, remote
+ * invocation, revocation across nodes and remote name lookups.
+ *
+ * DOC: Remote objects
+ *
+ * An object is named by (node, epoch, oid), oid being its public id
+ * (fos_oid_public(): unguessable).  When a capability to a local
+ * object is sent to another node (an invocation argument, a name lookup's
+ * answer), the object is entered in the *export table* (struct
+ * fos_export, keyed by the object's own id) with a reference held, and the receiving node
+ * is recorded as an *importer* of it, with a count of the descriptions
+ * sent to it ("Holders" in wire.h).  A capability to a third node's object
+ * is announced to its owner first (IMPORT, answered), which counts it for
+ * the receiver the same way.  Entries go away when the object is revoked
+ * (every importer is sent a REVOKE notice, best effort), when the
+ * importers gave back every description (DROP: their last capability to
+ * the object is gone) or when their nodes are gone.  So an object stays
+ * exported exactly while another node may hold it, or a description of it
+ * is on its way.  Names used for one operation only (the target of a
+ * loopback invocation, the views of a memory_copy) are exported for the
+ * call's duration.  Kernels trust each other, as FractOS Controllers do:
+ * an oid that is not in the table (never exported, revoked, or given
+ * back) names nothing.
+ *
+ * A capability received from another node becomes a capability to a
+ * *proxy* (struct fos_proxy hanging off a struct fos_object of the same
+ * type, without owner, contents or parent) that records (node, epoch,
+ * oid); the capability keeps the view (off, len, perms) it was sent with.
+ * There is at most one live proxy per remote object on a node (the proxy
+ * table), so a REVOKE notice finds it; it counts the descriptions it
+ * received, and when it is freed unrevoked it gives them back to the owner
+ * with DROP (preallocated: freeing never fails to send it).  A revoked
+ * proxy sends nothing: the owner revoked the object, was asked to, or its
+ * node is gone.  A descriptor that names this node and epoch resolves to
+ * the real local object with the view it carries, so an owner that gets
+ * its own Memory back uses it at full speed.  One naming a third node
+ * makes a proxy to that node's object directly.  A description a message
+ * carried but that was not made into a capability (the invocation was
+ * refused, the caller of a lookup gave up) is given back at once.
+ *
+ * Invoking a Request capability whose object is a proxy (or a local
+ * revocation-tree child of one, or a Request derived from one) sends
+ * INVOKE to the owner and waits (process context) for its ACK: the owner
+ * validates everything, resolves every capability, and queues on the
+ * provider exactly what a local invocation would queue, or nothing and an
+ * errno.  EAGAIN (full queue) is retried by the invoker when
+ * FRACTOS_INVOKE_WAIT is set.  An owner answering EKEYREVOKED makes the
+ * invoker revoke its proxy.
+ *
+ * Revocation: revoking a proxy (cap_revoke) asks the owner to revoke the
+ * object (REVOKE_REQ, as any local holder may), then revokes the proxy
+ * and its local subtree whatever the owner said.  Revoking a local
+ * revocation-tree child of a proxy stays local.
+ *
+ * Node death: when a peer's connection goes down, its epoch changes or it
+ * is deleted (fabric.c calls fos_remote_node_down()), calls waiting on it
+ * fail, every proxy of its objects (of that epoch) is revoked - monitors
+ * fire as for a local revocation - and it stops being an importer of our
+ * objects.  A node that comes back with the same epoch does not get them
+ * back.
+ *
+ * Remote copies: memory_copy where either view is another node's Memory
+ * (a proxy or a local child of one), or any memory_copy with
+ * fabric_loopback, is done by the owner of the destination with one-sided
+ * RDMA, straight from and into the pinned pages (no bounce buffer):
+ *
+ * - The caller checks the rights and ranges of its own capabilities as
+ *   for a local copy.  If it owns the destination it pulls itself,
+ *   otherwise it sends COPY (both views, offsets, length) to the
+ *   destination's owner and waits for the ACK (10 s plus 1 s per MiB).
+ *   So a third-party copy (caller on node 1, source on node 2,
+ *   destination on node 3) is COPY 1 -> 3, then 3 pulls from 2.
+ * - The puller checks the destination view against its object (WRITE,
+ *   range) and, unless the source is its own (then it copies locally;
+ *   with fabric_loopback it grants to itself), sends GRANT for the source
+ *   range to its owner.  The owner checks the view (READ, range), takes
+ *   a reference on the pinned pages and registers a fast-registration
+ *   memory region over exactly the pages of that range, remote-read only,
+ *   on the PD of its connection to the puller (fabric.c's "One-sided
+ *   RDMA"), and answers with its address, rkey, a grant id and the bytes
+ *   granted (one region spans at most the device's fast-registration
+ *   page list, 4096 pages: the puller asks again for the rest).
+ * - The puller RDMA-READs the granted bytes into its own pages (chunks of
+ *   at most 1 MiB, 8 in flight), then sends RELEASE; the owner
+ *   deregisters the region - the rkey is dead - and drops its page
+ *   reference.  A grant its puller never releases is ended after
+ *   FOS_GRANT_TTL (30 s), and all grants of a node are ended when it goes
+ *   down.  Nothing but granted ranges is ever registered for remote access.
+ * - Revocation: a revoked object is not in the export table, so GRANT,
+ *   COPY and a local copy all fail with EKEYREVOKED from then on.  A grant
+ *   out at the revocation (of its view's object or of an ancestor) is
+ *   ended: the owner sends GRANT_END to the puller, which posts no further
+ *   READ for that copy (the copy fails with EKEYREVOKED) and sends RELEASE
+ *   once the READs it posted have completed; the owner deregisters the
+ *   region then.  CAP_REVOKE on the owner waits for those RELEASEs, at
+ *   most FOS_GRANT_END_WAIT (2 s), and deregisters what is left itself
+ *   (fos_remote_grants_sync()): when it returns, the keys are dead.  It
+ *   does not deregister at once because an RDMA READ that hits a dead
+ *   rkey is fatal to the RC connection (and so to every proxy of the
+ *   node): READs already posted when the object was revoked complete, as
+ *   a local copy racing a revoke does, and only a puller that ignores
+ *   GRANT_END loses its connection.  Revocations that do not come from
+ *   CAP_REVOKE (a space's exit, REVOKE_REQ from a peer, a node's death)
+ *   do not wait: their grants end when released, or FOS_GRANT_END_WAIT
+ *   after the revocation at the latest.
+ * - The owners check everything again: views against their objects,
+ *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
+ *   that goes down during a copy makes it fail with EKEYREVOKED (as for
+ *   invoke) or EHOSTUNREACH (the connection failed under the READs).
+ *   Overlapping ranges of one remote object give unspecified bytes in the
+ *   destination (locally, and with fabric_loopback, EINVAL).
+ *
+ * Limits of this step: capabilities to a local child of a proxy cannot be
+ * sent to another node (EOPNOTSUPP).  Counting errs on the side of
+ * keeping objects exported: a DROP lost with its connection (or to
+ * ENOMEM), or a description sent in a message the connection lost while
+ * the receiver stayed up, keeps the export until the object is revoked or
+ * either node goes away.  Every description is resolved in the receive
+ * path, before the node-down sweep of its connection can run, so the
+ * sweep revokes whatever the owner stops counting then.  One race is
+ * left: a connection that comes back up before the owner's sweep of the
+ * old one ran (a reconnect faster than fos_remote_wq) has the counts of
+ * its first descriptions dropped with the old ones: unless another holder
+ * keeps them exported, the receiver's later uses of those objects fail
+ * with EKEYREVOKED.
+ *
+ * Files (kernel/remote/):
+ * - remote.c: this comment, the fabric_loopback parameter, setup.
+ * - pri.h: the structures, tables and functions the files share.
+ * - events.c: the events deferred to fos_remote_wq (REVOKE notices,
+ *   DROP, GRANT_END, RELEASE) and the node-down queue.
+ * - export.c: the export table.
+ * - proxy.c: the proxy table, and REVOKE notices received.
+ * - wirecap.c: capabilities on the wire: describe, resolve, give back.
+ * - call.c: a message and its answer; invoke, revoke and lookup, the
+ *   caller's side and the owner's receive handlers.
+ * - grant.c: grants, the source owner's side of a remote copy.
+ * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
+ *   GRANT and LOOKUP served in process context (fos_copy_wq).
+ *
+ * Locking:
+ * - fos_export_lock (a mutex) protects the export table's contents and
+ *   every entry's importers list and @hashed flag; it is taken before
+ *   fos_tree_lock, which protects fos_object.export.  An entry is freed by
+ *   whoever took it off its object: a revocation (through struct fos_dead)
+ *   or the loss of its last importer.
+ * - fos_proxy_lock (a spinlock) protects the proxy table and the proxies'
+ *   @hashed flags.  Nothing nests inside it.
+ * - fos_events_lock protects the deferred events list.
+ * - fos_grants' xa_lock guards taking a grant out of the table and its
+ *   @ending flag; whoever takes it out frees it (after
+ *   cancel_delayed_work_sync() of its TTL, unless the TTL work itself took
+ *   it).  Only fos_events_lock nests inside it.
+ * - fos_pulls' xa_lock guards the copies being pulled (struct fos_pull,
+ *   on their pullers' stacks) and their @ended flags.  Nothing nests
+ *   inside it.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "../wire.h"
+#include "pri.h"
+
+static bool fos_fabric_loopback;
+module_param_named(fabric_loopback, fos_fabric_loopback, bool, 0644);
+MODULE_PARM_DESC(fabric_loopback,
+		 "Send invocations of local Requests through the fabric to this node, which must be configured as its own peer (default 0)");
+
+bool fos_remote_loopback(void)
+{
+	return READ_ONCE(fos_fabric_loopback);
+}
+
+/* ---- setup ---- */
+
+/* Our rows of the fabric's dispatch table. */
+static const struct fos_msg_type fos_remote_types[] = {
+	{ FOS_WIRE_INVOKE, "invoke", fos_wire_check_invoke, fos_invoke_recv },
+	{ FOS_WIRE_ACK, "ack", fos_wire_check_ack, fos_ack_recv },
+	{ FOS_WIRE_REVOKE, "revoke", fos_wire_check_obj, fos_revoke_recv },
+	{ FOS_WIRE_REVOKE_REQ, "revoke_req", fos_wire_check_obj,
+	  fos_revoke_req_recv },
+	{ FOS_WIRE_IMPORT, "import", fos_wire_check_import, fos_import_recv },
+	{ FOS_WIRE_LOOKUP, "lookup", fos_wire_check_lookup, fos_lookup_recv,
+	  true },
+	{ FOS_WIRE_LOOKUP_REPLY, "lookup_reply", fos_wire_check_lookup_reply,
+	  fos_lookup_reply_recv },
+	{ FOS_WIRE_COPY, "copy", fos_wire_check_copy, fos_copy_recv, true },
+	{ FOS_WIRE_GRANT, "grant", fos_wire_check_grant, fos_grant_recv, true },
+	{ FOS_WIRE_GRANT_REPLY, "grant_reply", fos_wire_check_grant_reply,
+	  fos_grant_reply_recv },
+	{ FOS_WIRE_RELEASE, "release", fos_wire_check_release,
+	  fos_release_recv },
+	{ FOS_WIRE_DROP, "drop", fos_wire_check_drop, fos_drop_recv },
+	{ FOS_WIRE_GRANT_END, "grant_end", fos_wire_check_grant_end,
+	  fos_grant_end_recv },
+};
+
+/* Before fos_fabric_init(): our message types are known from the start. */
+int fos_remote_init(void)
+{
+	int ret;
+
+	fos_remote_wq = alloc_ordered_workqueue("fractos_remote", 0);
+	if (!fos_remote_wq)
+		return -ENOMEM;
+	fos_copy_wq = alloc_workqueue("fractos_copy", WQ_UNBOUND, 0);
+	if (!fos_copy_wq) {
+		ret = -ENOMEM;
+		goto err_remote_wq;
+	}
+	ret = fos_fabric_register(fos_remote_types,
+				  ARRAY_SIZE(fos_remote_types));
+	if (ret)
+		goto err_copy_wq;
+	fos_fabric_set_node_down(fos_remote_node_down);
+	return 0;
+
+err_copy_wq:
+	destroy_workqueue(fos_copy_wq);
+err_remote_wq:
+	destroy_workqueue(fos_remote_wq);
+	return ret;
+}
+
+/* After fos_fabric_exit(): no peer is left to send to or hear from. */
+void fos_remote_exit(void)
+{
+	struct fos_event *ev, *tmp;
+
+	fos_fabric_set_node_down(NULL);
+	fos_fabric_unregister(fos_remote_types, ARRAY_SIZE(fos_remote_types));
+	/*
+	 * Copy works and grants queue events on fos_remote_wq, and events
+	 * may end grants: finish the copies (no peer is left to start
+	 * more), end every grant (the peers are gone, so they should be
+	 * already), and only then run the last events.
+	 */
+	flush_workqueue(fos_copy_wq);
+	flush_work(&fos_downs_work);
+	fos_grants_drop_node(U32_MAX);
+	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
+	list_for_each_entry_safe(ev, tmp, &fos_events, link)
+		kfree(ev);
+	destroy_workqueue(fos_copy_wq);
+	WARN_ON(!xa_empty(&fos_grants));
+	WARN_ON(!xa_empty(&fos_exports));
+	WARN_ON(!xa_empty(&fos_calls));
+}
