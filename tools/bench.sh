@@ -228,6 +228,19 @@ run_perftest() {
 }
 
 # ---- fabric mode: this node as its own peer ----------------------------------------
+# wait_up TRIES PAUSE: poll until node $id is up; sets $st.
+wait_up() {
+	n=0
+	st=
+	while [ $n -lt "$1" ]; do
+		st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
+		[ "$st" = up ] && return 0
+		[ "$2" = 0 ] || sleep "$2"
+		n=$((n + 1))
+	done
+	return 1
+}
+
 setup_fabric() {
 	fractctl=${FRACTCTL:-tools/fractctl}
 	[ -x "$fractctl" ] || fractctl=$(command -v fractctl) ||
@@ -240,13 +253,7 @@ setup_fabric() {
 	[ -n "$a4" ] || { echo "bench.sh: --fabric: no IPv4 address on eth0" >&2; return 1; }
 	"$fractctl" node add "$id" "$a4" || return 1
 	self_node=$id
-	i=0
-	while [ $i -lt 300 ]; do
-		st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
-		[ "$st" = up ] && break
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_up 300 0.1 || :
 	"$fractctl" node show "$id"
 	[ "$st" = up ] || { echo "bench.sh: --fabric: node $id ($a4) did not come up" >&2; return 1; }
 	# shellcheck disable=SC3045 # dash, bash and busybox sh all have ulimit -n
@@ -262,12 +269,7 @@ time_connect() {
 	while [ $i -lt "$connect" ]; do
 		t0=$(date +%s%N)
 		"$fractctl" node add "$id" "$a4" >/dev/null || return 1
-		j=0
-		while [ $j -lt 2000 ]; do
-			st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
-			[ "$st" = up ] && break
-			j=$((j + 1))
-		done
+		wait_up 2000 0 || :
 		t1=$(date +%s%N)
 		"$fractctl" node del "$id" >/dev/null || return 1
 		[ "$st" = up ] || { echo "bench.sh: connect $label: not up" >&2; return 1; }
@@ -287,14 +289,7 @@ run_connect() {
 	r=$?
 	"$fractctl" secret set "$FRACTOS_SECRET" >/dev/null || r=1
 	"$fractctl" node add "$id" "$a4" >/dev/null || r=1
-	j=0
-	while [ $j -lt 300 ]; do
-		st=$("$fractctl" node show "$id" | awk 'NR == 2 { print $3 }')
-		[ "$st" = up ] && break
-		sleep 0.1
-		j=$((j + 1))
-	done
-	[ "$st" = up ] || r=1
+	wait_up 300 0.1 || r=1
 	return $r
 }
 

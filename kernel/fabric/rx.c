@@ -188,7 +188,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	const struct fos_msg_type *t;
 	struct fos_wire_hdr *hdr = b->data;
 	u32 credits, len, owed;
-	bool bad_credits, auth;
+	bool bad_credits, auth, held = false;
 	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -233,6 +233,17 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
 	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
 
+	/*
+	 * A held credit is counted before the handler runs: the request may
+	 * be refused, or served, before this returns ("Held credits").
+	 */
+	if (t->held) {
+		spin_lock(&conn->lock);
+		held = conn->held < conn->nbufs / 2;
+		if (held)
+			conn->held++;
+		spin_unlock(&conn->lock);
+	}
 	if (t->recv)
 		t->recv(peer, hdr, hdr + 1, len);
 
@@ -245,12 +256,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	spin_lock(&conn->lock);
-	if (t->held && conn->held < conn->nbufs / 2) {
-		conn->held++;
-		owed = 0;
-	} else {
-		owed = ++conn->owed;
-	}
+	owed = held ? conn->owed : ++conn->owed;
 	spin_unlock(&conn->lock);
 	fos_conn_credit_check(conn, owed, auth);
 }
@@ -280,9 +286,12 @@ void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
  * the request was served: a peer cannot have more requests waiting here
  * than credits it gave up, and the other half of the ring stays free for
  * the answers the work itself may need (a COPY served here waits for the
- * peer's GRANT_REPLY).  Each such request calls this once, whatever the
- * outcome; a call that finds no held credit on the peer's connection (it
- * is new, or the request's credit was not held) changes nothing.
+ * peer's GRANT_REPLY).  The credit is counted as held before the handler
+ * runs, so that a request refused at once, or served before the receive
+ * path is done, gives it back correctly.  Each such request calls this
+ * once, whatever the outcome; a call that finds no held credit on the
+ * peer's connection (it is new, or the request's credit was not held: the
+ * cap was reached) changes nothing, or returns another held credit early.
  */
 void fos_fabric_credit_done(struct fos_peer *peer)
 {

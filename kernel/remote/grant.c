@@ -116,6 +116,31 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 	fos_grant_free(g);
 }
 
+/*
+ * Take out and free the grants of @node (U32_MAX: of any node), only
+ * those on revoked objects if @revoked.  May sleep.
+ */
+static void fos_grants_take(u32 node, bool revoked)
+{
+	struct fos_grant *g, *tmp;
+	unsigned long idx;
+	LIST_HEAD(dead);
+
+	xa_lock(&fos_grants);
+	xa_for_each(&fos_grants, idx, g) {
+		if ((node != U32_MAX && g->node != node) ||
+		    (revoked && !READ_ONCE(g->obj->revoked)))
+			continue;
+		__xa_erase(&fos_grants, idx);
+		list_add_tail(&g->dead, &dead);
+	}
+	xa_unlock(&fos_grants);
+	list_for_each_entry_safe(g, tmp, &dead, dead) {
+		cancel_delayed_work_sync(&g->ttl);
+		fos_grant_free(g);
+	}
+}
+
 /* A grant is out on a revoked object. */
 static bool fos_grants_revoked_out(void)
 {
@@ -152,27 +177,12 @@ bool fos_remote_grants_out(void)
  */
 void fos_remote_grants_sync(void)
 {
-	struct fos_grant *g, *tmp;
-	unsigned long idx;
-	LIST_HEAD(dead);
-
 	might_sleep();
 	if (xa_empty(&fos_grants))
 		return;
 	wait_event_timeout(fos_grants_wq, !fos_grants_revoked_out(),
 			   FOS_GRANT_END_WAIT);
-	xa_lock(&fos_grants);
-	xa_for_each(&fos_grants, idx, g) {
-		if (!READ_ONCE(g->obj->revoked))
-			continue;
-		__xa_erase(&fos_grants, idx);
-		list_add_tail(&g->dead, &dead);
-	}
-	xa_unlock(&fos_grants);
-	list_for_each_entry_safe(g, tmp, &dead, dead) {
-		cancel_delayed_work_sync(&g->ttl);
-		fos_grant_free(g);
-	}
+	fos_grants_take(U32_MAX, true);
 }
 
 /* Take grant @id (of @node) out and free it. */
@@ -196,22 +206,7 @@ static void fos_grant_release(u32 id, u32 node)
 /* Release every grant of @node (U32_MAX: of every node). */
 void fos_grants_drop_node(u32 node)
 {
-	struct fos_grant *g, *tmp;
-	unsigned long idx;
-	LIST_HEAD(dead);
-
-	xa_lock(&fos_grants);
-	xa_for_each(&fos_grants, idx, g) {
-		if (node != U32_MAX && g->node != node)
-			continue;
-		__xa_erase(&fos_grants, idx);
-		list_add_tail(&g->dead, &dead);
-	}
-	xa_unlock(&fos_grants);
-	list_for_each_entry_safe(g, tmp, &dead, dead) {
-		cancel_delayed_work_sync(&g->ttl);
-		fos_grant_free(g);
-	}
+	fos_grants_take(node, false);
 }
 
 /* GRANT on the source's owner: register the range, answer where it is. */
