@@ -35,11 +35,13 @@ struct fos_view {
 /**
  * struct fos_proxy - what a proxy object stands for
  * @hnode: in fos_proxies, under fos_proxy_lock
+ * @nnode: in fos_proxy_nodes, the proxies by owner node (a node's death
+ *	visits its own proxies only), under fos_proxy_lock
  * @obj: the proxy object; no reference (freeing it unhashes us first)
  * @node: the owner node
  * @epoch: the owner's epoch
  * @oid: the object id on the owner
- * @hashed: in fos_proxies, under fos_proxy_lock
+ * @hashed: in fos_proxies and fos_proxy_nodes, under fos_proxy_lock
  * @units: descriptions of the object received into this proxy, under
  *	fos_proxy_lock; DROP gives them back
  * @drop: the DROP event, allocated with the proxy so that freeing it
@@ -47,6 +49,7 @@ struct fos_view {
  */
 struct fos_proxy {
 	struct hlist_node hnode;
+	struct hlist_node nnode;
 	struct fos_object *obj;
 	u32 node;
 	u32 epoch;

@@ -15,7 +15,19 @@
 /* ---- proxies ---- */
 
 static DEFINE_SPINLOCK(fos_proxy_lock);
+/* (node, epoch, oid) -> struct fos_proxy, under fos_proxy_lock. */
 static DEFINE_HASHTABLE(fos_proxies, 8);
+/* node -> its struct fos_proxy (fos_proxy.nnode), under fos_proxy_lock. */
+static DEFINE_HASHTABLE(fos_proxy_nodes, 6);
+
+/* Take @p out of both tables.  Caller holds fos_proxy_lock. */
+static void fos_proxy_unhash_one_locked(struct fos_proxy *p)
+{
+	lockdep_assert_held(&fos_proxy_lock);
+	hash_del(&p->hnode);
+	hash_del(&p->nnode);
+	p->hashed = false;
+}
 
 static u64 fos_proxy_key(u32 node, u32 epoch, u64 oid)
 {
@@ -55,8 +67,7 @@ static void fos_proxy_unhash_locked(u32 node, u32 epoch, u64 oid)
 				    fos_proxy_key(node, epoch, oid)) {
 		if (p->node != node || p->epoch != epoch || p->oid != oid)
 			continue;
-		hash_del(&p->hnode);
-		p->hashed = false;
+		fos_proxy_unhash_one_locked(p);
 	}
 }
 
@@ -73,7 +84,7 @@ void fos_remote_proxy_free(struct fos_proxy *p)
 
 	spin_lock(&fos_proxy_lock);
 	if (p->hashed)
-		hash_del(&p->hnode);
+		fos_proxy_unhash_one_locked(p);
 	units = p->units;
 	spin_unlock(&fos_proxy_lock);
 	if (units && !READ_ONCE(p->obj->revoked))
@@ -133,6 +144,7 @@ struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
 		fos_proxy_unhash_locked(node, epoch, oid);
 		hash_add(fos_proxies, &p->hnode,
 			 fos_proxy_key(node, epoch, oid));
+		hash_add(fos_proxy_nodes, &p->nnode, node);
 		p->hashed = true;
 	}
 	spin_unlock(&fos_proxy_lock);
@@ -155,8 +167,9 @@ found:
 
 /*
  * Revoke every proxy of @node (@epoch, or any if 0): up to
- * FOS_REVOKE_BATCH per scan of the table (revocation sleeps, so not under
- * fos_proxy_lock), until a scan finds none.
+ * FOS_REVOKE_BATCH per scan of the node's chain of fos_proxy_nodes
+ * (revocation sleeps, so not under fos_proxy_lock), until a scan finds
+ * none.
  */
 void fos_proxies_revoke_node(u32 node, u32 epoch)
 {
@@ -166,11 +179,10 @@ void fos_proxies_revoke_node(u32 node, u32 epoch)
 	might_sleep();
 	do {
 		struct fos_proxy *p;
-		unsigned int bkt;
 
 		n = 0;
 		spin_lock(&fos_proxy_lock);
-		hash_for_each(fos_proxies, bkt, p, hnode) {
+		hash_for_each_possible(fos_proxy_nodes, p, nnode, node) {
 			if (p->node != node || (epoch && p->epoch != epoch) ||
 			    fos_obj_revoked(p->obj) ||
 			    !kref_get_unless_zero(&p->obj->ref))

@@ -413,8 +413,16 @@ void ring::drain() noexcept
 	if (!ring_ || in_flight_ == 0)
 		return;
 	io_uring *u = ring_.get();
+	/*
+	 * IORING_OP_ASYNC_CANCEL reaches what waits in io_uring's workers;
+	 * a blocking receive parked by the kernel (Linux 6.7 on: the uAPI
+	 * header's "io_uring") only ends with a message, or when the ring
+	 * closes.  A cancel that finds nothing while completions are still
+	 * owed means those are parked receives.
+	 */
+	bool parked = false;
 	(void)io_uring_submit(u);
-	for (int round = 0; round < 20 && in_flight_; round++) {
+	for (int round = 0; round < 20 && in_flight_ && !parked; round++) {
 		io_uring_sqe *sqe = io_uring_get_sqe(u);
 		if (sqe) {
 			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
@@ -428,24 +436,28 @@ void ring::drain() noexcept
 			int ret = io_uring_wait_cqe_timeout(u, &cqe, &ts);
 			if (ret < 0)
 				break;
+			if (cqe->user_data == 0 && cqe->res == -ENOENT)
+				parked = true;
 			try {
 				completion dropped = finish(cqe); /* closes what it made */
 			} catch (...) {
 			}
 			io_uring_cqe_seen(u, cqe);
-			if (!in_flight_)
+			if (!in_flight_ || parked)
 				break;
 		}
 	}
 	if (in_flight_) {
 		/*
-		 * The kernel may still write into the slots: leaking them (and
-		 * the ring, whose teardown would not wait for us) is the only
-		 * safe choice.
+		 * The kernel may still write into the slots of what is in
+		 * flight: they are leaked.  Parked receives end when the ring
+		 * closes, so the ring may go; anything else may still post a
+		 * completion into it, so the ring is leaked too.
 		 */
 		for (auto &s : slots_)
 			(void)s.release();
-		(void)ring_.release();
+		if (!parked)
+			(void)ring_.release();
 	}
 }
 

@@ -537,6 +537,17 @@ static int uring_call(struct fz_state *st, unsigned long cmd, int fd,
 				io_uring_cqe_seen(&st->ring, cqe);
 				break;
 			}
+			/*
+			 * The cancel found nothing: a blocking receive the
+			 * kernel parked (6.7 on; the uAPI header's
+			 * "io_uring").  Closing the ring cancels it.
+			 */
+			if (cqe->user_data == 2 && cqe->res == -ENOENT) {
+				io_uring_cqe_seen(&st->ring, cqe);
+				io_uring_queue_exit(&st->ring);
+				st->ring_ok = !io_uring_queue_init(16, &st->ring, 0);
+				return -ECANCELED;
+			}
 			io_uring_cqe_seen(&st->ring, cqe);
 		}
 		/* The cancel's own CQE, if it is still to come. */
