@@ -2,9 +2,14 @@
 /*
  * fractos: the operation table and the ioctl front door.
  *
- * One row per operation: the handler and the size of its struct.  A front
- * door decodes a command into a struct fos_call, runs fos_call_run() and
- * writes the result back; nothing here knows about any single operation.
+ * One row per operation: the handler, the size of its struct, and whether
+ * it may wait (FOS_OP_WAITS: for a message or for room in a queue) or call
+ * another node (FOS_OP_REMOTE).  A front door decodes a command into a
+ * struct fos_call, runs the handler and writes the result back; nothing
+ * here knows about any single operation.  Only the handlers of flagged
+ * rows see fos_call.nowait (io_uring's inline issue): they return -EAGAIN
+ * instead of waiting, and io_uring issues them again from a worker; the
+ * others never wait for long, so they always run inline.
  */
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -16,50 +21,55 @@ struct fos_op {
 	int (*fn)(struct fos_space *s, struct fos_call *c);
 	size_t size;
 	const char *name;
+	unsigned int flags;
 };
 
-#define FOS_OP(nr, func, type) \
-	[_IOC_NR(nr)] = { .fn = func, .size = sizeof(type), .name = #nr }
+#define FOS_OP_WAITS	0x1	/* may wait for a message or for room */
+#define FOS_OP_REMOTE	0x2	/* may call another node and wait for it */
+
+#define FOS_OP(nr, func, type, fl) \
+	[_IOC_NR(nr)] = { .fn = func, .size = sizeof(type), .name = #nr, \
+			  .flags = fl }
 
 static const struct fos_op fos_ops[] = {
 	FOS_OP(FRACTOS_IOC_SPACE_INFO, fos_op_space_info,
-	       struct fractos_space_info),
+	       struct fractos_space_info, 0),
 	FOS_OP(FRACTOS_IOC_MEMORY_CREATE, fos_op_memory_create,
-	       struct fractos_memory_create),
+	       struct fractos_memory_create, 0),
 	FOS_OP(FRACTOS_IOC_MEMORY_DIMINISH, fos_op_memory_diminish,
-	       struct fractos_memory_diminish),
+	       struct fractos_memory_diminish, 0),
 	FOS_OP(FRACTOS_IOC_MEMORY_COPY, fos_op_memory_copy,
-	       struct fractos_memory_copy),
+	       struct fractos_memory_copy, FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_CAP_REVOKE, fos_op_cap_revoke,
-	       struct fractos_cap_arg),
+	       struct fractos_cap_arg, FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_CAP_CREATE_REVTREE, fos_op_cap_create_revtree,
-	       struct fractos_cap_arg),
+	       struct fractos_cap_arg, 0),
 	FOS_OP(FRACTOS_IOC_CAP_CLOSE, fos_op_cap_close,
-	       struct fractos_cap_arg),
+	       struct fractos_cap_arg, 0),
 	FOS_OP(FRACTOS_IOC_CAP_DUP, fos_op_cap_dup,
-	       struct fractos_cap_arg),
+	       struct fractos_cap_arg, 0),
 	FOS_OP(FRACTOS_IOC_CAP_INFO, fos_op_cap_info,
-	       struct fractos_cap_info),
+	       struct fractos_cap_info, 0),
 	FOS_OP(FRACTOS_IOC_CAP_EXPORT, fos_op_cap_export,
-	       struct fractos_cap_export),
+	       struct fractos_cap_export, 0),
 	FOS_OP(FRACTOS_IOC_CAP_IMPORT, fos_op_cap_import,
-	       struct fractos_cap_import),
+	       struct fractos_cap_import, 0),
 	FOS_OP(FRACTOS_IOC_REQUEST_CREATE, fos_op_request_create,
-	       struct fractos_request_create),
+	       struct fractos_request_create, 0),
 	FOS_OP(FRACTOS_IOC_REQUEST_INVOKE, fos_op_request_invoke,
-	       struct fractos_request_invoke),
+	       struct fractos_request_invoke, FOS_OP_WAITS | FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_REQUEST_RECEIVE, fos_op_request_receive,
-	       struct fractos_request_receive),
+	       struct fractos_request_receive, FOS_OP_WAITS),
 	FOS_OP(FRACTOS_IOC_MONITOR_RECEIVE, fos_op_monitor_receive,
-	       struct fractos_monitor),
+	       struct fractos_monitor, 0),
 	FOS_OP(FRACTOS_IOC_MONITOR_DELEGATE, fos_op_monitor_delegate,
-	       struct fractos_monitor),
+	       struct fractos_monitor, 0),
 	FOS_OP(FRACTOS_IOC_NAME_PUBLISH, fos_op_name_publish,
-	       struct fractos_name),
+	       struct fractos_name, 0),
 	FOS_OP(FRACTOS_IOC_NAME_LOOKUP, fos_op_name_lookup,
-	       struct fractos_name),
+	       struct fractos_name, FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_NAME_UNPUBLISH, fos_op_name_unpublish,
-	       struct fractos_name),
+	       struct fractos_name, 0),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)
@@ -124,7 +134,7 @@ int fos_call_user(struct fos_space *s, unsigned int cmd, void __user *uarg,
 
 	memset(&c, 0, sizeof(c));
 	c.new_cid = FRACTOS_CID_INVALID;
-	c.nowait = nowait;
+	c.nowait = nowait && (op->flags & (FOS_OP_WAITS | FOS_OP_REMOTE));
 	/*
 	 * Every operation is at its first version, so a shorter struct is
 	 * malformed; a longer one must have a zero tail.
