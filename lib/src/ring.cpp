@@ -436,7 +436,8 @@ void ring::drain() noexcept
 			int ret = io_uring_wait_cqe_timeout(u, &cqe, &ts);
 			if (ret < 0)
 				break;
-			if (cqe->user_data == 0 && cqe->res == -ENOENT)
+			/* With CANCEL_ANY, 0 (or -ENOENT) cancelled. */
+			if (cqe->user_data == 0 && cqe->res <= 0 && cqe->res != -EALREADY)
 				parked = true;
 			try {
 				completion dropped = finish(cqe); /* closes what it made */
