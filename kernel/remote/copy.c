@@ -194,7 +194,6 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 	struct fos_view v = {
 		.off = cap->off, .len = cap->len, .perms = cap->perms,
 	};
-	struct fractos_oid oid;
 	int ret;
 
 	if (!root->proxy) {
@@ -213,14 +212,7 @@ static int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		if (ret)
 			return ret;
 	}
-	fos_remote_oid(root, &oid);
-	wc->node = cpu_to_le32(oid.node);
-	wc->epoch = cpu_to_le32(oid.epoch);
-	wc->oid = cpu_to_le64(oid.id);
-	wc->off = cpu_to_le64(cap->off);
-	wc->len = cpu_to_le64(cap->len);
-	wc->type = cpu_to_le32(FRACTOS_OBJ_MEMORY);
-	wc->perms = cpu_to_le32(cap->perms);
+	fos_wire_cap_name(wc, root, cap);	/* a Memory, as @cap->obj */
 	return 0;
 }
 

@@ -144,6 +144,8 @@ struct fos_object *fos_obj_root(struct fos_object *obj);
 /* wirecap.c: capabilities on the wire */
 int fos_cap_import(struct fos_object *obj, u32 node,
 		   const struct fos_view *v);
+void fos_wire_cap_name(struct fos_wire_cap *wc, struct fos_object *obj,
+		       const struct fos_cap *cap);
 int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		     struct fos_wire_cap *wc);
 void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,

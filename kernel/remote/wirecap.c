@@ -71,6 +71,25 @@ int fos_cap_import(struct fos_object *obj, u32 node,
 	}
 }
 
+/*
+ * The name of @obj (its owner's node, epoch and public id), its type and
+ * @cap's view, into @wc; its flags are left as they are.
+ */
+void fos_wire_cap_name(struct fos_wire_cap *wc, struct fos_object *obj,
+		       const struct fos_cap *cap)
+{
+	struct fractos_oid oid;
+
+	fos_remote_oid(obj, &oid);
+	wc->node = cpu_to_le32(oid.node);
+	wc->epoch = cpu_to_le32(oid.epoch);
+	wc->oid = cpu_to_le64(oid.id);
+	wc->off = cpu_to_le64(cap->off);
+	wc->len = cpu_to_le64(cap->len);
+	wc->type = cpu_to_le32(obj->type);
+	wc->perms = cpu_to_le32(cap->perms);
+}
+
 /**
  * fos_cap_describe - put a capability on the wire for node @node
  * @cap: the capability
@@ -94,7 +113,6 @@ int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		.off = cap->off, .len = cap->len, .perms = cap->perms,
 	};
 	struct fos_object *obj = cap->obj;
-	struct fractos_oid oid;
 	int ret;
 
 	memset(wc, 0, sizeof(*wc));
@@ -115,14 +133,7 @@ int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		else if (ret)
 			return ret;
 	}
-	fos_remote_oid(obj, &oid);
-	wc->node = cpu_to_le32(oid.node);
-	wc->epoch = cpu_to_le32(oid.epoch);
-	wc->oid = cpu_to_le64(oid.id);
-	wc->off = cpu_to_le64(cap->off);
-	wc->len = cpu_to_le64(cap->len);
-	wc->type = cpu_to_le32(obj->type);
-	wc->perms = cpu_to_le32(cap->perms);
+	fos_wire_cap_name(wc, obj, cap);
 	return 0;
 }
 
