@@ -3,22 +3,11 @@
  * fractos fabric, rdma_cm: connection requests and their admission
  * checks, accepts, the active side's connect work, and kicks.
  */
-#include <linux/completion.h>
-#include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
-#include <linux/jiffies.h>
-#include <linux/module.h>
-#include <linux/scatterlist.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
-#include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
-#include <rdma/ib_verbs.h>
-#include <rdma/rdma_cm.h>
 #include "../fos.h"
 #include "../fabric.h"
 #include "../wire.h"

@@ -107,28 +107,15 @@
  * only the spinlocks; everything that destroys a cm_id runs on
  * fos_fabric_wq.
  */
-#include <linux/completion.h>
 #include <linux/debugfs.h>
-#include <linux/delay.h>
-#include <linux/in.h>
-#include <linux/in6.h>
-#include <linux/jiffies.h>
 #include <linux/module.h>
-#include <linux/scatterlist.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
-#include <linux/xarray.h>
 #include <net/net_namespace.h>
-#include <rdma/ib_cm.h>
-#include <rdma/ib_verbs.h>
-#include <rdma/rdma_cm.h>
 #include "../fos.h"
 #include "../fabric.h"
 #include "../wire.h"
 #include "auth.h"
 #include "pri.h"
-#include "fos_trace.h"
 
 static unsigned short fos_fabric_port = FRACTOS_FABRIC_PORT;
 module_param_named(fabric_port, fos_fabric_port, ushort, 0444);
