@@ -31,6 +31,10 @@ run() { # ROOT ARGS... -> $out $err $rc
 }
 
 has() { printf '%s\n' "$1" | grep -q -- "$2"; }
+# Exit status RC and TEXT matching RE.  The output is passed as an
+# argument, never pasted into a shell string: it may hold quotes.
+rc_has() { [ "$rc" = "$1" ] && has "$2" "$3"; }
+is_json() { printf '%s' "$1" | python3 -m json.tool >/dev/null; }
 
 # A loaded module: version, parameters and the live counters.
 loaded=$tmp/loaded
@@ -63,7 +67,7 @@ check "-j status: version string" has "$out" '"version":"0.3.0"'
 check "-j status: params as numbers" has "$out" '"params":{"epoch":12345,"max_caps":1048576,"max_pin_bytes":68719476736,"max_queue":1024,"node_id":7}'
 check "-j status: live counters" has "$out" '"live":{"spaces":1,"objects":2,"caps":3,"memories":4,"pinned_pages":5,"capfds":6,"requests":7,"messages":8,"names":9,"peers":10,"conns":11,"exports":12,"proxies":13,"grants":14,"monitors":15}'
 if command -v python3 >/dev/null; then
-	check "-j status: valid JSON" sh -c "printf '%s' '$out' | python3 -m json.tool >/dev/null"
+	check "-j status: valid JSON" is_json "$out"
 fi
 
 run "$loaded" -json st
@@ -80,19 +84,19 @@ check "no module, -j: {\"loaded\":false}" [ "$out" = '{"loaded":false}' ]
 # A broken counter is reported, the rest still printed.
 echo garbage >"$loaded/sys/class/misc/fractos/live/caps"
 run "$loaded" status
-check "bad counter: exit 1 with EINVAL" sh -c "[ $rc = 1 ] && printf '%s' '$err' | grep -q 'live: EINVAL'"
+check "bad counter: exit 1 with EINVAL" rc_has 1 "$err" 'live: EINVAL'
 
 # Options.
 run "$loaded" -V
-check "-V prints the version" sh -c "[ $rc = 0 ] && printf '%s' '$out' | grep -q 'libcaladan'"
+check "-V prints the version" rc_has 0 "$out" libcaladan
 run "$loaded" -x
-check "unknown option: exit 1" sh -c "[ $rc = 1 ] && printf '%s' '$err' | grep -q 'unknown'"
+check "unknown option: exit 1" rc_has 1 "$err" unknown
 run "$loaded" frobnicate
 check "unknown command: exit 1" [ "$rc" = 1 ]
 run "$loaded" status extra
 check "extra argument: exit 1" [ "$rc" = 1 ]
 run "$loaded" help
-check "help: exit 0, usage" sh -c "[ $rc = 0 ] && printf '%s' '$out' | grep -q Usage"
+check "help: exit 0, usage" rc_has 0 "$out" Usage
 
 # Fabric commands (generic netlink).  Argument errors are found before any
 # netlink traffic, so they need no module; a family name that cannot exist
@@ -152,10 +156,11 @@ unset FRACTCTL_GENL_FAMILY
 
 for c in node link stats ping; do
 	run "$tmp/empty" $c help
-	check "$c help: exit 0, usage on stdout" sh -c "[ $rc = 0 ] && printf '%s' '$out' | grep -q 'fractctl.* $c'"
+	check "$c help: exit 0, usage on stdout" rc_has 0 "$out" "fractctl.* $c"
 done
 run "$tmp/empty" help
-check "help lists the fabric commands" sh -c "printf '%s' '$out' | grep -q 'node add ID ADDR' && printf '%s' '$out' | grep -q 'ping ID'"
+check "help lists node add" rc_has 0 "$out" 'node add ID ADDR'
+check "help lists ping" has "$out" 'ping ID'
 run "$loaded" st
 check "\"st\" is still status, not stats" has "$out" "^module *loaded"
 
