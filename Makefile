@@ -41,7 +41,9 @@ endif
 krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
-KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h)) kernel/Kbuild
+KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h \
+	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild $(wildcard adaptors/*/Kbuild)
+KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz robustness FORCE
@@ -60,8 +62,8 @@ module:
 # the sources are mirrored into build/<release>/ and built there.
 kmod:
 	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
-	@d=build/$(call krel,$(KDIR)); mkdir -p $$d/kernel/fabric $$d/kernel/remote $$d/uapi/linux; \
-	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $$d/kernel/fabric $$d/kernel/remote $$d/uapi/linux; \
+	@d=build/$(call krel,$(KDIR)); mkdir -p $(addprefix $$d/,$(KDIRS)); \
+	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $(addprefix $$d/,$(KDIRS)); \
 		echo "$(KDIR)" > $$d/.kdir; }; \
 	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules
@@ -84,7 +86,7 @@ unit:
 selftests: userspace kmods
 	@rc=0; for v in $(KVERS); do \
 		echo "=== selftests on $$v ==="; \
-		vm/run --kernel $$v --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
+		vm/run --kernel $$v --nvme 256M --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
 			--save build/fuzz -- tests/selftests/run_all.sh || rc=1; \
 	done; exit $$rc
 
@@ -116,7 +118,7 @@ DEBUG_VM_MEM ?= 4096
 DEBUG_FULL_ENV := FOS_TEST_ARGS_exitrace='-i 200 -p 200'
 check-debug: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel ==="
-	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-5400} \
+	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-5400} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} $(DEBUG_FULL_ENV) \
 		tests/selftests/run_all.sh $(DEBUG_TESTS)
@@ -132,7 +134,7 @@ DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200
 	FOS_TEST_ARGS_killany='-i 100' FUZZ_DURATION=120 FUZZ_LOOPBACK_DURATION=60
 check-debug-ci: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's subset) ==="
-	@vm/run --kernel debug --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
+	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env $(DEBUG_CI_ENV) tests/selftests/run_all.sh
 

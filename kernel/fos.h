@@ -345,6 +345,17 @@ struct fos_cap {
 };
 
 /**
+ * struct fos_kcap - a capability held by kernel code (provider.h)
+ * @cap: the capability; holds one reference on its object
+ *
+ * Allocated by provider.c, or lent by a received message (its caps[]
+ * seen through fos_msg_kview()), which is why it holds nothing else.
+ */
+struct fos_kcap {
+	struct fos_cap cap;
+};
+
+/**
  * struct fos_space - a capability space, one per open file
  * @caps: cid -> struct fos_cap *, allocating xarray (its own lock)
  * @ncaps: number of entries in @caps
@@ -376,7 +387,7 @@ void fos_space_revoke_owned(struct fos_space *s);
 bool fos_obj_revoked(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
 struct fos_req *fos_obj_get_req(struct fos_object *obj);
-bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s);
+bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s);
 int fos_obj_delegate(struct fos_cap *cap);
 void fos_obj_undelegate(struct fos_cap *cap);
 void fos_dead_init(struct fos_dead *dead);
@@ -398,6 +409,9 @@ void fos_monitors_cancel(struct fos_ep *ep);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);
+struct fos_mem *fos_mem_alloc_kernel(u64 len);
+s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
+		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait);
 int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
 		       const struct fos_cap *dst, u64 doff, u64 len, bool dry);
 struct sg_table;
@@ -417,6 +431,26 @@ void fos_ep_event_free(struct fos_msg *msg);
 void fos_ep_post_event(struct fos_msg *msg);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
+struct fos_kmsg;
+void fos_msg_free(struct fos_msg *msg);
+struct fos_msg *fos_ep_take(struct fos_ep *ep);
+void fos_msg_kview(struct fos_msg *msg, struct fos_kmsg *km);
+struct fos_object *fos_req_make_k(struct fos_space *s,
+				  const struct fos_cap *base, u64 tag,
+				  const void *imm, u32 imm_len,
+				  struct fos_kcap *const *caps, u32 ncaps);
+int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
+		 struct fos_kcap *const *caps, u32 ncaps);
+
+/* name.c */
+int fos_name_add(const struct fos_space *owner, const struct fos_cap *cap,
+		 const char *name, u32 len, kuid_t uid, u32 flags);
+int fos_name_remove(const struct fos_space *owner, const char *name,
+		    u32 len);
+
+/* provider.c */
+int fos_provider_init(void);
+void fos_provider_exit(void);
 
 /* kernel/remote/: objects of other nodes ("Remote objects" in remote.c) */
 int fos_remote_init(void);

@@ -114,9 +114,12 @@ static int __init fos_init(void)
 	ret = fos_space_init();
 	if (ret)
 		goto err_obj;
-	ret = fos_remote_init();
+	ret = fos_provider_init();
 	if (ret)
 		goto err_space;
+	ret = fos_remote_init();
+	if (ret)
+		goto err_prov;
 	ret = fos_ping_init();
 	if (ret)
 		goto err_remote;
@@ -142,6 +145,8 @@ err_ping:
 	fos_ping_exit();
 err_remote:
 	fos_remote_exit();
+err_prov:
+	fos_provider_exit();
 err_space:
 	fos_space_exit();
 err_obj:
@@ -167,6 +172,7 @@ static void __exit fos_exit(void)
 		     atomic_long_read(&fos_live[la->counter]),
 		     la->attr.attr.name);
 	}
+	fos_provider_exit();
 	fos_space_exit();
 	fos_object_exit();
 }

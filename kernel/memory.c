@@ -31,11 +31,18 @@ static void fos_mem_uncharge(struct user_struct *user, struct mm_struct *mm,
 static void fos_mem_release(struct kref *ref)
 {
 	struct fos_mem *mem = container_of(ref, struct fos_mem, ref);
+	unsigned long i;
 
-	unpin_user_pages_dirty_lock(mem->pages, mem->npages, mem->writable);
-	fos_mem_uncharge(mem->user, mem->mm, mem->npages);
-	free_uid(mem->user);
-	mmdrop(mem->mm);
+	if (mem->user) {
+		unpin_user_pages_dirty_lock(mem->pages, mem->npages,
+					    mem->writable);
+		fos_mem_uncharge(mem->user, mem->mm, mem->npages);
+		free_uid(mem->user);
+		mmdrop(mem->mm);
+	} else {
+		for (i = 0; i < mem->npages; i++)
+			__free_page(mem->pages[i]);
+	}
 	fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
 	fos_live_add(FOS_LIVE_MEMORIES, -1);
 	kvfree(mem->pages);
@@ -142,6 +149,53 @@ err_free:
 	free_uid(user);
 	kfree(mem);
 	return ERR_PTR(ret);
+}
+
+/**
+ * fos_mem_alloc_kernel - a buffer of kernel pages for a kernel provider
+ * @len: bytes, non-zero, at most max_pin_bytes (if set)
+ *
+ * The pages are zeroed, writable, and counted as pinned pages; they are
+ * not charged to any user (the provider's module answers for them).
+ *
+ * Return: the buffer, or ERR_PTR(-EINVAL or -ENOMEM).
+ */
+struct fos_mem *fos_mem_alloc_kernel(u64 len)
+{
+	unsigned long npages, i;
+	struct fos_mem *mem;
+
+	if (!len || (fos_max_pin_bytes && len > fos_max_pin_bytes) ||
+	    len > FOS_MAX_PIN_PAGES << PAGE_SHIFT)
+		return ERR_PTR(-EINVAL);
+	npages = PAGE_ALIGN(len) >> PAGE_SHIFT;
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return ERR_PTR(-ENOMEM);
+	mem->pages = kvmalloc_array(npages, sizeof(*mem->pages), GFP_KERNEL);
+	if (!mem->pages)
+		goto err_mem;
+	for (i = 0; i < npages; i++) {
+		mem->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!mem->pages[i])
+			goto err_pages;
+	}
+	kref_init(&mem->ref);
+	mem->npages = npages;
+	mem->len = len;
+	mem->writable = true;
+	INIT_LIST_HEAD(&mem->dead);
+	fos_live_add(FOS_LIVE_PINNED_PAGES, npages);
+	fos_live_add(FOS_LIVE_MEMORIES, 1);
+	return mem;
+
+err_pages:
+	while (i--)
+		__free_page(mem->pages[i]);
+	kvfree(mem->pages);
+err_mem:
+	kfree(mem);
+	return ERR_PTR(-ENOMEM);
 }
 
 int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
@@ -364,12 +418,57 @@ s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 	return ret ? ret : len;
 }
 
+/**
+ * fos_mem_copy - memory_copy between two views, on this node or not
+ * @src: the source view
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes; 0 means the rest of @src from @soff
+ * @nowait: io_uring's inline issue: -EAGAIN where the fabric is needed
+ *
+ * Return: the bytes copied, or -EACCES, -ERANGE, or as
+ * fos_mem_copy_local() and fos_remote_copy().
+ */
+s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
+		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait)
+{
+	int ret;
+
+	if (src->obj->type != FRACTOS_OBJ_MEMORY ||
+	    dst->obj->type != FRACTOS_OBJ_MEMORY)
+		return -EOPNOTSUPP;
+	if (fos_obj_revoked(src->obj) || fos_obj_revoked(dst->obj))
+		return -EKEYREVOKED;
+	if (!(src->perms & FRACTOS_PERM_READ) ||
+	    !(dst->perms & FRACTOS_PERM_WRITE))
+		return -EACCES;
+	if (soff > src->len)
+		return -ERANGE;
+	len = len ? len : src->len - soff;
+	if (!fos_range_ok(src->len, soff, len) ||
+	    !fos_range_ok(dst->len, doff, len))
+		return -ERANGE;
+
+	/*
+	 * Another node's Memory, or fabric_loopback: one-sided RDMA, which
+	 * waits for other nodes - never inline in io_uring (-EAGAIN: io-wq
+	 * issues it again from a worker that may block).
+	 */
+	if (fos_remote_copy_wanted(src->obj, dst->obj))
+		ret = nowait ? -EAGAIN :
+		      fos_remote_copy(src, soff, dst, doff, len);
+	else
+		ret = fos_mem_copy_local(src, soff, dst, doff, len, false);
+	return ret ? ret : len;
+}
+
 int fos_op_memory_copy(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_memory_copy *a = &c->args.memory_copy;
 	struct fos_cap src, dst;
-	u64 len, end;
-	int ret;
+	s64 ret;
+	u64 end;
 
 	if (a->flags || a->__pad ||
 	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
@@ -384,38 +483,12 @@ int fos_op_memory_copy(struct fos_space *s, struct fos_call *c)
 	ret = fos_mem_cap_get(s, a->dst, &dst);
 	if (ret)
 		goto out_src;
-
-	if (!(src.perms & FRACTOS_PERM_READ) ||
-	    !(dst.perms & FRACTOS_PERM_WRITE)) {
-		ret = -EACCES;
-		goto out_dst;
+	ret = fos_mem_copy(&src, a->src_offset, &dst, a->dst_offset, a->len,
+			   c->nowait);
+	if (ret >= 0) {
+		a->copied = ret;
+		ret = 0;
 	}
-	if (a->src_offset > src.len) {
-		ret = -ERANGE;
-		goto out_dst;
-	}
-	len = a->len ? a->len : src.len - a->src_offset;
-	if (!fos_range_ok(src.len, a->src_offset, len) ||
-	    !fos_range_ok(dst.len, a->dst_offset, len)) {
-		ret = -ERANGE;
-		goto out_dst;
-	}
-
-	/*
-	 * Another node's Memory, or fabric_loopback: one-sided RDMA, which
-	 * waits for other nodes - never inline in io_uring (-EAGAIN: io-wq
-	 * issues it again from a worker that may block).
-	 */
-	if (fos_remote_copy_wanted(src.obj, dst.obj))
-		ret = c->nowait ? -EAGAIN :
-		      fos_remote_copy(&src, a->src_offset, &dst, a->dst_offset,
-				      len);
-	else
-		ret = fos_mem_copy_local(&src, a->src_offset, &dst,
-					 a->dst_offset, len, false);
-	if (!ret)
-		a->copied = len;
-out_dst:
 	fos_obj_put(dst.obj);
 out_src:
 	fos_obj_put(src.obj);

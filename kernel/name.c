@@ -63,22 +63,32 @@ static DEFINE_HASHTABLE(fos_names, 10);
 /* Entries in fos_names, under fos_names_lock. */
 static unsigned int fos_nnames;
 
+/* Is @name (@len bytes) a valid name: 1..FRACTOS_NAME_MAX in 0x21..0x7e? */
+static bool fos_name_valid(const char *name, u32 len)
+{
+	u32 i;
+
+	if (!len || len > FRACTOS_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (name[i] < 0x21 || name[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* Copy in and check a name: 1..FRACTOS_NAME_MAX bytes in 0x21..0x7e. */
 static char *fos_name_copy(const struct fractos_name *a)
 {
 	char *buf;
-	u32 i;
 
 	if (!a->name_len || a->name_len > FRACTOS_NAME_MAX)
 		return ERR_PTR(-EINVAL);
 	buf = memdup_user(u64_to_user_ptr(a->name), a->name_len);
 	if (IS_ERR(buf))
 		return buf;
-	for (i = 0; i < a->name_len; i++) {
-		if (buf[i] < 0x21 || buf[i] > 0x7e) {
-			kfree(buf);
-			return ERR_PTR(-EINVAL);
-		}
+	if (!fos_name_valid(buf, a->name_len)) {
+		kfree(buf);
+		return ERR_PTR(-EINVAL);
 	}
 	return buf;
 }
@@ -150,40 +160,44 @@ static int fos_name_args_bad(const struct fractos_name *a, u32 flags_ok)
 	return 0;
 }
 
-int fos_op_name_publish(struct fos_space *s, struct fos_call *c)
+/**
+ * fos_name_add - publish a capability of an object @owner created
+ * @owner: the publishing space (a user's or a kernel provider's)
+ * @cap: the capability; the name service takes its own reference
+ * @name: the name (not NUL-terminated)
+ * @len: bytes at @name
+ * @uid: who may look it up (besides everyone with FRACTOS_NAME_WORLD)
+ * @flags: FRACTOS_NAME_WORLD or 0
+ *
+ * Return: 0, -EINVAL (a bad name), -EKEYREVOKED, -EPERM (not @owner's
+ * object), -EEXIST, -ENOSPC (max_names), -ENOMEM, -EMLINK.
+ */
+int fos_name_add(const struct fos_space *owner, const struct fos_cap *cap,
+		 const char *name, u32 len, kuid_t uid, u32 flags)
 {
-	struct fractos_name *a = &c->args.name;
 	struct fos_name *n;
-	char *name;
 	int ret, delegated;
 
-	ret = fos_name_args_bad(a, FRACTOS_NAME_WORLD);
-	if (ret)
-		return ret;
-	name = fos_name_copy(a);
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-	n = kzalloc(struct_size(n, name, a->name_len), GFP_KERNEL_ACCOUNT);
-	if (!n) {
-		ret = -ENOMEM;
-		goto out_name;
-	}
-	memcpy(n->name, name, a->name_len);
-	n->len = a->name_len;
+	if (!fos_name_valid(name, len))
+		return -EINVAL;
+	n = kzalloc(struct_size(n, name, len), GFP_KERNEL_ACCOUNT);
+	if (!n)
+		return -ENOMEM;
+	memcpy(n->name, name, len);
+	n->len = len;
 	n->hash = fos_name_hash(name, n->len);
-	n->flags = a->flags;
-	n->uid = current_euid();
-	n->owner = s;
+	n->flags = flags;
+	n->uid = uid;
+	n->owner = owner;
 	INIT_LIST_HEAD(&n->obj_link);
+	n->cap = *cap;
+	fos_obj_get(n->cap.obj);
 
-	ret = fos_cap_get(s, a->cid, &n->cap);
-	if (ret)
-		goto out_free;
 	if (fos_obj_revoked(n->cap.obj)) {
 		ret = -EKEYREVOKED;
 		goto out_put;
 	}
-	if (!fos_obj_owned_by(n->cap.obj, s)) {
+	if (!fos_obj_owned_by(n->cap.obj, owner)) {
 		ret = -EPERM;
 		goto out_put;
 	}
@@ -194,6 +208,7 @@ int fos_op_name_publish(struct fos_space *s, struct fos_call *c)
 		goto out_put;
 	}
 
+	ret = 0;
 	mutex_lock(&fos_names_lock);
 	if (fos_name_find(n->name, n->len, n->hash)) {
 		ret = -EEXIST;
@@ -217,15 +232,35 @@ int fos_op_name_publish(struct fos_space *s, struct fos_call *c)
 	}
 	mutex_unlock(&fos_names_lock);
 	if (!ret)
-		goto out_name;
+		return 0;
 
 	if (delegated)
 		fos_obj_undelegate(&n->cap);
 out_put:
 	fos_obj_put(n->cap.obj);
-out_free:
 	kfree(n);
-out_name:
+	return ret;
+}
+
+int fos_op_name_publish(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_name *a = &c->args.name;
+	struct fos_cap cap;
+	char *name;
+	int ret;
+
+	ret = fos_name_args_bad(a, FRACTOS_NAME_WORLD);
+	if (ret)
+		return ret;
+	name = fos_name_copy(a);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+	ret = fos_cap_get(s, a->cid, &cap);
+	if (!ret) {
+		ret = fos_name_add(s, &cap, name, a->name_len, current_euid(),
+				   a->flags);
+		fos_obj_put(cap.obj);
+	}
 	kfree(name);
 	return ret;
 }
@@ -290,26 +325,25 @@ int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
 	return ret;
 }
 
-int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c)
+/**
+ * fos_name_remove - unpublish a name @owner published
+ * @owner: the space that published it
+ * @name: the name
+ * @len: bytes at @name
+ *
+ * Return: 0, -ENOENT or -EPERM (another space's name).
+ */
+int fos_name_remove(const struct fos_space *owner, const char *name, u32 len)
 {
-	struct fractos_name *a = &c->args.name;
 	struct fos_name *n;
 	bool free_it = false;
-	char *name;
-	int ret;
-
-	ret = fos_name_args_bad(a, 0);
-	if (ret)
-		return ret;
-	name = fos_name_copy(a);
-	if (IS_ERR(name))
-		return PTR_ERR(name);
+	int ret = 0;
 
 	mutex_lock(&fos_names_lock);
-	n = fos_name_find(name, a->name_len, fos_name_hash(name, a->name_len));
+	n = fos_name_find(name, len, fos_name_hash(name, len));
 	if (!n) {
 		ret = -ENOENT;
-	} else if (n->owner != s) {
+	} else if (n->owner != owner) {
 		ret = -EPERM;
 	} else {
 		fos_name_unhash(n);
@@ -322,9 +356,25 @@ int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c)
 		spin_unlock(&fos_tree_lock);
 	}
 	mutex_unlock(&fos_names_lock);
-	kfree(name);
 	if (free_it)
 		fos_name_free(n);
+	return ret;
+}
+
+int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_name *a = &c->args.name;
+	char *name;
+	int ret;
+
+	ret = fos_name_args_bad(a, 0);
+	if (ret)
+		return ret;
+	name = fos_name_copy(a);
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+	ret = fos_name_remove(s, name, a->name_len);
+	kfree(name);
 	return ret;
 }
 

@@ -482,7 +482,7 @@ bool fos_obj_revoked(struct fos_object *obj)
 	return READ_ONCE(obj->revoked);
 }
 
-bool fos_obj_owned_by(struct fos_object *obj, struct fos_space *s)
+bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s)
 {
 	bool ret;
 

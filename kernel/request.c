@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "provider.h"
 
 /**
  * struct fos_msg - one queued invocation
@@ -83,7 +84,7 @@ void fos_ep_put(struct fos_ep *ep)
 	kref_put(&ep->ref, fos_ep_release);
 }
 
-static void fos_msg_free(struct fos_msg *msg)
+void fos_msg_free(struct fos_msg *msg)
 {
 	u32 i;
 
@@ -184,6 +185,26 @@ __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 	return READ_ONCE(ep->len) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
+/**
+ * struct fos_args_src - arguments given by a caller: a user's or the kernel's
+ * @s: user: the space whose cids @ucids names; NULL for kernel callers
+ * @uimm: user: immediates
+ * @ucids: user: cids
+ * @kimm: kernel: immediates
+ * @kcaps: kernel: capabilities (the caller keeps its references)
+ * @imm_len: bytes of immediates
+ * @ncaps: capabilities
+ */
+struct fos_args_src {
+	struct fos_space *s;
+	u64 uimm;
+	u64 ucids;
+	const void *kimm;
+	struct fos_kcap *const *kcaps;
+	u32 imm_len;
+	u32 ncaps;
+};
+
 /*
  * Append @n capabilities named by the user array @ucids of space @s to @b.
  * Each appended capability holds an object reference; *b->ncaps counts
@@ -250,6 +271,46 @@ static int fos_args_add_imm(struct fos_args_buf *b, u64 uimm, u32 len)
 	return 0;
 }
 
+/* Append the kernel capabilities @caps to @b, as fos_args_add_cids(). */
+static int fos_args_add_kcaps(struct fos_args_buf *b,
+			      struct fos_kcap *const *caps, u32 n)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct fos_cap *cap = &b->caps[*b->ncaps];
+
+		*cap = caps[i]->cap;
+		fos_obj_get(cap->obj);
+		(*b->ncaps)++;
+		ret = fos_obj_delegate(cap);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			b->delegated |= BIT(*b->ncaps - 1);
+	}
+	return 0;
+}
+
+/* Append the caller's arguments @src to @b. */
+static int fos_args_add_src(struct fos_args_buf *b,
+			    const struct fos_args_src *src)
+{
+	int ret;
+
+	if (!src->s) {
+		if (src->imm_len)
+			memcpy(b->imm + b->imm_len, src->kimm, src->imm_len);
+		b->imm_len += src->imm_len;
+		return fos_args_add_kcaps(b, src->kcaps, src->ncaps);
+	}
+	ret = fos_args_add_imm(b, src->uimm, src->imm_len);
+	if (!ret)
+		ret = fos_args_add_cids(src->s, b, src->ucids, src->ncaps);
+	return ret;
+}
+
 /* Look up a Request capability; on success the caller puts cap->obj. */
 static int fos_req_cap_get(struct fos_space *s, u32 cid, struct fos_cap *cap)
 {
@@ -285,30 +346,32 @@ static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
 	return req;
 }
 
-int fos_op_request_create(struct fos_space *s, struct fos_call *c)
+/**
+ * fos_req_make - create a Request owned by @s
+ * @s: the owner (a user's space or a kernel provider's)
+ * @base_obj: a Request to derive from (its child in the revocation tree),
+ *	or NULL for a new root whose provider is @s
+ * @tag: the provider's tag (0 when deriving)
+ * @src: the arguments, appended to @base_obj's own
+ * @delegated: out, the arguments that are new delegations (bits)
+ *
+ * Return: the object, with a reference for the caller, or an ERR_PTR:
+ * -E2BIG, -ENOMEM, -EMLINK, -EKEYREVOKED, -EOPNOTSUPP, or an argument's
+ * -EBADF or -EFAULT.
+ */
+static struct fos_object *fos_req_make(struct fos_space *s,
+				       struct fos_object *base_obj, u64 tag,
+				       const struct fos_args_src *src,
+				       u32 *delegated)
 {
-	struct fractos_request_create *a = &c->args.request_create;
-	struct fos_object *base_obj = NULL, *obj;
+	u32 imm_len = src->imm_len, ncaps = src->ncaps;
 	struct fos_req *base = NULL, *req;
+	struct fos_object *obj;
 	struct fos_args_buf b;
-	struct fos_cap cap = {};
-	u32 imm_len = a->imm_len, ncaps = a->ncaps;
 	bool remote = false;
 	int ret;
 
-	if (a->flags || a->__pad ||
-	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
-		return -EINVAL;
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
-		return -E2BIG;
-
-	if (a->base != FRACTOS_CID_INVALID) {
-		if (a->tag)
-			return -EINVAL;
-		ret = fos_req_cap_get(s, a->base, &cap);
-		if (ret)
-			return ret;
-		base_obj = cap.obj;
+	if (base_obj) {
 		base = fos_obj_get_req(base_obj);
 		if (IS_ERR(base)) {
 			ret = PTR_ERR(base);
@@ -319,7 +382,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 			 * owner prepends its Request's own when invoked.
 			 */
 			if (ret != -EREMOTE)
-				goto out;
+				return ERR_PTR(ret);
 			remote = true;
 		} else {
 			imm_len += base->imm_len;
@@ -327,15 +390,15 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		}
 		if (imm_len > FRACTOS_REQ_MAX_IMM ||
 		    ncaps > FRACTOS_REQ_MAX_CAPS) {
-			ret = -E2BIG;
+			obj = ERR_PTR(-E2BIG);
 			goto out;
 		}
 	}
 
 	req = fos_req_alloc(base ? base->ep : remote ? NULL : s->ep,
-			    base ? base->tag : a->tag, ncaps, imm_len);
+			    base ? base->tag : tag, ncaps, imm_len);
 	if (!req) {
-		ret = -ENOMEM;
+		obj = ERR_PTR(-ENOMEM);
 		goto out;
 	}
 	b.caps = req->caps;
@@ -345,40 +408,85 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 	b.delegated = 0;
 	if (base)
 		fos_args_add_req(&b, base);
-	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
-	if (!ret)
-		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
+	ret = fos_args_add_src(&b, src);
 	req->imm_len = b.imm_len;
 	if (ret) {
-		fos_args_undelegate(&b);
-		fos_req_put(req);
-		goto out;
-	}
-
-	if (base_obj)
+		obj = ERR_PTR(ret);
+	} else if (base_obj) {
 		obj = fos_obj_create_child(base_obj, s, req);
-	else
+	} else {
 		obj = fos_obj_create(FRACTOS_OBJ_REQUEST, s, NULL, req) ?:
 		      ERR_PTR(-ENOMEM);
+	}
 	if (IS_ERR(obj)) {
 		fos_args_undelegate(&b);
 		fos_req_put(req);
-		ret = PTR_ERR(obj);
-		goto out;
 	}
-
-	cap.obj = obj;
-	ret = fos_cap_install(s, &cap, &a->cid);
-	if (ret) {
-		fos_args_undelegate(&b);
-		fos_obj_revoke(obj);
-	} else {
-		c->new_cid = a->cid;
-	}
-	fos_obj_put(obj);
+	*delegated = b.delegated;
 out:
 	if (base)
 		fos_req_put(base);
+	return obj;
+}
+
+/*
+ * A Request made by fos_req_make() reached nobody: take its new
+ * delegations back (before revoking it).  Nobody else can reach @obj yet,
+ * so its contents are still there.
+ */
+static void fos_req_unmake(struct fos_object *obj, u32 delegated)
+{
+	struct fos_args_buf b = {
+		.caps = obj->req->caps,
+		.delegated = delegated,
+	};
+
+	fos_args_undelegate(&b);
+	fos_obj_revoke(obj);
+}
+
+int fos_op_request_create(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_request_create *a = &c->args.request_create;
+	struct fos_args_src src = {
+		.s = s,
+		.uimm = a->imms,
+		.ucids = a->caps,
+		.imm_len = a->imm_len,
+		.ncaps = a->ncaps,
+	};
+	struct fos_object *base_obj = NULL, *obj;
+	struct fos_cap cap = {};
+	u32 delegated;
+	int ret;
+
+	if (a->flags || a->__pad ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+	if (a->base != FRACTOS_CID_INVALID) {
+		if (a->tag)
+			return -EINVAL;
+		ret = fos_req_cap_get(s, a->base, &cap);
+		if (ret)
+			return ret;
+		base_obj = cap.obj;
+	}
+
+	obj = fos_req_make(s, base_obj, a->tag, &src, &delegated);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+		goto out;
+	}
+	cap.obj = obj;
+	ret = fos_cap_install(s, &cap, &a->cid);
+	if (ret)
+		fos_req_unmake(obj, delegated);
+	else
+		c->new_cid = a->cid;
+	fos_obj_put(obj);
+out:
 	if (base_obj)
 		fos_obj_put(base_obj);
 	return ret;
@@ -487,31 +595,32 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 	return ret;
 }
 
-int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
+/**
+ * fos_invoke - invoke the Request @cap with the arguments @src
+ * @cap: a Request capability (the caller holds its reference)
+ * @src: the invocation's own arguments
+ * @wait: FRACTOS_INVOKE_WAIT: wait for room in the provider's queue
+ * @nowait: io_uring's inline issue: never sleep (-EAGAIN instead)
+ *
+ * Return: 0 (queued), -EAGAIN (the queue is full, or waiting was
+ * needed), -EKEYREVOKED, -E2BIG, -ENOMEM, fos_remote_invoke()'s errnos, or
+ * an argument's.
+ */
+static int fos_invoke(const struct fos_cap *cap,
+		      const struct fos_args_src *src, bool wait, bool nowait)
 {
-	struct fractos_request_invoke *a = &c->args.request_invoke;
 	struct fos_args_buf b;
 	struct fos_msg *msg;
 	struct fos_req *req;
-	struct fos_cap cap;
 	u32 pre_imm = 0, pre_caps = 0;
 	bool remote, loop = false;
 	int ret;
 
-	if ((a->flags & ~FRACTOS_INVOKE_WAIT) ||
-	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
-		return -EINVAL;
-	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
-		return -E2BIG;
-
-	ret = fos_req_cap_get(s, a->cid, &cap);
-	if (ret)
-		return ret;
-	req = fos_obj_get_req(cap.obj);
+	req = fos_obj_get_req(cap->obj);
 	if (IS_ERR(req)) {
 		ret = PTR_ERR(req);
 		if (ret != -EREMOTE)
-			goto out_cap;
+			return ret;
 		req = NULL;	/* a proxy: the owner adds the arguments */
 	}
 	/*
@@ -524,12 +633,12 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 		remote = true;
 		loop = true;
 	}
-	if (remote && c->nowait) {
+	if (remote && nowait) {
 		ret = -EAGAIN;	/* waits for the owner's answer */
 		goto out_req;
 	}
-	if (req && (req->imm_len + a->imm_len > FRACTOS_REQ_MAX_IMM ||
-		    req->ncaps + a->ncaps > FRACTOS_REQ_MAX_CAPS)) {
+	if (req && (req->imm_len + src->imm_len > FRACTOS_REQ_MAX_IMM ||
+		    req->ncaps + src->ncaps > FRACTOS_REQ_MAX_CAPS)) {
 		ret = -E2BIG;
 		goto out_req;
 	}
@@ -538,7 +647,7 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 		pre_caps = req->ncaps;
 	}
 
-	msg = fos_msg_alloc(pre_caps + a->ncaps, pre_imm + a->imm_len);
+	msg = fos_msg_alloc(pre_caps + src->ncaps, pre_imm + src->imm_len);
 	if (!msg) {
 		ret = -ENOMEM;
 		goto out_req;
@@ -553,23 +662,19 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 		msg->tag = req->tag;
 		fos_args_add_req(&b, req);
 	}
-	ret = fos_args_add_imm(&b, a->imms, a->imm_len);
-	if (!ret)
-		ret = fos_args_add_cids(s, &b, a->caps, a->ncaps);
+	ret = fos_args_add_src(&b, src);
 	msg->imm_len = b.imm_len;
 	if (!ret && remote) {
 		/* @msg only carried the arguments: the owner queues its own. */
-		ret = fos_remote_invoke(cap.obj, msg->imm, msg->imm_len,
-					msg->caps, msg->ncaps,
-					a->flags & FRACTOS_INVOKE_WAIT);
+		ret = fos_remote_invoke(cap->obj, msg->imm, msg->imm_len,
+					msg->caps, msg->ncaps, wait);
 		if (ret)
 			fos_args_undelegate(&b);
 		fos_msg_free(msg);
 		goto out_req;
 	}
 	if (!ret)
-		ret = fos_ep_send(req->ep, msg,
-				  a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
+		ret = fos_ep_send(req->ep, msg, wait, nowait);
 	if (ret) {
 		fos_args_undelegate(&b);
 		fos_msg_free(msg);
@@ -577,9 +682,136 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 out_req:
 	if (req)
 		fos_req_put(req);
-out_cap:
+	return ret;
+}
+
+int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
+{
+	struct fractos_request_invoke *a = &c->args.request_invoke;
+	struct fos_args_src src = {
+		.s = s,
+		.uimm = a->imms,
+		.ucids = a->caps,
+		.imm_len = a->imm_len,
+		.ncaps = a->ncaps,
+	};
+	struct fos_cap cap;
+	int ret;
+
+	if ((a->flags & ~FRACTOS_INVOKE_WAIT) ||
+	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+
+	ret = fos_req_cap_get(s, a->cid, &cap);
+	if (ret)
+		return ret;
+	ret = fos_invoke(&cap, &src, a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
 	fos_obj_put(cap.obj);
 	return ret;
+}
+
+/* ---- kernel providers (provider.c) ---- */
+
+/**
+ * fos_req_make_k - fos_kreq_create() and fos_kreq_derive()
+ * @s: the provider's space
+ * @base: the Request to derive from, or NULL
+ * @tag: the tag of a new root
+ * @imm: immediates
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments
+ * @ncaps: entries at @caps
+ *
+ * Return: the object with a reference, or an ERR_PTR.
+ */
+struct fos_object *fos_req_make_k(struct fos_space *s,
+				  const struct fos_cap *base, u64 tag,
+				  const void *imm, u32 imm_len,
+				  struct fos_kcap *const *caps, u32 ncaps)
+{
+	struct fos_args_src src = {
+		.kimm = imm,
+		.kcaps = caps,
+		.imm_len = imm_len,
+		.ncaps = ncaps,
+	};
+	u32 delegated;
+
+	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
+		return ERR_PTR(-E2BIG);
+	if (base && base->obj->type != FRACTOS_OBJ_REQUEST)
+		return ERR_PTR(-EOPNOTSUPP);
+	return fos_req_make(s, base ? base->obj : NULL, tag, &src,
+			    &delegated);
+}
+
+/**
+ * fos_invoke_k - invoke a Request from kernel code (fos_kinvoke())
+ * @cap: the Request capability
+ * @imm: immediates
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments
+ * @ncaps: entries at @caps
+ *
+ * Never waits for room: a full queue is -EAGAIN.  Waits for the owner's
+ * answer when the provider is on another node.
+ *
+ * Return: as fos_invoke().
+ */
+int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
+		 struct fos_kcap *const *caps, u32 ncaps)
+{
+	struct fos_args_src src = {
+		.kimm = imm,
+		.kcaps = caps,
+		.imm_len = imm_len,
+		.ncaps = ncaps,
+	};
+
+	might_sleep();
+	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
+		return -EOPNOTSUPP;
+	return fos_invoke(cap, &src, false, false);
+}
+
+/**
+ * fos_ep_take - take the oldest message off a kernel provider's queue
+ * @ep: the queue
+ *
+ * Return: the message (the caller frees it with fos_msg_free()), or NULL.
+ */
+struct fos_msg *fos_ep_take(struct fos_ep *ep)
+{
+	struct fos_msg *msg;
+
+	spin_lock(&ep->lock);
+	msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
+	if (msg) {
+		list_del(&msg->link);
+		WRITE_ONCE(ep->len, ep->len - 1);
+	}
+	spin_unlock(&ep->lock);
+	if (msg)
+		wake_up(&ep->send_wq);
+	return msg;
+}
+
+/* Lend @msg's contents to a kernel provider's receive callback. */
+void fos_msg_kview(struct fos_msg *msg, struct fos_kmsg *km)
+{
+	u32 i;
+
+	km->type = msg->type;
+	km->tag = msg->tag;
+	km->imm = msg->imm;
+	km->imm_len = msg->imm_len;
+	km->ncaps = msg->ncaps;
+	for (i = 0; i < msg->ncaps; i++)
+		km->caps[i] = container_of(&msg->caps[i], struct fos_kcap, cap);
 }
 
 /*

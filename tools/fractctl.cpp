@@ -17,6 +17,9 @@
  *   fractctl secret set [FILE]        the cluster secret, from FILE or stdin
  *   fractctl secret insecure          admit insecure nodes, unauthenticated
  *   fractctl secret forget [all]      the previous secret, or every one
+ *   fractctl [-j] [-s] blk [list]     block devices served as volumes
+ *   fractctl blk attach DEVICE name NAME [uid UID] [format]
+ *   fractctl blk detach {ID | name NAME}
  *   fractctl help
  *
  * Subcommands are a table (commands[] below), matched by unique-enough
@@ -28,7 +31,8 @@
  * "status" always did); "status" alone exits 2 when the module is not
  * loaded.
  */
-#include <caladan/caladan.hpp>
+#include "fractctl.hpp"
+
 #include <caladan/sysfs.hpp>
 
 #include <linux/fractos_netlink.h>
@@ -58,120 +62,9 @@
 #include <variant>
 #include <vector>
 
+namespace fractctl {
 namespace {
 
-using namespace caladan;
-
-const char *progname = "fractctl";
-
-/* Exit codes; usage errors share 1 with every other error (see above). */
-constexpr int exit_ok = 0;
-constexpr int exit_error = 1;
-constexpr int exit_usage = 1;
-
-struct options {
-	bool json = false;
-	bool stats = false;
-};
-
-/* ---- output --------------------------------------------------------- */
-
-/*
- * A minimal JSON writer: one top-level object or array, nested objects and
- * arrays, strings, numbers and booleans.  Keys are ignored inside arrays.
- */
-class json_writer {
-public:
-	enum class top { object, array };
-
-	explicit json_writer(top t = top::object)
-	{
-		out_ = t == top::array ? "[" : "{";
-		stack_.push_back({t == top::array, true});
-	}
-
-	void begin(std::string_view key = {})
-	{
-		this->key(key);
-		out_ += '{';
-		stack_.push_back({false, true});
-	}
-	void begin_array(std::string_view key = {})
-	{
-		this->key(key);
-		out_ += '[';
-		stack_.push_back({true, true});
-	}
-	void end()
-	{
-		out_ += stack_.back().array ? ']' : '}';
-		stack_.pop_back();
-	}
-	void str(std::string_view key, std::string_view v)
-	{
-		this->key(key);
-		quote(v);
-	}
-	void num(std::string_view key, std::uint64_t v)
-	{
-		this->key(key);
-		out_ += std::to_string(v);
-	}
-	/* @p v must be valid JSON (e.g. a number). */
-	void raw(std::string_view key, std::string_view v)
-	{
-		this->key(key);
-		out_ += v;
-	}
-	void boolean(std::string_view key, bool v)
-	{
-		this->key(key);
-		out_ += v ? "true" : "false";
-	}
-	std::string finish()
-	{
-		while (!stack_.empty())
-			end();
-		return out_;
-	}
-
-private:
-	struct level {
-		bool array;
-		bool first;
-	};
-
-	void key(std::string_view k)
-	{
-		if (!stack_.back().first)
-			out_ += ',';
-		stack_.back().first = false;
-		if (stack_.back().array)
-			return;
-		quote(k);
-		out_ += ':';
-	}
-	void quote(std::string_view s)
-	{
-		out_ += '"';
-		for (unsigned char c : s) {
-			if (c == '"' || c == '\\') {
-				out_ += '\\';
-				out_ += char(c);
-			} else if (c < 0x20) {
-				char buf[8];
-				std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-				out_ += buf;
-			} else {
-				out_ += char(c);
-			}
-		}
-		out_ += '"';
-	}
-
-	std::string out_;
-	std::vector<level> stack_;
-};
 
 /*
  * Paths can be moved under a prefix (FRACTCTL_ROOT) so that the tool can
@@ -353,369 +246,8 @@ int do_status(const options &opts, int argc, char **argv)
 	return rep.errors.empty() ? 0 : 1;
 }
 
-/* ---- generic netlink ------------------------------------------------ */
-
-/*
- * Why a netlink operation failed.  @ec is an errno (system_category):
- * the kernel's for kind::kernel, else the closest one to libnl's reason,
- * which is then in @detail.  For kind::kernel, @detail is the extended ACK
- * message when the kernel sent one.
- */
-struct nl_failure {
-	enum class kind { no_family, local, kernel } what;
-	std::error_code ec;
-	std::string detail;
-};
-
-/* A T or an nl_failure: errors are values, as result<T> in libcaladan. */
-template <class T>
-class [[nodiscard]] nl_result {
-public:
-	nl_result(T v) : v_(std::in_place_index<0>, std::move(v)) {}
-	nl_result(nl_failure f) : v_(std::in_place_index<1>, std::move(f)) {}
-
-	explicit operator bool() const noexcept { return v_.index() == 0; }
-	T &operator*() noexcept { return *std::get_if<0>(&v_); }
-	T *operator->() noexcept { return std::get_if<0>(&v_); }
-	const nl_failure &error() const noexcept { return *std::get_if<1>(&v_); }
-
-private:
-	std::variant<T, nl_failure> v_;
-};
-
-using nl_status = nl_result<std::monostate>;
-
-struct nl_sock_deleter {
-	void operator()(nl_sock *s) const noexcept { nl_socket_free(s); }
-};
-struct nl_msg_deleter {
-	void operator()(nl_msg *m) const noexcept { nlmsg_free(m); }
-};
-struct nl_cb_deleter {
-	void operator()(nl_cb *cb) const noexcept { nl_cb_put(cb); }
-};
-using nl_sock_ptr = std::unique_ptr<nl_sock, nl_sock_deleter>;
-using nl_msg_ptr = std::unique_ptr<nl_msg, nl_msg_deleter>;
-using nl_cb_ptr = std::unique_ptr<nl_cb, nl_cb_deleter>;
-
-/* libnl's NLE_* codes as the nearest errno, keeping libnl's wording. */
-nl_failure local_failure(int nle)
-{
-	int e = EIO;
-	switch (nle < 0 ? -nle : nle) {
-	case NLE_NOMEM:
-		e = ENOMEM;
-		break;
-	case NLE_PERM:
-		e = EPERM;
-		break;
-	case NLE_NOACCESS:
-		e = EACCES;
-		break;
-	case NLE_AF_NOSUPPORT:
-	case NLE_PROTO_MISMATCH:
-		e = EAFNOSUPPORT;
-		break;
-	case NLE_INTR:
-		e = EINTR;
-		break;
-	}
-	return {nl_failure::kind::local, errno_code(e), nl_geterror(nle)};
-}
-
-/* One attribute of a request. */
-struct nl_attr_out {
-	int type;
-	std::vector<unsigned char> data;
-};
-
-template <class T>
-nl_attr_out attr(int type, const T &v)
-{
-	nl_attr_out a{type, std::vector<unsigned char>(sizeof(v))};
-	std::memcpy(a.data.data(), &v, sizeof(v));
-	return a;
-}
-
-nl_attr_out attr_bytes(int type, const void *p, std::size_t len)
-{
-	const auto *b = static_cast<const unsigned char *>(p);
-	return {type, std::vector<unsigned char>(b, b + len)};
-}
-
-/* The attributes of one reply message, with length-checked getters. */
-class nl_reply {
-public:
-	explicit nl_reply(nlattr **tb) : tb_(tb) {}
-
-	template <class T>
-	std::optional<T> get(int type) const
-	{
-		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
-		T v;
-		if (!a || nla_len(a) != int(sizeof(T)))
-			return std::nullopt;
-		std::memcpy(&v, nla_data(a), sizeof(T));
-		return v;
-	}
-	std::optional<std::string> str(int type) const
-	{
-		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
-		if (!a || nla_len(a) <= 0)
-			return std::nullopt;
-		const char *s = static_cast<const char *>(nla_data(a));
-		return std::string(s, strnlen(s, std::size_t(nla_len(a))));
-	}
-	bool has(int type) const { return type <= FRACTOS_A_MAX && tb_[type]; }
-	std::optional<std::vector<unsigned char>> bytes(int type) const
-	{
-		const nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
-		if (!a)
-			return std::nullopt;
-		const auto *b = static_cast<const unsigned char *>(nla_data(a));
-		return std::vector<unsigned char>(b, b + nla_len(a));
-	}
-	/* A nested FRACTOS_STAT_* table: counters indexed by attribute type. */
-	std::array<std::uint64_t, FRACTOS_STAT_MAX + 1> stats(int type) const
-	{
-		std::array<std::uint64_t, FRACTOS_STAT_MAX + 1> out{};
-		nlattr *st[FRACTOS_STAT_MAX + 1];
-		nlattr *a = type <= FRACTOS_A_MAX ? tb_[type] : nullptr;
-
-		if (!a || nla_parse_nested(st, FRACTOS_STAT_MAX, a, nullptr))
-			return out;
-		for (int i = 0; i <= FRACTOS_STAT_MAX; i++)
-			if (st[i] && nla_len(st[i]) == 8)
-				out[i] = nla_get_u64(st[i]);
-		return out;
-	}
-
-private:
-	nlattr **tb_;
-};
-
-using reply_fn = std::function<void(const nl_reply &)>;
-
-/* Receive state shared with libnl's callbacks. */
-struct recv_ctx {
-	const reply_fn *fn;
-	int err = 1;		/* 1: waiting; 0: done; < 0: -errno */
-	std::string extack;
-};
-
-int valid_cb(nl_msg *msg, void *arg)
-{
-	auto *c = static_cast<recv_ctx *>(arg);
-	nlattr *tb[FRACTOS_A_MAX + 1];
-
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, FRACTOS_A_MAX, nullptr))
-		return NL_SKIP;
-	if (*c->fn)
-		(*c->fn)(nl_reply(tb));
-	return NL_OK;
-}
-
-/* The extended ACK message (NLMSGERR_ATTR_MSG) of an error, if any. */
-std::string extack_message(const nlmsgerr *e)
-{
-	const auto *nlh = reinterpret_cast<const nlmsghdr *>(
-		reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
-	std::size_t off = sizeof(*e);
-	nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return {};
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len > NLMSG_HDRLEN)
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	off = NLMSG_ALIGN(off);
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + off)
-		return {};
-	auto *tlv = reinterpret_cast<nlattr *>(
-		const_cast<char *>(reinterpret_cast<const char *>(e)) + off);
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, tlv, int(nlh->nlmsg_len - NLMSG_HDRLEN - off),
-		      nullptr) ||
-	    !tb[NLMSGERR_ATTR_MSG] || nla_len(tb[NLMSGERR_ATTR_MSG]) <= 0)
-		return {};
-	const char *s = static_cast<const char *>(nla_data(tb[NLMSGERR_ATTR_MSG]));
-	return std::string(s, strnlen(s, std::size_t(nla_len(tb[NLMSGERR_ATTR_MSG]))));
-}
-
-int error_cb(sockaddr_nl *, nlmsgerr *e, void *arg)
-{
-	auto *c = static_cast<recv_ctx *>(arg);
-
-	c->err = e->error < 0 ? e->error : -EPROTO;
-	c->extack = extack_message(e);
-	return NL_STOP;
-}
-
-int ack_cb(nl_msg *, void *arg)
-{
-	static_cast<recv_ctx *>(arg)->err = 0;
-	return NL_STOP;
-}
-
-/* NLMSG_DONE of a dump; it carries the dump's error, if any. */
-int finish_cb(nl_msg *msg, void *arg)
-{
-	auto *c = static_cast<recv_ctx *>(arg);
-	nlmsghdr *h = nlmsg_hdr(msg);
-	int e = 0;
-
-	if (nlmsg_datalen(h) >= int(sizeof(e)))
-		std::memcpy(&e, nlmsg_data(h), sizeof(e));
-	c->err = e < 0 ? e : 0;
-	return NL_STOP;
-}
-
-/* The "fractos" family on one generic netlink socket. */
-class fabric_nl {
-public:
-	/*
-	 * Connect and resolve the family.  FRACTCTL_GENL_FAMILY overrides
-	 * the name, so that tests can ask for a family that cannot exist.
-	 */
-	static nl_result<fabric_nl> open()
-	{
-		const char *env = std::getenv("FRACTCTL_GENL_FAMILY");
-		const char *name = env && *env ? env : FRACTOS_GENL_NAME;
-		nl_sock_ptr sk(nl_socket_alloc());
-		int one = 1, ret;
-
-		if (!sk)
-			return local_failure(-NLE_NOMEM);
-		ret = genl_connect(sk.get());
-		if (ret < 0)
-			return local_failure(ret);
-		/* Best effort: older kernels just do not send the message. */
-		setsockopt(nl_socket_get_fd(sk.get()), SOL_NETLINK, NETLINK_EXT_ACK, &one,
-			   sizeof(one));
-		ret = genl_ctrl_resolve(sk.get(), name);
-		if (ret == -NLE_OBJ_NOTFOUND)
-			return nl_failure{nl_failure::kind::no_family, errno_code(ENOENT), name};
-		if (ret < 0)
-			return local_failure(ret);
-		return fabric_nl(std::move(sk), ret);
-	}
-
-	/*
-	 * Send @cmd (a dump if @dump) with @attrs and wait for the end of the
-	 * answer; every reply message goes to @fn.
-	 */
-	nl_status request(std::uint8_t cmd, bool dump, const std::vector<nl_attr_out> &attrs,
-			  const reply_fn &fn = {})
-	{
-		nl_msg_ptr msg(nlmsg_alloc());
-		nl_cb_ptr cb(nl_cb_alloc(NL_CB_DEFAULT));
-		recv_ctx ctx{&fn, 1, {}};
-
-		if (!msg || !cb)
-			return local_failure(-NLE_NOMEM);
-		if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0,
-				 dump ? NLM_F_DUMP : 0, cmd, FRACTOS_GENL_VERSION))
-			return local_failure(-NLE_NOMEM);
-		for (const auto &a : attrs)
-			if (nla_put(msg.get(), a.type, int(a.data.size()), a.data.data()))
-				return local_failure(-NLE_NOMEM);
-		nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, valid_cb, &ctx);
-		nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, ack_cb, &ctx);
-		nl_cb_set(cb.get(), NL_CB_FINISH, NL_CB_CUSTOM, finish_cb, &ctx);
-		nl_cb_err(cb.get(), NL_CB_CUSTOM, error_cb, &ctx);
-
-		int ret = nl_send_auto(sk_.get(), msg.get());
-		if (ret < 0)
-			return local_failure(ret);
-		while (ctx.err > 0) {
-			ret = nl_recvmsgs(sk_.get(), cb.get());
-			if (ret < 0 && ctx.err > 0)
-				return local_failure(ret);
-		}
-		if (ctx.err < 0)
-			return nl_failure{nl_failure::kind::kernel, errno_code(-ctx.err),
-					  std::move(ctx.extack)};
-		return std::monostate{};
-	}
-
-private:
-	fabric_nl(nl_sock_ptr sk, int family) : sk_(std::move(sk)), family_(family) {}
-
-	nl_sock_ptr sk_;
-	int family_;
-};
-
-/*
- * Report @f for the operation @what ("node add 7"), with a hint for the
- * errors whose meaning depends on the command (@hints: errno, text).
- */
-void report(const char *what, const nl_failure &f,
-	    std::initializer_list<std::pair<int, const char *>> hints = {})
-{
-	switch (f.what) {
-	case nl_failure::kind::no_family:
-		std::fprintf(stderr,
-			     "%s: %s: the fractos module is not loaded "
-			     "(no generic netlink family \"%s\")\n",
-			     progname, what, f.detail.c_str());
-		return;
-	case nl_failure::kind::local:
-		std::fprintf(stderr, "%s: %s: netlink: %s (%s)\n", progname, what,
-			     f.detail.c_str(), describe(f.ec).c_str());
-		return;
-	case nl_failure::kind::kernel:
-		break;
-	}
-	if (f.ec == errno_code(EPERM)) {
-		std::fprintf(stderr, "%s: %s: must be root (CAP_NET_ADMIN)\n", progname, what);
-		return;
-	}
-	std::string msg = describe(f.ec);
-	if (!f.detail.empty())
-		msg += ": " + f.detail;
-	for (const auto &[e, text] : hints)
-		if (f.ec == errno_code(e)) {
-			msg += "; ";
-			msg += text;
-		}
-	std::fprintf(stderr, "%s: %s: %s\n", progname, what, msg.c_str());
-}
 
 /* ---- argument parsing for the fabric commands ----------------------- */
-
-/*
- * "fractctl: node add: bad ..., try "fractctl node help"."  @fmt has one
- * %s, for @arg.
- */
-int usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-	std::string_view top(cmd);
-
-	top = top.substr(0, top.find(' '));
-	std::fprintf(stderr, "%s: %s: ", progname, cmd);
-	std::fprintf(stderr, fmt, arg);
-	std::fprintf(stderr, ", try \"%s %.*s help\".\n", progname, int(top.size()),
-		     top.data());
-	return exit_usage;
-}
-
-/* A decimal number in [lo, hi], nothing else (no sign, no blanks). */
-std::optional<std::uint64_t> parse_uint(std::string_view s, std::uint64_t lo, std::uint64_t hi)
-{
-	std::uint64_t v = 0;
-
-	if (s.empty() || s.size() > 20)
-		return std::nullopt;
-	for (char c : s) {
-		if (c < '0' || c > '9')
-			return std::nullopt;
-		std::uint64_t d = std::uint64_t(c - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return std::nullopt;
-		v = v * 10 + d;
-	}
-	if (v < lo || v > hi)
-		return std::nullopt;
-	return v;
-}
 
 std::optional<std::uint32_t> parse_node_id(std::string_view s)
 {
@@ -957,7 +489,7 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 }
 
 /* NODE_LIST: every node (@id empty, a dump) or one (ENOENT if unknown). */
-nl_result<std::vector<node_info>> get_nodes(fabric_nl &nl, std::optional<std::uint32_t> id)
+nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id)
 {
 	std::vector<node_info> nodes;
 	std::vector<nl_attr_out> attrs;
@@ -986,7 +518,7 @@ int node_list(const options &o, int argc, char **argv)
 			return usage_error("node list", "unexpected argument \"%s\"", argv[0]);
 		}
 	}
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("node list", nl.error());
 		return exit_error;
@@ -1035,7 +567,7 @@ int node_add(const options &opts, int argc, char **argv)
 		attrs.push_back(attr_bytes(FRACTOS_A_NODE_TRUST_UIDS, nullptr, 0));
 
 	std::string what = "node add " + std::to_string(*id);
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report(what.c_str(), nl.error());
 		return exit_error;
@@ -1067,7 +599,7 @@ int node_del(const options &opts, int argc, char **argv)
 		return usage_error("node del", "bad node id \"%s\" (0 to 4294967295)", argv[0]);
 
 	std::string what = "node del " + std::to_string(*id);
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report(what.c_str(), nl.error());
 		return exit_error;
@@ -1117,7 +649,6 @@ int node_help(const options &, int, char **)
 	return exit_ok;
 }
 
-bool matches(const char *arg, const char *name);
 
 int do_node(const options &opts, int argc, char **argv)
 {
@@ -1151,7 +682,7 @@ int do_link(const options &opts, int argc, char **argv)
 		std::uint8_t state;
 	};
 	std::vector<link> links;
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("link", nl.error());
 		return exit_error;
@@ -1204,7 +735,7 @@ int do_stats(const options &opts, int argc, char **argv)
 	std::optional<std::uint32_t> node, epoch, nodes, links;
 	std::optional<std::uint16_t> port;
 	counters c{};
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("stats", nl.error());
 		return exit_error;
@@ -1282,7 +813,7 @@ int do_ping(const options &opts, int argc, char **argv)
 	std::string what = "ping " + std::to_string(*id);
 	std::optional<std::uint32_t> replies;
 	std::optional<std::uint64_t> rmin, ravg, rmax;
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report(what.c_str(), nl.error());
 		return exit_error;
@@ -1345,7 +876,7 @@ const char *auth_mode_name(unsigned m)
 	return "unknown";
 }
 
-nl_result<auth_state> query_auth(fabric_nl &nl)
+nl_result<auth_state> query_auth(genl_nl &nl)
 {
 	std::optional<std::uint8_t> mode;
 	std::optional<std::uint32_t> key, prev;
@@ -1359,7 +890,7 @@ nl_result<auth_state> query_auth(fabric_nl &nl)
 		return st.error();
 	if (!mode)
 		return nl_failure{nl_failure::kind::kernel, errno_code(EPROTO),
-				  "no AUTH_MODE in the reply (an older module?)"};
+				  "no AUTH_MODE in the reply (an older module?)", {}};
 	return auth_state{*mode, key.value_or(0), prev};
 }
 
@@ -1386,7 +917,7 @@ std::string auth_summary(const auth_state &a)
 /* Status's auth line: best effort, nothing when netlink does not answer. */
 std::optional<std::string> status_auth()
 {
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl)
 		return std::nullopt;
 	auto a = query_auth(*nl);
@@ -1420,7 +951,7 @@ int secret_show(const options &opts, int argc, char **argv)
 {
 	if (argc > 0)
 		return usage_error("secret show", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("secret show", nl.error());
 		return exit_error;
@@ -1483,7 +1014,7 @@ int secret_set(const options &opts, int argc, char **argv)
 			     FRACTOS_AUTH_SECRET_MAX);
 		return exit_error;
 	}
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("secret set", nl.error());
 		return exit_error;
@@ -1505,7 +1036,7 @@ int secret_insecure(const options &opts, int argc, char **argv)
 {
 	if (argc > 0)
 		return usage_error("secret insecure", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("secret insecure", nl.error());
 		return exit_error;
@@ -1529,7 +1060,7 @@ int secret_forget(const options &opts, int argc, char **argv)
 		all = true, argc--, argv++;
 	if (argc > 0)
 		return usage_error("secret forget", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_nl::open();
+	auto nl = fabric_open();
 	if (!nl) {
 		report("secret forget", nl.error());
 		return exit_error;
@@ -1580,6 +1111,7 @@ const command commands[] = {
 	{"stats", do_stats, "local node, listen port and fabric-wide counters"},
 	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
 	{"secret", do_secret, "admission: show, set, insecure, forget"},
+	{"blk", do_blk, "block devices as volumes (fractos_nvme): list, attach, detach"},
 	{"help", do_help, "this text"},
 };
 
@@ -1604,6 +1136,9 @@ void usage(FILE *f)
 		     "       %s [-j] link [ list ]\n"
 		     "       %s [-j] stats\n"
 		     "       %s [-j] ping ID [ -c COUNT ]\n"
+		     "       %s [-j] [-s] blk [ list ]\n"
+		     "       %s blk attach DEVICE name NAME [ uid UID ] [ format ]\n"
+		     "       %s blk detach { ID | name NAME }\n"
 		     "ADDR := { IPV4 | IPV6 | [IPV6] }, PORT defaults to %d\n"
 		     "\n"
 		     "-s adds the per-node counters to node list.  node add, node del\n"
@@ -1611,8 +1146,8 @@ void usage(FILE *f)
 		     "Exit status: 0 on success, 1 on errors (usage errors and a module\n"
 		     "that is not loaded included); status exits 2 if the module is not\n"
 		     "loaded.\n",
-		     progname, progname, progname, progname, progname, progname,
-		     FRACTOS_FABRIC_PORT);
+		     progname, progname, progname, progname, progname, progname, progname,
+		     progname, progname, FRACTOS_FABRIC_PORT);
 }
 
 int do_help(const options &, int, char **)
@@ -1621,12 +1156,6 @@ int do_help(const options &, int, char **)
 	return 0;
 }
 
-/* iproute2's matches(): @arg is a non-empty prefix of @name. */
-bool matches(const char *arg, const char *name)
-{
-	std::size_t n = std::strlen(arg);
-	return n && std::strncmp(arg, name, n) == 0;
-}
 
 void print_version()
 {
@@ -1635,9 +1164,12 @@ void print_version()
 }
 
 } // namespace
+} // namespace fractctl
 
 int main(int argc, char **argv)
 {
+	using namespace fractctl;
+
 	options opts;
 
 	for (--argc, ++argv; argc > 0 && argv[0][0] == '-'; --argc, ++argv) {

@@ -235,16 +235,18 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		ret = -ENOMEM;
 		goto out_obj;
 	}
+	/* Revoked since the view was checked: nothing taken yet but @g. */
+	g->mem = fos_obj_get_mem(src.obj);
+	if (IS_ERR(g->mem)) {
+		ret = PTR_ERR(g->mem);
+		fos_peer_res_put(peer, FOS_PEER_GRANTS);
+		kfree(g);
+		goto out_obj;
+	}
 	g->peer = fos_peer_get(peer);
 	g->node = fos_peer_node_id(peer);
 	g->pull = le64_to_cpu(w->pull);
 	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
-	g->mem = fos_obj_get_mem(src.obj);
-	if (IS_ERR(g->mem)) {
-		ret = PTR_ERR(g->mem);
-		kfree(g);
-		goto out_obj;
-	}
 	max_pages = fos_fabric_mr_max_pages(peer);
 	b = g->mem->first_off + src.off + off;
 	n = fos_mem_sgt(g->mem, src.off + off, len, max_pages, &g->sgt);

@@ -6,7 +6,9 @@
 # (the default; remote_node.c says what each node does) or chain_node (a
 # 3-stage chain over three nodes, under loss, a lease, a node killed
 # mid-chain; chain_node.c) or killchain (3 nodes: a chain whose processes
-# are SIGKILLed at random points, 200 times; killchain.c).
+# are SIGKILLed at random points, 200 times; killchain.c) or blk_node (3
+# nodes with --nvme: storage on node 3, client on node 1, continuation on
+# node 2, node 3 killed mid-read; blk_node.c).
 #
 #   vm/run --nodes 2 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
 #   vm/run --nodes 3 --kernel 6.1 --timeout 600 -- tests/multinode/remote_2node.sh
@@ -28,7 +30,7 @@ if [ "$(cat /sys/module/fractos/parameters/node_id 2>/dev/null)" != "$me" ]; the
 fi
 prog=${1:-remote_node}
 case $prog in
-remote_node|chain_node|killchain) ;;
+remote_node|chain_node|killchain|blk_node) ;;
 *) echo "Bail out! unknown program $prog"; exit 1 ;;
 esac
 bin=./$prog

@@ -8,7 +8,8 @@
 # Two guests run connect, refuse, auth, link, loss, restart, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
-# 3-stage chain of chain_node.c).  Every node prints
+# 3-stage chain of chain_node.c, killchain, and the storage test of
+# blk_node.c).  Every node prints
 # its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
 # unprefixed, for .ci/run.  A vm/run failure outside the counted tests
 # (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
@@ -33,7 +34,7 @@ run() {
 	shift 2
 	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
 	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
-		--timeout "$timeout" \
+		--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
 		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
 		--log "build/vm-$kver-multinode$n$tag.log" \
 		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
@@ -68,6 +69,8 @@ if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh chain_node
 	# kill-anywhere: the chain's processes SIGKILLed at random points
 	run_script 3 1 tests/multinode/remote_2node.sh killchain
+	# storage on node 3 (NVMe), client node 1, continuation node 2
+	nvme=64M run_script 3 1 tests/multinode/remote_2node.sh blk_node
 fi
 echo "# fractos: $pass passed, $fail failed"
 exit $rc

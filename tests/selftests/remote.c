@@ -113,6 +113,45 @@ static void revoke_mid_copy(int cli, uint32_t sm, uint32_t dm, uint32_t id)
 	close(p[1]);
 }
 
+/*
+ * Copies whose source is revoked at random points while the owner sets up
+ * the grant: each ends with success or EKEYREVOKED, and no grant or peer
+ * reference is left behind (a grant whose source was revoked between the
+ * view check and the pinning once kept its peer forever: peers=1 at
+ * rmmod).
+ */
+static void revoke_races(int cli, uint32_t sm, uint32_t dm)
+{
+	int i, bad = 0, n_ok = 0, n_rev = 0;
+
+	for (i = 0; i < 300; i++) {
+		uint32_t lc = ~0U;
+		int st;
+		pid_t pid;
+
+		if (fos_revtree(cli, sm, &lc))
+			break;
+		pid = fork();
+		if (!pid) {
+			int r = fos_copy(cli, lc, 0, dm, 0, 4096, NULL);
+
+			_exit(!r ? 0 : errno == EKEYREVOKED ? 1 : 2);
+		}
+		usleep(i % 50 * 20);
+		fos_revoke(cli, lc);
+		waitpid(pid, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+			bad++;
+		else if (WEXITSTATUS(st))
+			n_rev++;
+		else
+			n_ok++;
+		fos_close(cli, lc);
+	}
+	tap_ok(i == 300 && !bad, "300 copies raced by revocations: %d copied, %d EKEYREVOKED, "
+	       "%d other", n_ok, n_rev, bad);
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -136,7 +175,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(56);
+	tap_plan(57);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -375,6 +414,7 @@ int main(void)
 			usleep(10000);
 		tap_eq(fos_live("grants"), 0, "every grant was released");
 		revoke_mid_copy(cli, sm, dm, id);
+		revoke_races(cli, sm, dm);
 		fos_close(cli, rv);
 		fos_close(cli, ro);
 		fos_revoke(cli, sm);
@@ -403,12 +443,14 @@ int main(void)
 		struct fos_counts want = {}, now;
 
 		ok = fos_counts_wait(&want, &now, 2000);
+		for (ret = 0; ret < 200 && fos_live("peers"); ret++)
+			usleep(10000);
 		if (!ok)
 			fos_counts_print("left", &now);
 		tap_ok(ok && fos_live("exports") == 0 && fos_live("proxies") == 0 &&
 		       fos_live("messages") == 0 && fos_live("requests") == 0 &&
-		       fos_live("grants") == 0,
-		       "nothing left: objects, caps, exports, proxies, messages, grants");
+		       fos_live("grants") == 0 && fos_live("peers") == 0,
+		       "nothing left: objects, caps, exports, proxies, messages, grants, peers");
 	}
 	return tap_finish();
 }

@@ -158,7 +158,32 @@ for c in node link stats ping; do
 	run "$tmp/empty" $c help
 	check "$c help: exit 0, usage on stdout" rc_has 0 "$out" "fractctl.* $c"
 done
+# blk: argument errors before any netlink; the host has no fractos_nvme.
+run "$tmp/empty" blk help
+check "blk help: exit 0, usage on stdout" rc_has 0 "$out" "fractctl blk attach DEVICE name NAME"
+run "$tmp/empty" blk
+check "blk (no module): exit 1, names the module" rc_has 1 "$err" 'fractos_nvme module is not loaded'
+run "$tmp/empty" -j -s blk list
+check "-j -s blk list (no module): exit 1" rc_has 1 "$err" 'no generic netlink family "fractos_blk"'
+run "$tmp/empty" blk attach
+check "blk attach without DEVICE: usage error" rc_has 1 "$err" 'a DEVICE is needed'
+run "$tmp/empty" blk attach /dev/nvme0n1
+check "blk attach without name: usage error" rc_has 1 "$err" 'name NAME is needed'
+run "$tmp/empty" blk attach /dev/nvme0n1 name x uid -1
+check "blk attach with a bad uid: usage error" rc_has 1 "$err" 'bad uid "-1"'
+run "$tmp/empty" blk attach /dev/nvme0n1 name x frobnicate
+check "blk attach with an unknown word: usage error" rc_has 1 "$err" 'unexpected "frobnicate"'
+run "$tmp/empty" blk attach /dev/nvme0n1 name "$(printf '%0256d' 0)"
+check "blk attach with a long name: usage error" rc_has 1 "$err" 'bad name'
+run "$tmp/empty" blk detach
+check "blk detach without ID: usage error" rc_has 1 "$err" 'ID or name NAME is needed'
+run "$tmp/empty" blk detach 0
+check "blk detach 0: usage error" rc_has 1 "$err" 'bad device id "0"'
+run "$tmp/empty" blk frob
+check "blk frob: usage error" rc_has 1 "$err" 'unknown command "frob"'
+
 run "$tmp/empty" help
+check "help lists blk" rc_has 0 "$out" 'blk attach DEVICE'
 check "help lists node add" rc_has 0 "$out" 'node add ID ADDR'
 check "help lists ping" has "$out" 'ping ID'
 run "$loaded" st

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos_nvme: the I/O path - a volume Request's invocation becomes bios
+ * on the Memory's pages, and their completion invokes the continuation.
+ *
+ * No user process runs between the invocation and the continuation: the
+ * provider's receive callback checks the invocation and submits the bios;
+ * the last bio's end_io (interrupt context) queues the command's work
+ * item, which copies a staged read out to another node's Memory, invokes
+ * the continuation, and frees the command.
+ */
+#include <linux/bio.h>
+#include <linux/slab.h>
+#include "blk.h"
+
+/**
+ * struct fblk_cmd - one read or write in flight
+ * @dev: its device (holds a reference)
+ * @vol: its volume (counted in its @inflight)
+ * @write: direction
+ * @off: bytes from the volume's start
+ * @len: bytes
+ * @mem: the client's Memory view
+ * @done: the success continuation
+ * @err: the error continuation, or NULL
+ * @stage: a staging buffer when @mem is another node's, else NULL
+ * @map: the pages the bios use (@mem's or @stage's)
+ * @pending: bios in flight, plus one while submitting
+ * @error: the first bio error (negative errno), else 0
+ * @work: runs the completion in process context
+ */
+struct fblk_cmd {
+	struct fblk_dev *dev;
+	struct fblk_vol *vol;
+	bool write;
+	u64 off;
+	u64 len;
+	struct fos_kcap *mem;
+	struct fos_kcap *done;
+	struct fos_kcap *err;
+	struct fos_kcap *stage;
+	struct fos_kmem_map map;
+	atomic_t pending;
+	int error;
+	struct work_struct work;
+};
+
+static void fblk_cmd_free(struct fblk_cmd *cmd)
+{
+	fos_kmem_unmap(&cmd->map);
+	if (cmd->stage) {
+		fos_kcap_revoke(cmd->stage);
+		fos_kcap_put(cmd->stage);
+		atomic64_sub(cmd->len, &cmd->dev->staged);
+	}
+	fos_kcap_put(cmd->mem);
+	fos_kcap_put(cmd->done);
+	fos_kcap_put(cmd->err);
+	kfree(cmd);
+}
+
+/* Invoke the continuation with @result (bytes or -errno). */
+static void fblk_answer(struct fblk_dev *dev, struct fos_kcap *done,
+			struct fos_kcap *err, s64 result)
+{
+	struct fractos_blk_done d = { .result = result };
+
+	if (result < 0) {
+		fblk_stat(dev, FBLK_ERRORS, 1);
+		fblk_reply_err(dev, done, err, &d, sizeof(d));
+	} else if (fos_kinvoke(done, &d, sizeof(d), NULL, 0)) {
+		fblk_stat(dev, FBLK_CONT_FAILED, 1);
+	}
+}
+
+static void fblk_cmd_work(struct work_struct *work)
+{
+	struct fblk_cmd *cmd = container_of(work, struct fblk_cmd, work);
+	struct fblk_dev *dev = cmd->dev;
+	struct fblk_vol *vol = cmd->vol;
+	s64 result = cmd->error;
+
+	/* The pages are the device's no more: unpin before answering. */
+	fos_kmem_unmap(&cmd->map);
+	if (!result && READ_ONCE(vol->dead))
+		result = -EKEYREVOKED;
+	if (!result && cmd->stage && !cmd->write)
+		result = fos_kmem_copy(cmd->stage, 0, cmd->mem, 0, cmd->len);
+	if (!result) {
+		result = cmd->len;
+		fblk_stat(dev, cmd->write ? FBLK_WRITES : FBLK_READS, 1);
+		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
+			  cmd->len);
+	}
+	fblk_answer(dev, cmd->done, cmd->err, result);
+	fblk_cmd_free(cmd);
+
+	/* Neither @vol nor the wait queue is touched after the wake-up... */
+	atomic_dec(&vol->inflight);
+	atomic_dec(&dev->inflight);
+	wake_up(&dev->idle_wq);
+	/* ...and @dev lives until this reference is gone. */
+	fblk_dev_put(dev);
+}
+
+static void fblk_cmd_put_pending(struct fblk_cmd *cmd)
+{
+	if (atomic_dec_and_test(&cmd->pending))
+		queue_work(fblk_wq, &cmd->work);
+}
+
+static void fblk_end_io(struct bio *bio)
+{
+	struct fblk_cmd *cmd = bio->bi_private;
+
+	/* The device failed the command: EIO, whatever the reason. */
+	if (bio->bi_status)
+		cmpxchg(&cmd->error, 0, -EIO);
+	bio_put(bio);
+	fblk_cmd_put_pending(cmd);
+}
+
+/* Submit the command's bios; their completions finish it. */
+static void fblk_submit(struct fblk_cmd *cmd)
+{
+	struct fblk_dev *dev = cmd->dev;
+	/* done means durable: a write is not answered from a volatile cache. */
+	blk_opf_t opf = cmd->write ? REQ_OP_WRITE | REQ_FUA : REQ_OP_READ;
+	sector_t sector = (cmd->vol->start + cmd->off) >> SECTOR_SHIFT;
+	unsigned int poff = cmd->map.poff;
+	u64 left = cmd->len;
+	struct bio *bio = NULL;
+	unsigned long i = 0;
+
+	atomic_set(&cmd->pending, 1);
+	while (left) {
+		unsigned int n = min_t(u64, left, PAGE_SIZE - poff);
+
+		if (!bio) {
+			bio = bio_alloc(dev->bdev,
+					min_t(unsigned long,
+					      cmd->map.npages - i,
+					      BIO_MAX_VECS),
+					opf, GFP_NOIO);
+			bio->bi_iter.bi_sector = sector;
+			bio->bi_private = cmd;
+			bio->bi_end_io = fblk_end_io;
+		}
+		if (bio_add_page(bio, cmd->map.pages[i], n, poff) != n) {
+			/* Full: send it, go on with a new one. */
+			sector += bio->bi_iter.bi_size >> SECTOR_SHIFT;
+			atomic_inc(&cmd->pending);
+			submit_bio(bio);
+			bio = NULL;
+			continue;
+		}
+		left -= n;
+		poff = 0;
+		i++;
+	}
+	atomic_inc(&cmd->pending);
+	submit_bio(bio);
+	fblk_cmd_put_pending(cmd);
+}
+
+/* Check an I/O invocation; 0 or the errno for its error continuation. */
+static int fblk_io_check(struct fblk_dev *dev, struct fblk_vol *vol,
+			 bool write, const struct fractos_blk_io *a,
+			 const struct fos_kcap_info *mi)
+{
+	if (READ_ONCE(dev->dead) || !vol || READ_ONCE(vol->dead))
+		return -EKEYREVOKED;
+	if (mi->type != FRACTOS_OBJ_MEMORY)
+		return -EINVAL;
+	if (!a->len || a->len > FRACTOS_BLK_MAX_IO ||
+	    !IS_ALIGNED(a->offset | a->len, dev->lbs))
+		return -EINVAL;
+	if (a->offset > vol->size || a->len > vol->size - a->offset)
+		return -ERANGE;
+	if (a->len > mi->len)
+		return -ERANGE;
+	/* A read writes the Memory; a write reads it. */
+	if (!(mi->perms & (write ? FRACTOS_PERM_READ : FRACTOS_PERM_WRITE)))
+		return -EPERM;
+	return 0;
+}
+
+/* Take a slot of the volume's and the device's queue depth. */
+static bool fblk_slot_get(struct fblk_dev *dev, struct fblk_vol *vol)
+{
+	if (atomic_inc_return(&vol->inflight) > READ_ONCE(fblk_qd_volume))
+		goto busy_vol;
+	if (atomic_inc_return(&dev->inflight) > READ_ONCE(fblk_qd_device))
+		goto busy_dev;
+	return true;
+busy_dev:
+	atomic_dec(&dev->inflight);
+busy_vol:
+	atomic_dec(&vol->inflight);
+	wake_up(&dev->idle_wq);
+	return false;
+}
+
+static void fblk_slot_put(struct fblk_dev *dev, struct fblk_vol *vol)
+{
+	atomic_dec(&vol->inflight);
+	atomic_dec(&dev->inflight);
+	wake_up(&dev->idle_wq);
+}
+
+/* Map the Memory for the bios, or stage it when it is another node's. */
+static int fblk_cmd_map(struct fblk_cmd *cmd)
+{
+	struct fblk_dev *dev = cmd->dev;
+	u32 need = cmd->write ? FRACTOS_PERM_READ : FRACTOS_PERM_WRITE;
+	int ret;
+
+	ret = fos_kmem_map(cmd->mem, 0, cmd->len, need, &cmd->map);
+	if (ret != -EREMOTE)
+		goto check;
+	if (atomic64_add_return(cmd->len, &dev->staged) > FBLK_STAGE_MAX) {
+		atomic64_sub(cmd->len, &dev->staged);
+		fblk_stat(dev, FBLK_BUSY, 1);
+		return -EAGAIN;
+	}
+	cmd->stage = fos_kmem_create(dev->prov, cmd->len);
+	if (IS_ERR(cmd->stage)) {
+		atomic64_sub(cmd->len, &dev->staged);
+		ret = PTR_ERR(cmd->stage);
+		cmd->stage = NULL;
+		return ret;
+	}
+	fblk_stat(dev, FBLK_STAGED, 1);
+	if (cmd->write) {
+		ret = fos_kmem_copy(cmd->mem, 0, cmd->stage, 0, cmd->len);
+		if (ret)
+			return ret;
+	}
+	ret = fos_kmem_map(cmd->stage, 0, cmd->len, FRACTOS_PERM_ALL,
+			   &cmd->map);
+check:
+	if (ret)
+		return ret == -EACCES ? -EPERM : ret;
+	/* Direct I/O: the first byte must be block aligned in its page. */
+	if (!IS_ALIGNED(cmd->map.poff, dev->lbs))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * fblk_io - serve one invocation of a volume's read or write Request
+ * @dev: the device
+ * @m: the message (see "Volume Requests" in fractos_blk.h)
+ *
+ * Runs in the provider's receive callback.
+ */
+void fblk_io(struct fblk_dev *dev, const struct fos_kmsg *m)
+{
+	bool write = m->tag & 1;
+	struct fos_kcap_info mi, ci;
+	struct fblk_vol *vol;
+	struct fblk_cmd *cmd;
+	struct fractos_blk_io a;
+	struct fos_kcap *err;
+	int ret;
+
+	/* Without a continuation there is nobody to answer. */
+	if (m->ncaps < 2 || m->ncaps > 3) {
+		fblk_stat(dev, FBLK_DROPPED, 1);
+		return;
+	}
+	fos_kcap_info(m->caps[1], &ci);
+	if (ci.type != FRACTOS_OBJ_REQUEST) {
+		fblk_stat(dev, FBLK_DROPPED, 1);
+		return;
+	}
+	err = m->ncaps == 3 ? m->caps[2] : NULL;
+	if (err) {
+		fos_kcap_info(err, &ci);
+		if (ci.type != FRACTOS_OBJ_REQUEST) {
+			ret = -EINVAL;
+			err = NULL;
+			goto fail;
+		}
+	}
+	if (m->imm_len != sizeof(a)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	memcpy(&a, m->imm, sizeof(a));
+	vol = xa_load(&dev->vols, m->tag >> 1);
+	fos_kcap_info(m->caps[0], &mi);
+	ret = fblk_io_check(dev, vol, write, &a, &mi);
+	if (ret)
+		goto fail;
+	if (!fblk_slot_get(dev, vol)) {
+		fblk_stat(dev, FBLK_BUSY, 1);
+		ret = -EAGAIN;
+		goto fail;
+	}
+
+	cmd = kzalloc(sizeof(*cmd), GFP_KERNEL);
+	if (!cmd) {
+		ret = -ENOMEM;
+		goto fail_slot;
+	}
+	INIT_WORK(&cmd->work, fblk_cmd_work);
+	cmd->dev = dev;
+	cmd->vol = vol;
+	cmd->write = write;
+	cmd->off = a.offset;
+	cmd->len = a.len;
+	cmd->mem = fos_kcap_dup(m->caps[0]);
+	cmd->done = fos_kcap_dup(m->caps[1]);
+	cmd->err = err ? fos_kcap_dup(err) : NULL;
+	if (IS_ERR(cmd->mem) || IS_ERR(cmd->done) || IS_ERR(cmd->err)) {
+		ret = -ENOMEM;
+		goto fail_cmd;
+	}
+	ret = fblk_cmd_map(cmd);
+	if (ret)
+		goto fail_cmd;
+	kref_get(&dev->ref);
+	fblk_submit(cmd);
+	return;
+
+fail_cmd:
+	if (IS_ERR(cmd->mem))
+		cmd->mem = NULL;
+	if (IS_ERR(cmd->done))
+		cmd->done = NULL;
+	if (IS_ERR(cmd->err))
+		cmd->err = NULL;
+	fblk_cmd_free(cmd);
+fail_slot:
+	fblk_slot_put(dev, vol);
+fail:
+	fblk_answer(dev, m->caps[1], err, ret);
+}
