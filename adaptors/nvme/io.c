@@ -4,10 +4,12 @@
  * on the Memory's pages, and their completion invokes the continuation.
  *
  * No user process runs between the invocation and the continuation: the
- * provider's receive callback checks the invocation and submits the bios;
- * the last bio's end_io (interrupt context) queues the command's work
- * item, which copies a staged read out to another node's Memory, invokes
- * the continuation, and frees the command.
+ * provider's receive callback checks the invocation and submits the bios
+ * (a write of another node's Memory first fetches it into the staging
+ * buffer, in the command's work item); the last bio's end_io (interrupt
+ * context) queues the command's work item, which copies a staged read out
+ * to another node's Memory, invokes the continuation, and frees the
+ * command.
  */
 #include <linux/bio.h>
 #include <linux/slab.h>
@@ -24,10 +26,13 @@
  * @done: the success continuation
  * @err: the error continuation, or NULL
  * @stage: a staging buffer when @mem is another node's, else NULL
+ * @stage_in: a write whose staging buffer is still to be filled from @mem
+ *	(in @work, not in the provider's callback: it is an RDMA transfer)
  * @map: the pages the bios use (@mem's or @stage's)
  * @pending: bios in flight, plus one while submitting
  * @error: the first bio error (negative errno), else 0
  * @work: runs the completion in process context
+ * @stage_work: fills the staging buffer of a write, then submits
  */
 struct fblk_cmd {
 	struct fblk_dev *dev;
@@ -39,10 +44,12 @@ struct fblk_cmd {
 	struct fos_kcap *done;
 	struct fos_kcap *err;
 	struct fos_kcap *stage;
+	bool stage_in;
 	struct fos_kmem_map map;
 	atomic_t pending;
 	int error;
 	struct work_struct work;
+	struct work_struct stage_work;
 };
 
 static void fblk_cmd_free(struct fblk_cmd *cmd)
@@ -101,6 +108,24 @@ static void fblk_cmd_work(struct work_struct *work)
 	wake_up(&dev->idle_wq);
 	/* ...and @dev lives until this reference is gone. */
 	fblk_dev_put(dev);
+}
+
+static void fblk_submit(struct fblk_cmd *cmd);
+
+/* A staged write: fetch the bytes from the other node, then submit. */
+static void fblk_cmd_stage_work(struct work_struct *work)
+{
+	struct fblk_cmd *cmd = container_of(work, struct fblk_cmd,
+					    stage_work);
+	int ret;
+
+	ret = fos_kmem_copy(cmd->mem, 0, cmd->stage, 0, cmd->len);
+	if (ret) {
+		cmd->error = ret;
+		fblk_cmd_work(&cmd->work);	/* answers and frees */
+		return;
+	}
+	fblk_submit(cmd);
 }
 
 static void fblk_cmd_put_pending(struct fblk_cmd *cmd)
@@ -231,11 +256,7 @@ static int fblk_cmd_map(struct fblk_cmd *cmd)
 		return ret;
 	}
 	fblk_stat(dev, FBLK_STAGED, 1);
-	if (cmd->write) {
-		ret = fos_kmem_copy(cmd->mem, 0, cmd->stage, 0, cmd->len);
-		if (ret)
-			return ret;
-	}
+	cmd->stage_in = cmd->write;
 	ret = fos_kmem_map(cmd->stage, 0, cmd->len, FRACTOS_PERM_ALL,
 			   &cmd->map);
 check:
@@ -321,7 +342,12 @@ void fblk_io(struct fblk_dev *dev, const struct fos_kmsg *m)
 	if (ret)
 		goto fail_cmd;
 	kref_get(&dev->ref);
-	fblk_submit(cmd);
+	if (cmd->stage_in) {
+		INIT_WORK(&cmd->stage_work, fblk_cmd_stage_work);
+		queue_work(fblk_wq, &cmd->stage_work);
+	} else {
+		fblk_submit(cmd);
+	}
 	return;
 
 fail_cmd:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers for the block adaptor's tests (blk.c here, tests/multinode):
+ * Helpers for the block adaptor's tests (blk.c and caladan_blk.cpp here,
+ * tests/multinode/blk_node.c):
  * load fractos_nvme.ko, talk to its "fractos_blk" generic netlink family,
  * and speak its Request protocol (uapi/linux/fractos_blk.h).  Include after
  * fos_util.h and fos_req.h; link with libnl-genl-3.0.
@@ -10,11 +11,11 @@
 
 #include <libgen.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/netlink.h>
 #include <linux/fractos_blk.h>
 
 #define FOS_BLK_MAX_DEVS	8
@@ -89,6 +90,15 @@ static inline const char *fos_blk_nvme(void)
 	}
 	return access(dev, F_OK) ? NULL : dev;
 }
+
+/*
+ * The netlink part (C only: fos_nl.h): define FOS_BLK_NO_NL before
+ * including this header to leave it out (the C++ tests use fractctl).
+ */
+#ifndef FOS_BLK_NO_NL
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
 
 static inline int fos_blk_nl_open(struct nl_sock **sk, int *family)
 {
@@ -265,5 +275,7 @@ static inline int fos_blk_get(uint32_t id, struct fos_blk_dev *d)
 		}
 	return -ENOENT;
 }
+
+#endif /* FOS_BLK_NO_NL */
 
 #endif /* FRACTOS_FOS_BLK_H */
