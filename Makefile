@@ -15,6 +15,7 @@
 #                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
 #   make check-debug     the guest selftests and the multi-node suite in it
 #   make check-debug-ci  CI's part of it (scaled-down selftests, no multi-node)
+#   make check-debug-short  a few selftests in it (CI when time is short)
 #   make robustness      the README's robustness figures (debug kernel)
 #   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
 #                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
@@ -46,7 +47,8 @@ KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.
 KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps debug-kernel check-debug check-debug-ci fuzz robustness FORCE
+	checkpatch static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
+	fuzz robustness FORCE
 
 all: module userspace
 
@@ -137,6 +139,15 @@ check-debug-ci: deps userspace debug-kernel
 	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env $(DEBUG_CI_ENV) tests/selftests/run_all.sh
+
+# When CI has less time left than check-debug-ci needs (.ci/run): a few
+# selftests on the debug kernel, those of the newest code first (~8 min).
+DEBUG_SHORT_TESTS ?= blk caladan_blk remote request caps
+check-debug-short: deps userspace debug-kernel
+	@echo "=== selftests on the debug kernel (CI's short subset: $(DEBUG_SHORT_TESTS)) ==="
+	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-1200} \
+		--log build/vm-debug.log --save build/fuzz -- \
+		tests/selftests/run_all.sh $(DEBUG_SHORT_TESTS)
 
 # The README's robustness figures: on the debug kernel, DURATION seconds
 # of KCOV-guided fuzzing (then 120 s with fabric_loopback), failnth,
