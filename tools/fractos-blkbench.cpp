@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fractos-blkbench: random reads and writes through the block adaptor's
+ * volume Requests (fractos_nvme.ko), or, with --raw, through O_DIRECT
+ * io_uring on a block device (the local baseline, same pattern, same
+ * clock), at a queue depth.
+ *
+ *   fractos-blkbench -d NAME [-s VOLSIZE] [OPTIONS]     a fractos volume
+ *   fractos-blkbench --raw DEVICE [-s RANGE] [OPTIONS]  direct I/O baseline
+ *
+ * Options:
+ *   -m randread|randwrite  (randread)
+ *   -b BYTES               I/O size (4096)
+ *   -q DEPTH               I/Os in flight (1)
+ *   -t SECONDS             how long (5), after 0.5 s of warm-up
+ *   -n NODE                the device's node when it is another node's
+ *   -j                     one JSON object instead of the text line
+ *
+ * fractos mode: creates a volume of VOLSIZE (64 MiB) on the device NAME,
+ * one Memory of DEPTH x BYTES, and one continuation Request per slot
+ * (the slot is the tag); each completion is received and the slot is
+ * invoked again at a new random block-aligned offset.  The volume is
+ * destroyed at the end.  The whole volume is written once first when
+ * reading (so that reads hit written blocks).
+ *
+ * Output: mode, size, depth, IOPS, MiB/s and the latency percentiles
+ * (p50, p99, max) in microseconds, from a monotonic clock around each I/O.
+ * Exit status 1 on any error (printed).
+ */
+#include <caladan/blk.hpp>
+
+#include <liburing.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <string>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/fs.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace caladan;
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct options {
+	std::string name, raw;
+	std::uint64_t size = 64 << 20;
+	bool write = false;
+	std::uint32_t bs = 4096, depth = 1, node = 0;
+	double secs = 5;
+	bool json = false;
+};
+
+struct stats {
+	std::vector<double> lat_us;
+	std::uint64_t ios = 0;
+	double elapsed = 0;
+};
+
+[[noreturn]] void die(const char *what, const std::error_code &ec)
+{
+	std::fprintf(stderr, "fractos-blkbench: %s: %s\n", what, ec.message().c_str());
+	std::exit(1);
+}
+
+[[noreturn]] void usage()
+{
+	std::fprintf(stderr,
+		     "usage: fractos-blkbench { -d NAME | --raw DEVICE } [-s SIZE] [-m randread|randwrite]\n"
+		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-j]\n");
+	std::exit(1);
+}
+
+double pct(std::vector<double> &v, double p)
+{
+	if (v.empty())
+		return 0;
+	std::size_t i = std::min(v.size() - 1, std::size_t(p * double(v.size())));
+	std::nth_element(v.begin(), v.begin() + long(i), v.end());
+	return v[i];
+}
+
+void report(const options &o, stats &s)
+{
+	double iops = s.elapsed > 0 ? double(s.ios) / s.elapsed : 0;
+	double mibs = iops * o.bs / (1024.0 * 1024.0);
+	double p50 = pct(s.lat_us, 0.50), p99 = pct(s.lat_us, 0.99);
+	double mx = s.lat_us.empty() ? 0 : *std::max_element(s.lat_us.begin(), s.lat_us.end());
+	const char *path = o.raw.empty() ? "fractos" : "direct";
+
+	if (o.json)
+		std::printf("{\"path\":\"%s\",\"mode\":\"%s\",\"bs\":%u,\"qd\":%u,\"ios\":%" PRIu64
+			    ",\"iops\":%.1f,\"mibs\":%.2f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+			    "\"max_us\":%.1f}\n",
+			    path, o.write ? "randwrite" : "randread", o.bs, o.depth, s.ios, iops, mibs,
+			    p50, p99, mx);
+	else
+		std::printf("%-8s %-9s bs %7u qd %3u  %9.1f IOPS %8.2f MiB/s  p50 %8.1f us  p99 %8.1f "
+			    "us  max %8.1f us\n",
+			    path, o.write ? "randwrite" : "randread", o.bs, o.depth, iops, mibs, p50, p99,
+			    mx);
+}
+
+double us_since(clk::time_point t)
+{
+	return std::chrono::duration<double, std::micro>(clk::now() - t).count();
+}
+
+/* ---- fractos: volume Requests, a continuation per slot ---- */
+
+int run_fractos(const options &o)
+{
+	auto sp = space::open();
+	if (!sp)
+		die("open /dev/fractos", sp.error());
+	auto dev = blk::device::lookup(*sp, o.name, o.node);
+	if (!dev)
+		die("look the device up", dev.error());
+	auto vol = dev->create(*sp, o.size, 30s);
+	if (!vol)
+		die("create a volume", vol.error());
+	std::uint64_t blocks = o.size / o.bs;
+	if (!blocks || o.bs % vol->info().block_size)
+		die("block size", errno_code(EINVAL));
+
+	std::size_t len = std::size_t(o.bs) * o.depth;
+	void *buf = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			 -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", errno_code(errno));
+	std::memset(buf, 0x5a, len);
+	auto mem = memory_create(*sp, buf, len, perm::all);
+	if (!mem)
+		die("memory_create", mem.error());
+
+	std::vector<cap> views, conts;
+	for (std::uint32_t i = 0; i < o.depth; i++) {
+		auto v = memory_diminish(*mem, std::uint64_t(i) * o.bs, o.bs, perm{});
+		auto c = sp->request().set_tag(i).create();
+		if (!v || !c)
+			die("slot", v ? c.error() : v.error());
+		views.push_back(std::move(*v));
+		conts.push_back(std::move(*c));
+	}
+
+	/* Reads hit written blocks: write the volume once, 1 MiB at a time. */
+	if (!o.write) {
+		const std::size_t chunk = std::min<std::uint64_t>(1 << 20, o.size);
+		void *pb = mmap(nullptr, chunk, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (pb == MAP_FAILED)
+			die("mmap", errno_code(errno));
+		std::memset(pb, 0xa5, chunk);
+		auto pm = memory_create(*sp, pb, chunk, perm::all);
+		if (!pm)
+			die("memory_create", pm.error());
+		for (std::uint64_t off = 0; off + chunk <= o.size; off += chunk) {
+			auto w = vol->write(*sp, *pm, off, chunk, 30s);
+			if (!w)
+				die("prefill", w.error());
+		}
+		munmap(pb, chunk);
+	}
+
+	std::mt19937_64 rng(12345);
+	std::vector<clk::time_point> started(o.depth);
+	auto issue = [&](std::uint32_t slot) {
+		std::uint64_t off = (rng() % blocks) * o.bs;
+		started[slot] = clk::now();
+		auto r = o.write ? vol->write_async(views[slot], off, o.bs, conts[slot])
+				 : vol->read_async(views[slot], off, o.bs, conts[slot]);
+		if (!r)
+			die("invoke", r.error());
+	};
+
+	stats s;
+	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
+	     end = warm + std::chrono::duration_cast<clk::duration>(
+				  std::chrono::duration<double>(o.secs));
+	bool counting = false;
+	clk::time_point tc;
+	for (std::uint32_t i = 0; i < o.depth; i++)
+		issue(i);
+	std::uint32_t inflight = o.depth;
+	while (inflight) {
+		auto m = sp->receive(30s);
+		if (!m)
+			die("receive", m.error());
+		auto d = m->imm<fractos_blk_done>();
+		if (m->type != msg_type::request || m->tag >= o.depth || !d)
+			die("an unexpected message", errno_code(EPROTO));
+		if (d->result != o.bs)
+			die("an I/O failed", errno_code(d->result < 0 ? int(-d->result) : EIO));
+		std::uint32_t slot = std::uint32_t(m->tag);
+		auto now = clk::now();
+		if (!counting && now >= warm) {
+			counting = true;
+			tc = now;
+		}
+		if (counting) {
+			s.lat_us.push_back(us_since(started[slot]));
+			s.ios++;
+		}
+		if (now < end)
+			issue(slot);
+		else
+			inflight--;
+	}
+	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
+	report(o, s);
+
+	auto dd = dev->destroy(*sp, vol->info().id, 30s);
+	if (!dd)
+		die("destroy the volume", dd.error());
+	munmap(buf, len);
+	return 0;
+}
+
+/* ---- the baseline: O_DIRECT io_uring on the block device ---- */
+
+int run_raw(const options &o)
+{
+	int fd = open(o.raw.c_str(), (o.write ? O_RDWR : O_RDONLY) | O_DIRECT);
+	if (fd < 0)
+		die(o.raw.c_str(), errno_code(errno));
+	std::uint64_t devsize = 0;
+	if (ioctl(fd, BLKGETSIZE64, &devsize))
+		die("BLKGETSIZE64", errno_code(errno));
+	std::uint64_t range = std::min<std::uint64_t>(o.size, devsize);
+	std::uint64_t blocks = range / o.bs;
+	if (!blocks)
+		die("size", errno_code(EINVAL));
+
+	io_uring ring;
+	int ret = io_uring_queue_init(std::max(o.depth, 2u), &ring, 0);
+	if (ret < 0)
+		die("io_uring_queue_init", errno_code(-ret));
+	std::size_t len = std::size_t(o.bs) * o.depth;
+	void *buf = nullptr;
+	if (posix_memalign(&buf, 4096, len))
+		die("posix_memalign", errno_code(ENOMEM));
+	std::memset(buf, 0x5a, len);
+
+	std::mt19937_64 rng(12345);
+	std::vector<clk::time_point> started(o.depth);
+	auto issue = [&](std::uint32_t slot) {
+		io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		std::uint64_t off = (rng() % blocks) * o.bs;
+		char *p = static_cast<char *>(buf) + std::size_t(slot) * o.bs;
+		if (o.write)
+			io_uring_prep_write(sqe, fd, p, o.bs, off);
+		else
+			io_uring_prep_read(sqe, fd, p, o.bs, off);
+		io_uring_sqe_set_data64(sqe, slot);
+		started[slot] = clk::now();
+	};
+
+	stats s;
+	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
+	     end = warm + std::chrono::duration_cast<clk::duration>(
+				  std::chrono::duration<double>(o.secs));
+	bool counting = false;
+	clk::time_point tc;
+	for (std::uint32_t i = 0; i < o.depth; i++)
+		issue(i);
+	io_uring_submit(&ring);
+	std::uint32_t inflight = o.depth;
+	while (inflight) {
+		io_uring_cqe *cqe;
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret < 0)
+			die("io_uring_wait_cqe", errno_code(-ret));
+		if (cqe->res != int(o.bs))
+			die("an I/O failed", errno_code(cqe->res < 0 ? -cqe->res : EIO));
+		std::uint32_t slot = std::uint32_t(io_uring_cqe_get_data64(cqe));
+		io_uring_cqe_seen(&ring, cqe);
+		auto now = clk::now();
+		if (!counting && now >= warm) {
+			counting = true;
+			tc = now;
+		}
+		if (counting) {
+			s.lat_us.push_back(us_since(started[slot]));
+			s.ios++;
+		}
+		if (now < end) {
+			issue(slot);
+			io_uring_submit(&ring);
+		} else {
+			inflight--;
+		}
+	}
+	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
+	report(o, s);
+	io_uring_queue_exit(&ring);
+	free(buf);
+	close(fd);
+	return 0;
+}
+
+std::uint64_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = std::strtoull(s, &end, 0);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end || !v)
+		usage();
+	return v;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	options o;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto next = [&]() -> const char * {
+			if (i + 1 >= argc)
+				usage();
+			return argv[++i];
+		};
+		if (a == "-d")
+			o.name = next();
+		else if (a == "--raw")
+			o.raw = next();
+		else if (a == "-s")
+			o.size = parse_size(next());
+		else if (a == "-m") {
+			std::string m = next();
+			if (m != "randread" && m != "randwrite")
+				usage();
+			o.write = m == "randwrite";
+		} else if (a == "-b")
+			o.bs = std::uint32_t(parse_size(next()));
+		else if (a == "-q")
+			o.depth = std::uint32_t(std::strtoul(next(), nullptr, 0));
+		else if (a == "-t")
+			o.secs = std::strtod(next(), nullptr);
+		else if (a == "-n")
+			o.node = std::uint32_t(std::strtoul(next(), nullptr, 0));
+		else if (a == "-j")
+			o.json = true;
+		else
+			usage();
+	}
+	if (o.name.empty() == o.raw.empty() || !o.depth || o.depth > 256 || o.secs <= 0 || !o.bs)
+		usage();
+	return o.raw.empty() ? run_fractos(o) : run_raw(o);
+}
