@@ -3,7 +3,8 @@
  * fractos-blkbench: random reads and writes through the block adaptor's
  * volume Requests (fractos_nvme.ko), or, with --raw, through O_DIRECT
  * io_uring on a block device (the local baseline, same pattern, same
- * clock), at a queue depth.
+ * clock; writes with RWF_DSYNC, as durable as the adaptor's FUA writes),
+ * at a queue depth.
  *
  *   fractos-blkbench -d NAME [-s VOLSIZE] [OPTIONS]     a fractos volume
  *   fractos-blkbench --raw DEVICE [-s RANGE] [OPTIONS]  direct I/O baseline
@@ -14,6 +15,8 @@
  *   -q DEPTH               I/Os in flight (1)
  *   -t SECONDS             how long (5), after 0.5 s of warm-up
  *   -n NODE                the device's node when it is another node's
+ *   -o OFFSET              --raw: the range starts there (0); keep the
+ *                          adaptor's label (its first 32 KiB) out of it
  *   -j                     one JSON object instead of the text line
  *
  * fractos mode: creates a volume of VOLSIZE (64 MiB) on the device NAME,
@@ -57,6 +60,7 @@ struct options {
 	std::uint64_t size = 64 << 20;
 	bool write = false;
 	std::uint32_t bs = 4096, depth = 1, node = 0;
+	std::uint64_t offset = 0;	/* --raw: where the range starts */
 	double secs = 5;
 	bool json = false;
 };
@@ -77,7 +81,7 @@ struct stats {
 {
 	std::fprintf(stderr,
 		     "usage: fractos-blkbench { -d NAME | --raw DEVICE } [-s SIZE] [-m randread|randwrite]\n"
-		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-j]\n");
+		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-o OFFSET] [-j]\n");
 	std::exit(1);
 }
 
@@ -236,7 +240,9 @@ int run_raw(const options &o)
 	std::uint64_t devsize = 0;
 	if (ioctl(fd, BLKGETSIZE64, &devsize))
 		die("BLKGETSIZE64", errno_code(errno));
-	std::uint64_t range = std::min<std::uint64_t>(o.size, devsize);
+	if (o.offset >= devsize)
+		die("offset", errno_code(EINVAL));
+	std::uint64_t range = std::min<std::uint64_t>(o.size, devsize - o.offset);
 	std::uint64_t blocks = range / o.bs;
 	if (!blocks)
 		die("size", errno_code(EINVAL));
@@ -255,11 +261,13 @@ int run_raw(const options &o)
 	std::vector<clk::time_point> started(o.depth);
 	auto issue = [&](std::uint32_t slot) {
 		io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-		std::uint64_t off = (rng() % blocks) * o.bs;
+		std::uint64_t off = o.offset + (rng() % blocks) * o.bs;
 		char *p = static_cast<char *>(buf) + std::size_t(slot) * o.bs;
-		if (o.write)
+		if (o.write) {
 			io_uring_prep_write(sqe, fd, p, o.bs, off);
-		else
+			/* As durable as the adaptor's FUA writes. */
+			sqe->rw_flags = RWF_DSYNC;
+		} else
 			io_uring_prep_read(sqe, fd, p, o.bs, off);
 		io_uring_sqe_set_data64(sqe, slot);
 		started[slot] = clk::now();
@@ -354,6 +362,8 @@ int main(int argc, char **argv)
 			o.secs = std::strtod(next(), nullptr);
 		else if (a == "-n")
 			o.node = std::uint32_t(std::strtoul(next(), nullptr, 0));
+		else if (a == "-o")
+			o.offset = parse_size(next());
 		else if (a == "-j")
 			o.json = true;
 		else
