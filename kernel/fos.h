@@ -203,6 +203,30 @@ struct fos_ep {
 };
 
 /**
+ * struct fos_msg - one queued invocation
+ * @link: in the receiver's fos_ep.msgs
+ * @type: enum fractos_msg_type
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps, each holding an object reference
+ * @tag: the Request's tag
+ * @caps: capability arguments
+ * @imm: immediate bytes
+ * @ev_ep: monitor events only: the queue whose nmonitors slot the event
+ *	holds until it is freed (no reference: the monitor that posts it
+ *	holds one, and a queued event is freed before its queue)
+ */
+struct fos_msg {
+	struct list_head link;
+	u32 type;
+	u32 imm_len;
+	u32 ncaps;
+	u64 tag;
+	struct fos_cap *caps;
+	u8 *imm;
+	struct fos_ep *ev_ep;
+};
+
+/**
  * struct fos_req - the immutable contents of a Request
  * @ref: one for the object until revoked, one per invocation in flight
  * @ep: the provider's receive queue (holds a reference)
@@ -420,7 +444,7 @@ s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 
 void fos_req_put(struct fos_req *req);
 
-/* request.c */
+/* request.c, queue.c */
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 		    const struct fos_cap *caps, u32 ncaps);
 struct fos_ep *fos_ep_create(void);
@@ -432,7 +456,10 @@ void fos_ep_post_event(struct fos_msg *msg);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 struct fos_kmsg;
+struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len);
 void fos_msg_free(struct fos_msg *msg);
+int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
+		bool nowait);
 struct fos_msg *fos_ep_take(struct fos_ep *ep);
 void fos_msg_kview(struct fos_msg *msg, struct fos_kmsg *km);
 struct fos_object *fos_req_make_k(struct fos_space *s,

@@ -208,6 +208,26 @@ static void fos_kcap_free(struct fos_kcap *kc)
 	fos_live_add(FOS_LIVE_CAPS, -1);
 }
 
+/*
+ * @kc (from fos_kcap_alloc(), allocated before the object so that nothing
+ * can fail once it exists) takes @obj, a new object with the caller's
+ * reference, with @view's view and rights; if @obj is an ERR_PTR, @kc is
+ * freed and the error returned.
+ */
+static struct fos_kcap *fos_kcap_fill(struct fos_kcap *kc,
+				      struct fos_object *obj,
+				      const struct fos_cap *view)
+{
+	if (IS_ERR(obj)) {
+		fos_kcap_free(kc);
+		return ERR_CAST(obj);
+	}
+	if (view)
+		kc->cap = *view;
+	kc->cap.obj = obj;
+	return kc;
+}
+
 /**
  * fos_kreq_create - create a Request whose invocations reach @p
  * @p: the provider
@@ -233,12 +253,7 @@ struct fos_kcap *fos_kreq_create(struct fos_provider *p, u64 tag,
 	if (!kc)
 		return ERR_PTR(-ENOMEM);
 	obj = fos_req_make_k(&p->space, NULL, tag, imm, imm_len, caps, ncaps);
-	if (IS_ERR(obj)) {
-		fos_kcap_free(kc);
-		return ERR_CAST(obj);
-	}
-	kc->cap.obj = obj;	/* our reference */
-	return kc;
+	return fos_kcap_fill(kc, obj, NULL);
 }
 EXPORT_SYMBOL_GPL(fos_kreq_create);
 
@@ -271,13 +286,7 @@ struct fos_kcap *fos_kreq_derive(struct fos_provider *p,
 		return ERR_PTR(-ENOMEM);
 	obj = fos_req_make_k(&p->space, &base->cap, 0, imm, imm_len, caps,
 			     ncaps);
-	if (IS_ERR(obj)) {
-		fos_kcap_free(kc);
-		return ERR_CAST(obj);
-	}
-	kc->cap = base->cap;
-	kc->cap.obj = obj;
-	return kc;
+	return fos_kcap_fill(kc, obj, &base->cap);
 }
 EXPORT_SYMBOL_GPL(fos_kreq_derive);
 
@@ -408,13 +417,7 @@ struct fos_kcap *fos_kcap_revtree(struct fos_provider *p,
 	if (!kc)
 		return ERR_PTR(-ENOMEM);
 	child = fos_obj_create_child(c->cap.obj, &p->space, NULL);
-	if (IS_ERR(child)) {
-		fos_kcap_free(kc);
-		return ERR_CAST(child);
-	}
-	kc->cap = c->cap;
-	kc->cap.obj = child;
-	return kc;
+	return fos_kcap_fill(kc, child, &c->cap);
 }
 EXPORT_SYMBOL_GPL(fos_kcap_revtree);
 

@@ -80,6 +80,14 @@ static void fblk_answer(struct fblk_dev *dev, struct fos_kcap *done,
 	}
 }
 
+/* Give a queue-depth slot back; DESTROY and DETACH wait for them. */
+static void fblk_slot_put(struct fblk_dev *dev, struct fblk_vol *vol)
+{
+	atomic_dec(&vol->inflight);
+	atomic_dec(&dev->inflight);
+	wake_up(&dev->idle_wq);
+}
+
 static void fblk_cmd_work(struct work_struct *work)
 {
 	struct fblk_cmd *cmd = container_of(work, struct fblk_cmd, work);
@@ -103,9 +111,7 @@ static void fblk_cmd_work(struct work_struct *work)
 	fblk_cmd_free(cmd);
 
 	/* Neither @vol nor the wait queue is touched after the wake-up... */
-	atomic_dec(&vol->inflight);
-	atomic_dec(&dev->inflight);
-	wake_up(&dev->idle_wq);
+	fblk_slot_put(dev, vol);
 	/* ...and @dev lives until this reference is gone. */
 	fblk_dev_put(dev);
 }
@@ -219,18 +225,12 @@ static bool fblk_slot_get(struct fblk_dev *dev, struct fblk_vol *vol)
 		goto busy_dev;
 	return true;
 busy_dev:
-	atomic_dec(&dev->inflight);
+	fblk_slot_put(dev, vol);
+	return false;
 busy_vol:
 	atomic_dec(&vol->inflight);
 	wake_up(&dev->idle_wq);
 	return false;
-}
-
-static void fblk_slot_put(struct fblk_dev *dev, struct fblk_vol *vol)
-{
-	atomic_dec(&vol->inflight);
-	atomic_dec(&dev->inflight);
-	wake_up(&dev->idle_wq);
 }
 
 /* Map the Memory for the bios, or stage it when it is another node's. */

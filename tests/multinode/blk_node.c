@@ -50,27 +50,6 @@ struct report {
 
 static int fd;
 
-static int lookup_wait(uint32_t node, const char *name, uint32_t *cid)
-{
-	int i, ret;
-
-	for (i = 0; i < 900; i++) {
-		ret = lookup(fd, node, name, cid);
-		if (!ret || errno != ENOENT)
-			break;
-		usleep(100000);
-	}
-	return ret;
-}
-
-static int barrier(const char *tag)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "./fosnet barrier blk-%s - 300 >/dev/null", tag);
-	return system(cmd);
-}
-
 static uint32_t new_req(uint64_t tag)
 {
 	uint32_t cid;
@@ -102,15 +81,12 @@ static int storage(void)
 	struct fos_blk_dev dev = { 0 };
 	uint32_t mgmt, ok, caps[1], rd, wr, drd, dwr, rep, id = 0;
 	struct report r = { 0 };
-	const char *nvme;
+	const char *nvme, *why;
 	struct msg m;
 
-	nvme = fos_blk_nvme();
+	nvme = fos_blk_setup(&why);
 	if (!nvme)
-		tap_bail("no NVMe namespace (vm/run --nvme)");
-	tap_eq(fos_blk_load(), 0, "node 3: insmod fractos_nvme");
-	tap_eq(system("dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none"),
-	       0, "node 3: a blank device");
+		tap_bail("%s", why);
 	tap_eq(fos_blk_attach(nvme, "ssd", 0, 1, &id), 0, "node 3: attach %s", nvme);
 	{
 		struct fractos_name n = { .name = (uintptr_t)"ssd", .name_len = 3 };
@@ -133,20 +109,20 @@ static int storage(void)
 	tap_errno(publish(fd, drd, "vol-rd"), 0, "node 3: publish vol-rd");
 	tap_errno(publish(fd, dwr, "vol-wr"), 0, "node 3: publish vol-wr");
 
-	barrier("ready");
+	node_barrier("blk", "ready", 300);
 	/* Node 1's I/O runs now, without this process. */
-	barrier("io-done");
+	node_barrier("blk", "io-done", 300);
 	tap_eq(fos_blk_get(id, &dev), 0, "node 3: LIST");
 	r.staged = dev.stats[FRACTOS_BLK_STAT_STAGED];
 	tap_ok(r.staged >= 2 && dev.stats[FRACTOS_BLK_STAT_READS] >= 1 &&
 	       dev.stats[FRACTOS_BLK_STAT_WRITES] >= 1,
 	       "node 3: %llu I/Os staged for node 1's memory",
 	       (unsigned long long)r.staged);
-	tap_eq(lookup_wait(1, "report", &rep), 0, "node 3: look up node 1's report");
+	tap_eq(node_lookup_wait(fd, 1, "report", &rep), 0, "node 3: look up node 1's report");
 	r.passed = tap_count - tap_failed;
 	r.failed = tap_failed;
 	tap_errno(invoke(fd, rep, &r, sizeof(r), NULL, 0), 0, "node 3: report");
-	barrier("report");
+	node_barrier("blk", "report", 300);
 	/* Node 1 kills this guest. */
 	pause();
 	return 0;
@@ -160,8 +136,8 @@ static int continuation(void)
 	int ret;
 
 	tap_errno(publish(fd, k, "k2"), 0, "node 2: publish K");
-	tap_eq(lookup_wait(1, "ack", &ack), 0, "node 2: look up node 1's ack");
-	barrier("ready");
+	tap_eq(node_lookup_wait(fd, 1, "ack", &ack), 0, "node 2: look up node 1's ack");
+	node_barrier("blk", "ready", 300);
 	fos_req_timeout_ns = 120000000000ULL;
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.tag == TAG_K && m.imm_len == sizeof(d),
@@ -169,8 +145,8 @@ static int continuation(void)
 	memcpy(&d, m.imm, sizeof(d));
 	tap_eq(d.result, BUF, "node 2: with the byte count");
 	tap_errno(invoke(fd, ack, &d, sizeof(d), NULL, 0), 0, "node 2: tell node 1");
-	barrier("io-done");
-	barrier("report");
+	node_barrier("blk", "io-done", 300);
+	node_barrier("blk", "report", 300);
 	/* Node 1 says when node 3 is gone. */
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.tag == TAG_K && m.imm_len == 4 && !memcmp(m.imm, "stop", 4),
@@ -198,10 +174,10 @@ static int client(void)
 	if (fos_mem_create(fd, sp, BUF, FRACTOS_PERM_ALL, &src) ||
 	    fos_mem_create(fd, dp, BUF, FRACTOS_PERM_ALL, &dst))
 		tap_bail("memory");
-	barrier("ready");
-	tap_eq(lookup_wait(3, "vol-rd", &rd), 0, "node 1: look up vol-rd on node 3");
-	tap_eq(lookup_wait(3, "vol-wr", &wr), 0, "node 1: look up vol-wr on node 3");
-	tap_eq(lookup_wait(2, "k2", &k), 0, "node 1: look up K on node 2");
+	node_barrier("blk", "ready", 300);
+	tap_eq(node_lookup_wait(fd, 3, "vol-rd", &rd), 0, "node 1: look up vol-rd on node 3");
+	tap_eq(node_lookup_wait(fd, 3, "vol-wr", &wr), 0, "node 1: look up vol-wr on node 3");
+	tap_eq(node_lookup_wait(fd, 2, "k2", &k), 0, "node 1: look up K on node 2");
 
 	caps[0] = src;
 	caps[1] = done;
@@ -227,7 +203,7 @@ static int client(void)
 	tap_errno(invoke(fd, rd, &io, sizeof(io), caps, 3), 0, "node 1: an unaligned read");
 	tap_eq(answer(&tag, 60), -EINVAL, "node 1: EINVAL");
 	tap_eq(tag, TAG_ERR, "node 1: through the error continuation");
-	barrier("io-done");
+	node_barrier("blk", "io-done", 300);
 
 	fos_req_timeout_ns = 120000000000ULL;
 	tap_ok(!receive(fd, &m) && m.tag == TAG_REPORT && m.imm_len == sizeof(r),
@@ -236,7 +212,7 @@ static int client(void)
 	tap_ok(r.passed >= 10 && r.failed == 0 && r.staged >= 2,
 	       "node 1: node 3 passed %u, failed %u, staged %llu", r.passed, r.failed,
 	       (unsigned long long)r.staged);
-	barrier("report");
+	node_barrier("blk", "report", 300);
 
 	/* Node 3 dies with reads in flight. */
 	tap_errno(monitor(fd, rd, MON_RD), 0, "node 1: monitor vol-rd");

@@ -68,20 +68,6 @@ struct hop {
 
 static int fd;
 
-/* lookup(), waiting for the other node to publish @name. */
-static int lookup_wait(uint32_t node, const char *name, uint32_t *cid)
-{
-	int i, ret;
-
-	for (i = 0; i < 900; i++) {
-		ret = lookup(fd, node, name, cid);
-		if (!ret || errno != ENOENT)
-			break;
-		usleep(100000);
-	}
-	return ret;
-}
-
 /* receive() that leaves an empty message on failure. */
 static int recv_msg(struct msg *m)
 {
@@ -93,16 +79,6 @@ static int recv_msg(struct msg *m)
 		m->ncaps = 0;
 	}
 	return ret;
-}
-
-/* All nodes meet at @tag (fosnet barrier, over TCP, node 1 coordinates). */
-static int barrier(const char *tag)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "./fosnet barrier chain-%s - 120 >/dev/null",
-		 tag);
-	return system(cmd);
 }
 
 static int netem(const char *args)
@@ -168,15 +144,15 @@ static void path_add(struct hop *h)
  */
 static void lossy_phase(void)
 {
-	barrier("lossy");
+	node_barrier("chain", "lossy", 120);
 	tap_eq(netem("loss 5%"), 0, "node %u: netem loss 5%%", me);
-	barrier("lossy2");
+	node_barrier("chain", "lossy2", 120);
 }
 
 static void clean_phase(void)
 {
 	tap_eq(netem("off"), 0, "node %u: netem off", me);
-	barrier("clean");
+	node_barrier("chain", "clean", 120);
 }
 
 /* After close(): no space, capability, export or proxy left. */
@@ -314,8 +290,8 @@ static int client(void)
 	fos_fill(buf, 8192, 11);
 	tap_eq(req_create(fd, FRACTOS_CID_INVALID, TAG_K, NULL, 0, NULL, 0, &k),
 	       0, "node 1: continuation K");
-	tap_eq(lookup_wait(2, "s2", &s2), 0, "node 1: look up \"s2\" on node 2");
-	tap_eq(lookup_wait(3, "s3", &s3), 0, "node 1: look up \"s3\" on node 3");
+	tap_eq(node_lookup_wait(fd, 2, "s2", &s2), 0, "node 1: look up \"s2\" on node 2");
+	tap_eq(node_lookup_wait(fd, 3, "s3", &s3), 0, "node 1: look up \"s3\" on node 3");
 
 	/* 1 and 2: chains, clean then lossy. */
 	chains(s2, k, NCHAIN, "clean");
@@ -412,7 +388,7 @@ static int stage2(void)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fd < 0 || buf == MAP_FAILED)
 		tap_bail("open/mmap");
-	tap_eq(lookup_wait(3, "s3", &s3), 0, "node 2: look up \"s3\" on node 3");
+	tap_eq(node_lookup_wait(fd, 3, "s3", &s3), 0, "node 2: look up \"s3\" on node 3");
 	tap_ok(!req_create(fd, FRACTOS_CID_INVALID, TAG_S2, NULL, 0, NULL, 0, &s2) &&
 	       !publish(fd, s2, "s2") &&
 	       !fos_mem_create(fd, buf, 4096, FRACTOS_PERM_ALL, &copy_buf),

@@ -55,6 +55,34 @@ static inline int lookup(int fd, uint32_t node, const char *name, uint32_t *cid)
 	return ret;
 }
 
+/* lookup(), waiting up to 90 s for the other node to publish @name. */
+static inline int node_lookup_wait(int fd, uint32_t node, const char *name,
+				   uint32_t *cid)
+{
+	int i, ret;
+
+	for (i = 0; i < 900; i++) {
+		ret = lookup(fd, node, name, cid);
+		if (!ret || errno != ENOENT)
+			break;
+		usleep(100000);
+	}
+	return ret;
+}
+
+/*
+ * Every node meets at @prefix-@tag (fosnet barrier, over TCP, node 1
+ * coordinates), waiting at most @secs seconds.
+ */
+static inline int node_barrier(const char *prefix, const char *tag, int secs)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "./fosnet barrier %s-%s - %d >/dev/null",
+		 prefix, tag, secs);
+	return system(cmd);
+}
+
 /* NAME_PUBLISH of @cid as @name, for every uid. */
 static inline int publish(int fd, uint32_t cid, const char *name)
 {

@@ -148,20 +148,15 @@ int main(void)
 	struct fos_blk_dev d;
 	unsigned char *sp, *dp, *rop;
 	uint32_t src, dst, ro, mgmt, rd, wr, rd2, wr2, base, dev, vsize;
-	const char *nvme;
+	const char *nvme, *why;
 	uint64_t vol, vol2;
 	int i, ok, busy, revoked;
 
 	tap_plan_late();
-	nvme = fos_blk_nvme();
+	nvme = fos_blk_setup(&why);
 	if (!nvme)
-		tap_bail("no NVMe namespace: run with vm/run --nvme SIZE");
-	if (fos_blk_load())
-		tap_bail("insmod %s", fos_blk_ko());
+		tap_bail("%s", why);
 	fos_counts_read(&before);
-	/* Whatever an earlier run left on it: a blank device. */
-	if (system("dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none"))
-		tap_bail("dd");
 
 	fd = fos_open();
 	if (req_create(fd, FRACTOS_CID_INVALID, TAG_OK, NULL, 0, NULL, 0, &ok_cid) ||

@@ -61,13 +61,10 @@ int main()
 	int rc;
 
 	tap_plan_late();
-	nvme = fos_blk_nvme();
+	const char *why = nullptr;
+	nvme = fos_blk_setup(&why);
 	if (!nvme)
-		tap_bail("no NVMe namespace: run with vm/run --nvme SIZE");
-	if (fos_blk_load())
-		tap_bail("insmod %s", fos_blk_ko());
-	if (system("dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none"))
-		tap_bail("dd");
+		tap_bail("%s", why);
 
 	/* fractctl, as an admin would. */
 	std::string out = run(fractctl + " blk attach " + nvme + " name cblk 2>&1", &rc);

@@ -92,6 +92,29 @@ static inline const char *fos_blk_nvme(void)
 }
 
 /*
+ * The tests' start: the NVMe namespace, blanked (an earlier run's label
+ * gone), with fractos_nvme loaded.  NULL, and *@why, if it cannot be had.
+ */
+static inline const char *fos_blk_setup(const char **why)
+{
+	const char *nvme = fos_blk_nvme();
+
+	if (!nvme) {
+		*why = "no NVMe namespace: run with vm/run --nvme SIZE";
+		return NULL;
+	}
+	if (fos_blk_load()) {
+		*why = "insmod fractos_nvme.ko failed";
+		return NULL;
+	}
+	if (system("dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none")) {
+		*why = "dd to blank the device failed";
+		return NULL;
+	}
+	return nvme;
+}
+
+/*
  * The netlink part (C only: fos_nl.h): define FOS_BLK_NO_NL before
  * including this header to leave it out (the C++ tests use fractctl).
  */
@@ -199,9 +222,7 @@ static inline int fos_blk_request(int cmd, int dump,
 {
 	static struct fos_blk_reply dummy;
 	struct nl_sock *sk;
-	struct nl_msg *msg;
-	struct nl_cb *cb;
-	int err, family, i;
+	int err, family;
 
 	err = fos_blk_nl_open(&sk, &family);
 	if (err)
@@ -209,26 +230,8 @@ static inline int fos_blk_request(int cmd, int dump,
 	if (!r)
 		r = &dummy;
 	memset(r, 0, sizeof(*r));
-	msg = nlmsg_alloc();
-	cb = nl_cb_alloc(NL_CB_DEFAULT);
-	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
-		    dump ? NLM_F_DUMP : 0, cmd, FRACTOS_BLK_GENL_VERSION);
-	for (i = 0; attrs && attrs[i].type; i++)
-		nla_put(msg, attrs[i].type, attrs[i].len, attrs[i].data);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, fos_blk_valid_cb, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, fos_nl_done_cb, &err);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, fos_nl_done_cb, &err);
-	nl_cb_err(cb, NL_CB_CUSTOM, fos_nl_err_cb, &err);
-	err = 1;
-	if (nl_send_auto(sk, msg) < 0) {
-		err = -EIO;
-	} else {
-		while (err > 0)
-			if (nl_recvmsgs(sk, cb) < 0 && err > 0)
-				err = -EIO;
-	}
-	nlmsg_free(msg);
-	nl_cb_put(cb);
+	err = fos_nl_send(sk, family, FRACTOS_BLK_GENL_VERSION, cmd, dump, attrs,
+			  fos_blk_valid_cb, r);
 	nl_socket_free(sk);
 	return err;
 }

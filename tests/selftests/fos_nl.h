@@ -191,6 +191,49 @@ static inline int fos_nl_done_cb(struct nl_msg *msg, void *arg)
 }
 
 /*
+ * Send @cmd (a dump if @dump) of the family @family (version @version)
+ * with @attrs on @sk; every reply message goes to @valid with @arg.
+ * Returns 0 or -errno as the kernel said it (-EIO or -ENOMEM if it could
+ * not be sent).  Shared with fos_blk.h (the "fractos_blk" family).
+ */
+static inline int fos_nl_send(struct nl_sock *sk, int family, int version,
+			      int cmd, int dump,
+			      const struct fos_nl_attr *attrs,
+			      nl_recvmsg_msg_cb_t valid, void *arg)
+{
+	struct nl_msg *msg;
+	struct nl_cb *cb;
+	int err, i;
+
+	msg = nlmsg_alloc();
+	cb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!msg || !cb) {
+		err = -ENOMEM;
+		goto out;
+	}
+	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
+		    dump ? NLM_F_DUMP : 0, cmd, version);
+	for (i = 0; attrs && attrs[i].type; i++)
+		nla_put(msg, attrs[i].type, attrs[i].len, attrs[i].data);
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid, arg);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, fos_nl_done_cb, &err);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, fos_nl_done_cb, &err);
+	nl_cb_err(cb, NL_CB_CUSTOM, fos_nl_err_cb, &err);
+	err = 1;
+	if (nl_send_auto(sk, msg) < 0) {
+		err = -EIO;
+	} else {
+		while (err > 0)
+			if (nl_recvmsgs(sk, cb) < 0 && err > 0)
+				err = -EIO;
+	}
+out:
+	nlmsg_free(msg);
+	nl_cb_put(cb);
+	return err;
+}
+
+/*
  * Send @cmd (a dump if @dump) with @attrs on @nl, or on the socket of the
  * helpers if @nl is NULL; the replies go into @r if not NULL.  Returns 0
  * or -errno as the kernel said it (-EIO, -ENOENT or -ENOMEM if it could
@@ -201,9 +244,7 @@ static inline int fos_nl_request(struct fos_nl *nl, int cmd, int dump,
 				 struct fos_nl_reply *r)
 {
 	struct fos_nl_reply dummy;
-	struct nl_msg *msg;
-	struct nl_cb *cb;
-	int err, i;
+	int err;
 
 	if (!nl) {
 		nl = &fos_nl_default;
@@ -213,32 +254,8 @@ static inline int fos_nl_request(struct fos_nl *nl, int cmd, int dump,
 	if (!r)
 		r = &dummy;
 	memset(r, 0, sizeof(*r));
-	msg = nlmsg_alloc();
-	cb = nl_cb_alloc(NL_CB_DEFAULT);
-	if (!msg || !cb) {
-		err = -ENOMEM;
-		goto out;
-	}
-	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0,
-		    dump ? NLM_F_DUMP : 0, cmd, FRACTOS_GENL_VERSION);
-	for (i = 0; attrs && attrs[i].type; i++)
-		nla_put(msg, attrs[i].type, attrs[i].len, attrs[i].data);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, fos_nl_valid_cb, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, fos_nl_done_cb, &err);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, fos_nl_done_cb, &err);
-	nl_cb_err(cb, NL_CB_CUSTOM, fos_nl_err_cb, &err);
-	err = 1;
-	if (nl_send_auto(nl->sk, msg) < 0) {
-		err = -EIO;
-	} else {
-		while (err > 0)
-			if (nl_recvmsgs(nl->sk, cb) < 0 && err > 0)
-				err = -EIO;
-	}
-out:
-	nlmsg_free(msg);
-	nl_cb_put(cb);
-	return err;
+	return fos_nl_send(nl->sk, nl->family, FRACTOS_GENL_VERSION, cmd, dump,
+			   attrs, fos_nl_valid_cb, r);
 }
 
 static inline int fos_nl_node_add(uint32_t id, struct in_addr addr)
