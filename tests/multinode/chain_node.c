@@ -34,6 +34,7 @@
  * exported object and no proxy left.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "../selftests/tap.h"
@@ -181,6 +182,36 @@ static uint64_t disconnects(uint32_t peer)
 	       n.stats[FRACTOS_STAT_PROTO_ERRORS];
 }
 
+/* Why a connection went: the counters of @peer's, as diagnostics. */
+static void link_diag(uint32_t peer)
+{
+	struct fos_nl_node n;
+
+	if (fos_nl_node_get(peer, &n)) {
+		tap_diag("node %u: no NODE_GET: %s", peer, strerror(errno));
+		return;
+	}
+	tap_diag("node %u: disconnects %llu, heartbeat timeouts %llu, protocol errors %llu, tx stalls %llu, epoch changes %llu",
+		 peer,
+		 (unsigned long long)n.stats[FRACTOS_STAT_DISCONNECTS],
+		 (unsigned long long)n.stats[FRACTOS_STAT_HB_TIMEOUTS],
+		 (unsigned long long)n.stats[FRACTOS_STAT_PROTO_ERRORS],
+		 (unsigned long long)n.stats[FRACTOS_STAT_TX_STALLS],
+		 (unsigned long long)n.stats[FRACTOS_STAT_EPOCH_CHANGES]);
+}
+
+/* No connection lost since @d2 and @d3 were read; else say how. */
+static void links_kept(uint64_t d2, uint64_t d3, const char *what)
+{
+	bool ok = disconnects(2) == d2 && disconnects(3) == d3;
+
+	tap_ok(ok, "node 1: no connection lost %s", what);
+	if (!ok) {
+		link_diag(2);
+		link_diag(3);
+	}
+}
+
 /*
  * Node 1: @n chains, @WINDOW in flight.  Each must come back exactly
  * once, through node 2 then node 3, with its bytes intact.
@@ -266,8 +297,7 @@ static void flap_phase(uint32_t s2, uint32_t k)
 	tap_ok(c == 'd' && WIFEXITED(status) && !WEXITSTATUS(status),
 	       "node 1: node 3's link was down for %u ms while the chains ran",
 	       FLAP_MS);
-	tap_ok(disconnects(2) == disc2 && disconnects(3) == disc3,
-	       "node 1: no connection lost across the flap");
+	links_kept(disc2, disc3, "across the flap");
 }
 
 static int client(void)
@@ -300,8 +330,7 @@ static int client(void)
 	lossy_phase();
 	chains(s2, k, NLOSSY, "5% loss");
 	clean_phase();
-	tap_ok(disconnects(2) == disc2 && disconnects(3) == disc3,
-	       "node 1: no connection lost and no protocol error under loss");
+	links_kept(disc2, disc3, "and no protocol error under loss");
 	flap_phase(s2, k);
 
 	/* 3: a lease of [4096, 8192) of node 1's Memory to node 2. */
@@ -412,9 +441,11 @@ static int stage2(void)
 		if (h.cmd == CMD_HOP) {
 			path_add(&h);
 			ret = invoke(fd, s3, &h, sizeof(h), &m.caps[m.ncaps - 1], 1);
-			if (ret)
+			if (ret) {
 				tap_ok(0, "node 2: forward hop %llu to S3: %s",
-					 (unsigned long long)h.seq, strerror(errno));
+				       (unsigned long long)h.seq, strerror(errno));
+				link_diag(3);
+			}
 			close_all(fd, &m);
 			if (++served == NCHAIN)
 				lossy_phase();

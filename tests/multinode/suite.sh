@@ -48,8 +48,22 @@ run() {
 			f=1
 		fi
 	fi
+	# A failed run: each node's last fabric messages, for the CI summary.
+	[ "$f" = 0 ] || fabric_log "build/vm-$kver-multinode$n$tag"
 	pass=$((pass + p))
 	fail=$((fail + f))
+}
+
+# fabric_log LOG: the fabric's last messages in each node's kernel log
+# (connections up, down, failed, restarted), prefixed "# kernel nI: ".
+fabric_log() {
+	local l
+
+	for l in "$1"-n*.log; do
+		[ -f "$l" ] || continue
+		grep -E 'fractos: (node [0-9]+ (up|down|restarted)|.*(no heartbeat|connection ends|failed: |QP event|refused|no send completion))' "$l" |
+			tail -n 6 | sed "s|^|# kernel ${l##*-}: |; s|\.log: |: |"
+	done
 }
 
 # run_script N SMP SCRIPT [PROGRAM]: SCRIPT instead of run.sh on every node
