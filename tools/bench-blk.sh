@@ -14,15 +14,34 @@
 # fractos/direct of IOPS and of the median latency (range over rounds).
 # The volume and the raw range are 64 MiB at the start of the data area
 # (1 MiB in: the adaptor's label stays intact).
+#
+# NVMe over Fabrics, the alternative a user would pick: the same namespace
+# exported by nvmet-rdma on this guest's rxe0 (configfs) and connected with
+# nvme-rdma over it (/dev/nvme-fabrics, what nvme-cli's connect writes), then
+# measured like the local device (fractos-blkbench --raw on the fabric
+# namespace, path "nvmf").  -F also runs fio (Debian's fio, io_uring,
+# direct) on the local and the fabric namespace, a cross-check of the
+# baseline's numbers.  -N leaves NVMe-oF out.
+#
+# The file-system service (adaptors/fs/fractos-fsd on the same device): a
+# 64 MiB file, random I/O through the daemon (FS mode: fractos-blkbench -F,
+# path "fs") and straight to its extent (DAX: -F --dax, path "dax").  -S
+# leaves it out.
 set -eu
 cd "$(dirname "$0")/.."
 secs=3
 rounds=3
+nvmf=1
+fio=0
+fsmode=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t) secs=$2; shift ;;
 	-r) rounds=$2; shift ;;
-	*) echo "usage: bench-blk.sh [-t SECONDS] [-r ROUNDS]" >&2; exit 2 ;;
+	-N) nvmf=0 ;;
+	-F) fio=1 ;;
+	-S) fsmode=0 ;;
+	*) echo "usage: bench-blk.sh [-t SECONDS] [-r ROUNDS] [-N] [-F] [-S]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -36,10 +55,106 @@ for i in 1 2 3 4 5 6 7 8 9 10; do [ -e $dev ] && break; sleep 0.5; done
 ko=$(dirname "${FRACTOS_KO:?}")/../adaptors/nvme/fractos_nvme.ko
 grep -q '^fractos_nvme ' /proc/modules || insmod "$ko"
 out=$(mktemp)
-trap 'rm -f "$out"; $fractctl blk detach name bench >/dev/null 2>&1 || :; rmmod fractos_nvme 2>/dev/null || :' EXIT
+cfs=/sys/kernel/config/nvmet
+nqn=fractos-bench
+fabric=
+
+# The NVMe-oF target (nvmet-rdma on rxe0's address) and its host side.
+nvmf_up() {
+	local ip ctrl i
+
+	modprobe nvmet-rdma && modprobe nvme-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	ip=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4; exit }')
+	mkdir $cfs/subsystems/$nqn
+	echo 1 > $cfs/subsystems/$nqn/attr_allow_any_host
+	mkdir $cfs/subsystems/$nqn/namespaces/1
+	printf %s $dev > $cfs/subsystems/$nqn/namespaces/1/device_path
+	echo 1 > $cfs/subsystems/$nqn/namespaces/1/enable
+	mkdir $cfs/ports/1
+	echo rdma > $cfs/ports/1/addr_trtype
+	echo ipv4 > $cfs/ports/1/addr_adrfam
+	echo "$ip" > $cfs/ports/1/addr_traddr
+	echo 4420 > $cfs/ports/1/addr_trsvcid
+	ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
+	echo "transport=rdma,traddr=$ip,trsvcid=4420,nqn=$nqn" > /dev/nvme-fabrics || return 1
+	for i in $(seq 50); do
+		for ctrl in /sys/class/nvme/nvme*; do
+			[ "$(cat "$ctrl/transport" 2>/dev/null)" = rdma ] || continue
+			fabric=/dev/$(basename "$ctrl")n1
+			[ -b "$fabric" ] && { echo "# NVMe-oF: $fabric (rdma, $ip:4420, $nqn)"; return 0; }
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+nvmf_down() {
+	local ctrl
+
+	for ctrl in /sys/class/nvme/nvme*; do
+		[ "$(cat "$ctrl/transport" 2>/dev/null)" = rdma ] &&
+			echo 1 > "$ctrl/delete_controller"
+	done
+	[ -d $cfs/ports/1 ] || return 0
+	rm -f $cfs/ports/1/subsystems/$nqn
+	rmdir $cfs/ports/1
+	echo 0 > $cfs/subsystems/$nqn/namespaces/1/enable
+	rmdir $cfs/subsystems/$nqn/namespaces/1 $cfs/subsystems/$nqn
+}
+
+# fio_run LABEL DEVICE MODE BS QD: one fio run as a blkbench-like JSON row
+# (O_DSYNC: its writes as durable as the others').
+fio_run() {
+	fio --name=b --filename="$2" --direct=1 --ioengine=io_uring --rw="$3" \
+		--bs="$4" --iodepth="$5" --offset=1M --size=64M --time_based \
+		--ramp_time=0.5 --runtime="$secs" --randrepeat=0 --sync=dsync \
+		--output-format=json 2>/dev/null |
+	python3 -c '
+import json, sys
+label, mode, bs, qd = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+j = json.load(sys.stdin)["jobs"][0]
+d = j["read" if mode == "randread" else "write"]
+p = d["clat_ns"].get("percentile", {})
+print(json.dumps({"path": label, "mode": mode, "bs": bs, "qd": qd, "iops": d["iops"],
+                  "p50_us": p.get("50.000000", 0) / 1000.0}))' "$1" "$3" "$4" "$5"
+}
+
+fsd=adaptors/fs/fractos-fsd
+fsd_state=$(mktemp -u)
+fsd_pid=
+
+# The daemon over "bench" (again after each attach: a detach revokes its
+# Requests), serving "fsb".
+fsd_start() {
+	local i=0
+
+	$fsd serve bench -s "$fsd_state" -N fsb >/dev/null &
+	fsd_pid=$!
+	until tools/fractos-fs -s fsb ls >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "bench-blk.sh: fractos-fsd did not start" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+fsd_stop() {
+	[ -z "$fsd_pid" ] || { kill "$fsd_pid"; wait "$fsd_pid" 2>/dev/null || :; }
+	fsd_pid=
+}
+
+trap 'rm -f "$out" "$fsd_state"; fsd_stop; nvmf_down 2>/dev/null || :; $fractctl blk detach name bench >/dev/null 2>&1 || :; rmmod fractos_nvme 2>/dev/null || :' EXIT
 
 dd if=/dev/zero of=$dev bs=64k count=1 oflag=direct status=none
+if [ $nvmf = 1 ] && ! nvmf_up; then
+	echo "bench-blk.sh: NVMe-oF could not be set up (-N to go without)" >&2
+	exit 1
+fi
 $fractctl blk attach $dev name bench format >/dev/null
+if [ $fsmode = 1 ]; then
+	[ -x $fsd ] || { echo "bench-blk.sh: $fsd is not built (-S to go without)" >&2; exit 1; }
+	$fsd format bench -s "$fsd_state" >/dev/null
+fi
 
 for r in $(seq "$rounds"); do
 	for bs in 4096 131072; do
@@ -47,29 +162,49 @@ for r in $(seq "$rounds"); do
 			for m in randread randwrite; do
 				$fractctl blk detach name bench >/dev/null
 				$bench --raw $dev -o 1M -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
+				[ -z "$fabric" ] ||
+					$bench --raw "$fabric" -o 1M -s 64M -m $m -b $bs -q $qd -t "$secs" -j -l nvmf |
+					tee -a "$out"
+				if [ $fio = 1 ]; then
+					fio_run fio-direct $dev $m $bs $qd | tee -a "$out"
+					[ -z "$fabric" ] || fio_run fio-nvmf "$fabric" $m $bs $qd | tee -a "$out"
+				fi
 				$fractctl blk attach $dev name bench >/dev/null
 				$bench -d bench -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
+				if [ $fsmode = 1 ]; then
+					fsd_start
+					$bench -F fsb -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
+					$bench -F fsb --dax -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
+					fsd_stop
+				fi
 			done
 		done
 	done
 done
 $fractctl -s blk list
 
-echo "# ratios fractos/direct: IOPS (median of rounds, range) and p50 latency"
+echo "# ratios of each fractos path (volume Request, FS mode, DAX) to each baseline:"
+echo "# IOPS (median of rounds, range over rounds) and p50 latency"
 python3 - "$out" <<'PY'
 import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
 keys = sorted({(r['mode'], r['bs'], r['qd']) for r in rows})
-print("%-9s %7s %3s  %9s %9s  %-22s %s" % ("mode", "bs", "qd", "fractos", "direct", "IOPS ratio (range)", "p50 ratio"))
+bases = [b for b in ('direct', 'nvmf', 'fio-direct', 'fio-nvmf') if any(r['path'] == b for r in rows)]
+print("%-9s %7s %3s %-7s %-10s %9s %9s  %-20s %s" % ("mode", "bs", "qd", "path", "vs", "IOPS",
+                                                     "baseline", "IOPS ratio (range)", "p50 ratio"))
 for k in keys:
-    f = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == 'fractos']
-    d = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == 'direct']
-    if not f or not d:
-        continue
-    ratios = [a['iops'] / b['iops'] for a, b in zip(f, d) if b['iops']]
-    lat = [a['p50_us'] / b['p50_us'] for a, b in zip(f, d) if b['p50_us']]
-    print("%-9s %7d %3d  %9.0f %9.0f  %.2f (%.2f-%.2f)%8s %.2f" % (
-        k[0], k[1], k[2], statistics.median(x['iops'] for x in f),
-        statistics.median(x['iops'] for x in d), statistics.median(ratios),
-        min(ratios), max(ratios), "", statistics.median(lat)))
+    for p in ('fractos', 'fs', 'dax'):
+        f = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == p]
+        for b in bases:
+            d = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == b]
+            if not f or not d:
+                continue
+            ratios = [x['iops'] / y['iops'] for x, y in zip(f, d) if y['iops']]
+            lat = [x['p50_us'] / y['p50_us'] for x, y in zip(f, d) if y['p50_us']]
+            if not ratios:
+                continue
+            print("%-9s %7d %3d %-7s %-10s %9.0f %9.0f  %.2f (%.2f-%.2f)%6s %.2f" % (
+                k[0], k[1], k[2], p, b, statistics.median(x['iops'] for x in f),
+                statistics.median(x['iops'] for x in d), statistics.median(ratios),
+                min(ratios), max(ratios), "", statistics.median(lat) if lat else 0))
 PY

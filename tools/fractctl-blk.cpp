@@ -10,6 +10,10 @@
 #include "fractctl.hpp"
 
 #include <linux/fractos_blk.h>
+/* libnvme's headers have no extern "C" of their own. */
+extern "C" {
+#include <nvme/tree.h>
+}
 
 #include <cinttypes>
 
@@ -77,13 +81,16 @@ void blk_usage(FILE *f)
 		     "Usage: %s blk attach DEVICE name NAME [ uid UID ] [ format ]\n"
 		     "       %s blk detach { ID | name NAME }\n"
 		     "       %s [-j] [-s] blk [ list ]\n"
+		     "       %s [-j] blk scan\n"
 		     "attach serves a block device (an NVMe namespace) as fractos volumes:\n"
 		     "its management Request is published as NAME, for UID only (default 0).\n"
 		     "format writes an empty volume table first (needed once per device).\n"
 		     "detach revokes every Request of the device and closes it.\n"
-		     "-s adds the counters to blk list.  attach and detach need\n"
+		     "-s adds the counters to blk list.  scan lists the NVMe namespaces\n"
+		     "of this host (libnvme: model, serial, transport, LBA format) and\n"
+		     "the name each is attached as.  attach and detach need\n"
 		     "CAP_SYS_ADMIN; the fractos_nvme module must be loaded.\n",
-		     progname, progname, progname);
+		     progname, progname, progname, progname);
 }
 
 int blk_help(const options &, int, char **)
@@ -278,6 +285,91 @@ int blk_list(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
+/* One NVMe namespace, as libnvme's topology scan sees it. */
+struct nvme_cand {
+	std::string dev, model, serial, firmware, transport, attached;
+	std::uint32_t nsid = 0;
+	std::uint32_t lba = 0;
+	std::uint64_t size = 0;
+};
+
+/*
+ * The NVMe namespaces of this host, from libnvme (Debian's libnvme-dev, the
+ * library of nvme-cli: it knows the sysfs layout of every kernel), each
+ * with the name it is attached as (blk list), so that an admin sees what
+ * can be attached.
+ */
+int blk_scan(const options &opts, int argc, char **argv)
+{
+	if (argc > 0)
+		return usage_error("blk scan", "unexpected \"%s\"", argv[0]);
+	std::vector<blk_dev> devs;
+	if (auto nl = blk_open()) {
+		(void)nl->request(FRACTOS_BLK_CMD_LIST, true, {}, [&](const nl_reply &r) {
+			devs.push_back(parse_dev(r));
+		});
+	}
+	nvme_root_t root = nvme_scan(nullptr);
+	if (!root) {
+		std::fprintf(stderr, "%s: blk scan: libnvme: %s\n", progname,
+			     describe(last_error()).c_str());
+		return exit_error;
+	}
+	std::vector<nvme_cand> cands;
+	auto str = [](const char *p) { return std::string(p ? p : ""); };
+	nvme_host_t h;
+	nvme_subsystem_t sub;
+	nvme_ctrl_t c;
+	nvme_ns_t n;
+	nvme_for_each_host(root, h) {
+		nvme_for_each_subsystem(h, sub) {
+			nvme_subsystem_for_each_ctrl(sub, c) {
+				nvme_ctrl_for_each_ns(c, n) {
+					nvme_cand x;
+					x.dev = "/dev/" + str(nvme_ns_get_name(n));
+					x.model = str(nvme_ctrl_get_model(c));
+					x.serial = str(nvme_ctrl_get_serial(c));
+					x.firmware = str(nvme_ctrl_get_firmware(c));
+					x.transport = str(nvme_ctrl_get_transport(c));
+					x.nsid = std::uint32_t(nvme_ns_get_nsid(n));
+					x.lba = std::uint32_t(nvme_ns_get_lba_size(n));
+					x.size = nvme_ns_get_lba_count(n) * x.lba;
+					for (const auto &d : devs)
+						if (d.path == x.dev)
+							x.attached = d.name;
+					cands.push_back(std::move(x));
+				}
+			}
+		}
+	}
+	nvme_free_tree(root);
+	if (opts.json) {
+		json_writer j(json_writer::top::array);
+		for (const auto &x : cands) {
+			j.begin();
+			j.str("device", x.dev);
+			j.str("model", x.model);
+			j.str("serial", x.serial);
+			j.str("firmware", x.firmware);
+			j.str("transport", x.transport);
+			j.num("nsid", x.nsid);
+			j.num("lba_size", x.lba);
+			j.num("size", x.size);
+			j.str("attached", x.attached);
+			j.end();
+		}
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	for (const auto &x : cands)
+		std::printf("%s: %s serial %s fw %s %s nsid %" PRIu32 " lba %" PRIu32
+			    " size %" PRIu64 "%s%s\n",
+			    x.dev.c_str(), x.model.c_str(), x.serial.c_str(), x.firmware.c_str(),
+			    x.transport.c_str(), x.nsid, x.lba, x.size,
+			    x.attached.empty() ? "" : " attached as ", x.attached.c_str());
+	return exit_ok;
+}
+
 struct blk_subcommand {
 	const char *name;
 	int (*fn)(const options &, int, char **);
@@ -287,6 +379,7 @@ const blk_subcommand blk_subcommands[] = {
 	{"list", blk_list},
 	{"attach", blk_attach},
 	{"detach", blk_detach},
+	{"scan", blk_scan},
 	{"help", blk_help},
 };
 

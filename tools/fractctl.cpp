@@ -371,6 +371,7 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_REFUSED_ADDRESS, "refused_address"},
 	{FRACTOS_STAT_REFUSED_BUSY, "refused_busy"},
 	{FRACTOS_STAT_AUTH_FAILURES, "auth_failures"},
+	{FRACTOS_STAT_RDMA_READ_BYTES, "rdma_read_bytes"},
 };
 
 using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;

@@ -8,6 +8,10 @@
  *
  *   fractos-blkbench -d NAME [-s VOLSIZE] [OPTIONS]     a fractos volume
  *   fractos-blkbench --raw DEVICE [-s RANGE] [OPTIONS]  direct I/O baseline
+ *   fractos-blkbench -F SERVICE [--dax] [-s SIZE] [OPTIONS]
+ *                          a file of the file-system service (fractos-fsd):
+ *                          through the daemon (FS mode, path "fs") or
+ *                          straight to its extents (DAX, path "dax")
  *
  * Options:
  *   -m randread|randwrite  (randread)
@@ -18,6 +22,9 @@
  *   -o OFFSET              --raw: the range starts there (0); keep the
  *                          adaptor's label (its first 32 KiB) out of it
  *   -j                     one JSON object instead of the text line
+ *   -l LABEL               the output's "path" (default: fractos, or
+ *                          direct with --raw; e.g. nvmf for --raw on an
+ *                          NVMe-oF namespace)
  *
  * fractos mode: creates a volume of VOLSIZE (64 MiB) on the device NAME,
  * one Memory of DEPTH x BYTES, and one continuation Request per slot
@@ -31,6 +38,7 @@
  * Exit status 1 on any error (printed).
  */
 #include <caladan/blk.hpp>
+#include <caladan/fs.hpp>
 
 #include <liburing.h>
 
@@ -46,6 +54,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/fs.h>
+#include <map>
 #include <unistd.h>
 #include <vector>
 
@@ -63,6 +72,9 @@ struct options {
 	std::uint64_t offset = 0;	/* --raw: where the range starts */
 	double secs = 5;
 	bool json = false;
+	std::string label;	/* the "path" of the output, if not the mode's */
+	std::string fs;		/* -F: the file-system service */
+	bool dax = false;	/* -F with --dax */
 };
 
 struct stats {
@@ -80,8 +92,9 @@ struct stats {
 [[noreturn]] void usage()
 {
 	std::fprintf(stderr,
-		     "usage: fractos-blkbench { -d NAME | --raw DEVICE } [-s SIZE] [-m randread|randwrite]\n"
-		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-o OFFSET] [-j]\n");
+		     "usage: fractos-blkbench { -d NAME | --raw DEVICE | -F SERVICE [--dax] } [-s SIZE]\n"
+		     "                        [-m randread|randwrite]\n"
+		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-o OFFSET] [-j] [-l LABEL]\n");
 	std::exit(1);
 }
 
@@ -100,7 +113,9 @@ void report(const options &o, stats &s)
 	double mibs = iops * o.bs / (1024.0 * 1024.0);
 	double p50 = pct(s.lat_us, 0.50), p99 = pct(s.lat_us, 0.99);
 	double mx = s.lat_us.empty() ? 0 : *std::max_element(s.lat_us.begin(), s.lat_us.end());
-	const char *path = o.raw.empty() ? "fractos" : "direct";
+	const char *path = !o.label.empty() ? o.label.c_str() :
+			   !o.fs.empty()    ? (o.dax ? "dax" : "fs") :
+			   o.raw.empty()    ? "fractos" : "direct";
 
 	if (o.json)
 		std::printf("{\"path\":\"%s\",\"mode\":\"%s\",\"bs\":%u,\"qd\":%u,\"ios\":%" PRIu64
@@ -226,6 +241,155 @@ int run_fractos(const options &o)
 	auto dd = dev->destroy(*sp, vol->info().id, 30s);
 	if (!dd)
 		die("destroy the volume", dd.error());
+	munmap(buf, len);
+	return 0;
+}
+
+/* ---- a file of the file-system service, FS or DAX mode ---- */
+
+int run_fs(const options &o)
+{
+	const std::string name = "fractos-blkbench";
+	auto sp = space::open();
+	if (!sp)
+		die("open /dev/fractos", sp.error());
+	auto svc = fs::client::lookup(*sp, o.fs, o.node);
+	if (!svc)
+		die("look the service up", svc.error());
+	(void)svc->unlink(*sp, name, 30s);
+	auto c = svc->create(*sp, name, 30s);
+	if (!c)
+		die("create the file", c.error());
+	std::uint32_t flags = fs::open_write | (o.dax ? fs::open_dax : 0);
+	auto f = svc->open(*sp, name, flags, o.size, 60s);
+	if (!f)
+		die("open the file", f.error());
+	std::uint64_t blocks = o.size / o.bs;
+	if (!blocks || o.bs > fs::max_io)
+		die("block size", errno_code(EINVAL));
+
+	std::size_t len = std::size_t(o.bs) * o.depth;
+	void *buf = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			 -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", errno_code(errno));
+	std::memset(buf, 0x5a, len);
+	auto mem = memory_create(*sp, buf, len, perm::all);
+	if (!mem)
+		die("memory_create", mem.error());
+	/* The file's size: its extents, zeroed by the daemon, all in it. */
+	auto rs = f->resize(*sp, o.size, 60s);
+	if (!rs)
+		die("resize", rs.error());
+
+	std::vector<cap> views, conts;
+	for (std::uint32_t i = 0; i < o.depth; i++) {
+		auto v = memory_diminish(*mem, std::uint64_t(i) * o.bs, o.bs, perm{});
+		auto k = sp->request().set_tag(i).create();
+		if (!v || !k)
+			die("slot", v ? k.error() : v.error());
+		views.push_back(std::move(*v));
+		conts.push_back(std::move(*k));
+	}
+
+	/*
+	 * DAX: the extent's volume Request, invoked with the slot's
+	 * continuation, as in fractos mode.  FS mode: the file Request, a
+	 * lease call per I/O, the replies matched to slots by their tags.
+	 */
+	std::mt19937_64 rng(12345);
+	std::vector<clk::time_point> started(o.depth);
+	std::vector<lease> leases(o.depth);
+	std::map<std::uint64_t, std::uint32_t> by_tag;
+	auto issue = [&](std::uint32_t slot) {
+		std::uint64_t off = (rng() % blocks) * o.bs;
+		started[slot] = clk::now();
+		if (o.dax) {
+			std::uint64_t base = 0;
+			for (const fs::dax_extent &e : f->extents()) {
+				if (off < base + e.len) {
+					fractos_blk_io io{};
+					io.offset = off - base;
+					io.len = o.bs;
+					auto r = sp->request(o.write ? e.write : e.read)
+							 .set_imm(io)
+							 .set_cap(views[slot])
+							 .set_cap(conts[slot])
+							 .invoke();
+					if (!r)
+						die("invoke", r.error());
+					return;
+				}
+				base += e.len;
+			}
+			die("an offset past the extents", errno_code(ERANGE));
+		}
+		fs::wire_req q;
+		q.op = std::uint32_t(o.write ? fs::op::write : fs::op::read);
+		q.offset = off;
+		q.len = o.bs;
+		auto l = sp->request(f->request()).set_imm(q).lease(views[slot]).invoke_with_lease();
+		if (!l)
+			die("invoke", l.error());
+		by_tag[l->tag()] = slot;
+		leases[slot] = std::move(*l);
+	};
+
+	stats s;
+	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
+	     end = warm + std::chrono::duration_cast<clk::duration>(
+				  std::chrono::duration<double>(o.secs));
+	bool counting = false;
+	clk::time_point tc;
+	for (std::uint32_t i = 0; i < o.depth; i++)
+		issue(i);
+	std::uint32_t inflight = o.depth;
+	while (inflight) {
+		auto m = sp->receive(30s);
+		if (!m)
+			die("receive", m.error());
+		std::uint32_t slot;
+		std::int64_t result;
+		if (o.dax) {
+			auto d = m->imm<fractos_blk_done>();
+			if (m->type != msg_type::request || m->tag >= o.depth || !d)
+				die("an unexpected message", errno_code(EPROTO));
+			slot = std::uint32_t(m->tag);
+			result = d->result;
+		} else {
+			auto it = by_tag.find(m->tag);
+			auto r = m->imm<fs::wire_reply>();
+			if (m->type != msg_type::request || it == by_tag.end() || !r)
+				die("an unexpected message", errno_code(EPROTO));
+			slot = it->second;
+			by_tag.erase(it);
+			(void)leases[slot].complete();
+			result = r->status < 0 ? r->status : std::int64_t(r->size);
+		}
+		if (result != o.bs)
+			die("an I/O failed", errno_code(result < 0 ? int(-result) : EIO));
+		auto now = clk::now();
+		if (!counting && now >= warm) {
+			counting = true;
+			tc = now;
+		}
+		if (counting) {
+			s.lat_us.push_back(us_since(started[slot]));
+			s.ios++;
+		}
+		if (now < end)
+			issue(slot);
+		else
+			inflight--;
+	}
+	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
+	report(o, s);
+	(void)f->close(*sp, 30s);
+	auto u = svc->unlink(*sp, name, 30s);
+	if (!u)
+		die("unlink the file", u.error());
+	views.clear();
+	mem = cap();
 	munmap(buf, len);
 	return 0;
 }
@@ -366,10 +530,19 @@ int main(int argc, char **argv)
 			o.offset = parse_size(next());
 		else if (a == "-j")
 			o.json = true;
+		else if (a == "-l")
+			o.label = next();
+		else if (a == "-F")
+			o.fs = next();
+		else if (a == "--dax")
+			o.dax = true;
 		else
 			usage();
 	}
-	if (o.name.empty() == o.raw.empty() || !o.depth || o.depth > 256 || o.secs <= 0 || !o.bs)
+	if (int(!o.name.empty()) + int(!o.raw.empty()) + int(!o.fs.empty()) != 1 || !o.depth ||
+	    o.depth > 256 || o.secs <= 0 || !o.bs || (o.dax && o.fs.empty()))
 		usage();
+	if (!o.fs.empty())
+		return run_fs(o);
 	return o.raw.empty() ? run_fractos(o) : run_raw(o);
 }

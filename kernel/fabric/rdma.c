@@ -433,6 +433,7 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 	struct fos_pd *pd;
 	u32 max_sge, off = 0;
 	int nents, ret = 0;
+	u64 posted = 0;
 
 	might_sleep();
 
@@ -495,6 +496,7 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 			kfree(w);
 			break;
 		}
+		posted += bytes;
 		/* Pipelined: at most FOS_RDMA_INFLIGHT READs of ours. */
 		wait_event(peer->wq,
 			   atomic_read(&op.pending) <= FOS_RDMA_INFLIGHT ||
@@ -503,6 +505,8 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 			break;
 	}
 	ret = fos_rdma_op_wait(&op) ?: ret;
+	if (!ret)
+		fos_stat_add(peer, FRACTOS_STAT_RDMA_READ_BYTES, posted);
 	ib_dma_unmap_sg(ibdev, sgt->sgl, sgt->orig_nents, DMA_FROM_DEVICE);
 	fos_pd_put(pd);
 	return ret;

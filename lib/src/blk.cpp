@@ -92,7 +92,8 @@ result<device> device::lookup(const space &sp, std::string_view name, std::uint3
 }
 
 result<message> device::call(const space &sp, std::uint32_t op, std::uint64_t size,
-			     std::uint64_t id, std::chrono::nanoseconds timeout) const
+			     std::uint64_t id, std::chrono::nanoseconds timeout,
+			     std::vector<message> *others) const
 {
 	fractos_blk_mgmt a{};
 	a.op = op;
@@ -100,7 +101,7 @@ result<message> device::call(const space &sp, std::uint32_t op, std::uint64_t si
 	a.volume = id;
 	if (!mgmt_)
 		return errno_code(EBADF);
-	auto m = sp.request(mgmt_).set_imm(a).call_with_lease(timeout);
+	auto m = sp.request(mgmt_).set_imm(a).call_with_lease(timeout, others);
 	if (!m)
 		return m.error();
 	auto r = m->imm<fractos_blk_reply>();
@@ -130,21 +131,21 @@ result<volume> to_volume(result<message> m)
 } // namespace
 
 result<volume> device::create(const space &sp, std::uint64_t size,
-			      std::chrono::nanoseconds timeout) const
+			      std::chrono::nanoseconds timeout, std::vector<message> *others) const
 {
-	return to_volume(call(sp, FRACTOS_BLK_CREATE, size, 0, timeout));
+	return to_volume(call(sp, FRACTOS_BLK_CREATE, size, 0, timeout, others));
 }
 
 result<volume> device::open(const space &sp, std::uint64_t id,
-			    std::chrono::nanoseconds timeout) const
+			    std::chrono::nanoseconds timeout, std::vector<message> *others) const
 {
-	return to_volume(call(sp, FRACTOS_BLK_OPEN, 0, id, timeout));
+	return to_volume(call(sp, FRACTOS_BLK_OPEN, 0, id, timeout, others));
 }
 
 result<void> device::destroy(const space &sp, std::uint64_t id,
-			     std::chrono::nanoseconds timeout) const
+			     std::chrono::nanoseconds timeout, std::vector<message> *others) const
 {
-	auto m = call(sp, FRACTOS_BLK_DESTROY, 0, id, timeout);
+	auto m = call(sp, FRACTOS_BLK_DESTROY, 0, id, timeout, others);
 	if (!m)
 		return m.error();
 	return {};

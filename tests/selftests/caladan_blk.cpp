@@ -73,6 +73,13 @@ int main()
 	out = run(fractctl + " -j blk attach " + nvme + " name cblk format", &rc);
 	tap_ok(rc == 0 && out.find("\"name\":\"cblk\"") != std::string::npos,
 	       "fractctl -j blk attach ... format: %s", out.c_str());
+	out = run(fractctl + " -j blk scan", &rc);
+	tap_ok(rc == 0 && out.find(std::string("\"device\":\"") + nvme + "\"") != std::string::npos &&
+		       out.find("\"transport\":\"pcie\"") != std::string::npos &&
+		       out.find("\"lba_size\":512") != std::string::npos &&
+		       out.find("\"attached\":\"cblk\"") != std::string::npos,
+	       "fractctl -j blk scan (libnvme): the namespace, its transport, LBA size and name: %s",
+	       out.c_str());
 	out = run(fractctl + " blk attach " + nvme + " name cblk2 2>&1", &rc);
 	tap_ok(rc == 1 && out.find("Device or resource busy") != std::string::npos,
 	       "attach it again: busy");

@@ -173,6 +173,12 @@ enum fractos_stat_attr {
 	 * that does not verify, or no AUTH first (both ends count them).
 	 */
 	FRACTOS_STAT_AUTH_FAILURES,
+	/*
+	 * Bytes this node read from the node with one-sided RDMA READs (the
+	 * data of copies and of staged I/O: a copy's destination node reads
+	 * its source); the messages' bytes are RX_BYTES.
+	 */
+	FRACTOS_STAT_RDMA_READ_BYTES,
 	__FRACTOS_STAT_MAX,
 };
 

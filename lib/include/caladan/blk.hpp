@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace caladan::blk {
@@ -51,6 +52,8 @@ public:
 	const volume_info &info() const noexcept { return info_; }
 	const cap &read_request() const noexcept { return rd_; }
 	const cap &write_request() const noexcept { return wr_; }
+	/// Gives up the Requests (read, write); the volume is empty after.
+	std::pair<cap, cap> release() noexcept { return {std::move(rd_), std::move(wr_)}; }
 
 	/// Invokes the read Request: @p len bytes from @p offset into the
 	/// view @p mem; the device invokes @p done with a fractos_blk_done,
@@ -94,20 +97,25 @@ public:
 
 	const cap &request() const noexcept { return mgmt_; }
 
-	/// FRACTOS_BLK_CREATE: a new volume of @p size bytes.
+	/// FRACTOS_BLK_CREATE: a new volume of @p size bytes.  Other
+	/// messages that arrive meanwhile go to @p others, as for I/O.
 	result<volume> create(const space &sp, std::uint64_t size,
-			      std::chrono::nanoseconds timeout = {}) const;
+			      std::chrono::nanoseconds timeout = {},
+			      std::vector<message> *others = nullptr) const;
 	/// FRACTOS_BLK_OPEN: new Requests of volume @p id.
 	result<volume> open(const space &sp, std::uint64_t id,
-			    std::chrono::nanoseconds timeout = {}) const;
+			    std::chrono::nanoseconds timeout = {},
+			    std::vector<message> *others = nullptr) const;
 	/// FRACTOS_BLK_DESTROY: revokes every Request of volume @p id and
 	/// frees it.
 	result<void> destroy(const space &sp, std::uint64_t id,
-			     std::chrono::nanoseconds timeout = {}) const;
+			     std::chrono::nanoseconds timeout = {},
+			     std::vector<message> *others = nullptr) const;
 
 private:
 	result<message> call(const space &sp, std::uint32_t op, std::uint64_t size,
-			     std::uint64_t id, std::chrono::nanoseconds timeout) const;
+			     std::uint64_t id, std::chrono::nanoseconds timeout,
+			     std::vector<message> *others) const;
 
 	cap mgmt_;
 };
