@@ -58,9 +58,7 @@
  * half of fabric_heartbeat_ms; a connection from which nothing has arrived
  * for FOS_HB_MISSES (4) intervals is declared dead.  The check runs once
  * per interval, so a silent peer is detected between 4 and 5 intervals
- * after its last message (4-5 s by default).  A check that itself runs
- * more than two intervals late (this node paused or starved, not its
- * peers) gives every peer one more interval instead.
+ * after its last message (4-5 s by default).
  *
  * Send-queue stalls: an RC QP retransmits what the peer has not
  * acknowledged when its ACK timer (FOS_ACK_TIMEOUT) fires, but rxe
@@ -349,7 +347,7 @@ int fos_fabric_init(void)
 	if (ret)
 		goto err_client;
 	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
-	fos_hb_start();
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
 	/* Best effort: debugfs may be off; nothing depends on it. */
 	fos_debugfs = debugfs_create_dir("fractos", NULL);
 	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,

@@ -301,7 +301,6 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		      struct fos_fabric_done *done, bool ctrl);
 void fos_conn_send_ctrl(struct fos_conn *conn, u8 type);
 unsigned long fos_hb_interval(void);
-void fos_hb_start(void);
 void fos_hb_work(struct work_struct *work);
 
 /* rx.c */

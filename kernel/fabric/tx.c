@@ -311,37 +311,10 @@ unsigned long fos_hb_interval(void)
 				      60000U));
 }
 
-/*
- * When the heartbeat pass last ran; only fos_hb_start() and the pass
- * itself (one delayed work, never concurrent with itself) touch it.
- */
-static unsigned long fos_hb_last;
-
-void fos_hb_start(void)
-{
-	fos_hb_last = jiffies;
-	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
-}
-
 void fos_hb_work(struct work_struct *work)
 {
 	unsigned long iv = fos_hb_interval(), now = jiffies;
 	struct fos_conn *conn;
-	bool late;
-
-	/*
-	 * A pass that runs more than two intervals after the one before
-	 * means this node was not running (a paused or starved VM, a host
-	 * under load): the silence it sees is, at least in part, its own.
-	 * Such a pass gives every peer one more interval, time to hear
-	 * what waits in our receive queue, instead of failing it; a dead
-	 * peer is still failed by the next pass, late or not.
-	 */
-	late = time_after(now, fos_hb_last + 2 * iv);
-	if (late)
-		pr_info_ratelimited("fractos: heartbeat %u ms late: every peer gets another interval\n",
-				    jiffies_to_msecs(now - fos_hb_last - iv));
-	fos_hb_last = now;
 
 	spin_lock(&fos_conns_lock);
 	list_for_each_entry(conn, &fos_conns, link) {
@@ -359,10 +332,6 @@ void fos_hb_work(struct work_struct *work)
 		}
 		if (state != FOS_CONN_UP)
 			continue;
-		if (late && time_before(READ_ONCE(conn->last_rx),
-					now - (FOS_HB_MISSES - 1) * iv))
-			WRITE_ONCE(conn->last_rx,
-				   now - (FOS_HB_MISSES - 1) * iv);
 		if (time_after(now, READ_ONCE(conn->last_rx) +
 			       FOS_HB_MISSES * iv)) {
 			fos_stat_add(conn->peer, FRACTOS_STAT_HB_TIMEOUTS, 1);
@@ -372,8 +341,7 @@ void fos_hb_work(struct work_struct *work)
 			fos_conn_fail(conn);
 			continue;
 		}
-		if (!late)
-			fos_conn_check_stall(conn, now);
+		fos_conn_check_stall(conn, now);
 		if (time_after(now, READ_ONCE(conn->last_tx) + iv / 2))
 			fos_conn_send_ctrl(conn, FOS_WIRE_HEARTBEAT);
 	}

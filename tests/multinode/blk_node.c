@@ -18,8 +18,10 @@
  *     bytes; node 3's process sleeps in a barrier meanwhile (no user hop);
  *  3. gets EINVAL through its error continuation for an unaligned read;
  *  4. collects node 3's own results (its staging counter included);
- *  5. kills node 3 with 16 reads in flight: its monitor on "vol-rd"
- *     fires, "vol-rd" is revoked, and no read is answered twice.  A read
+ *  5. kills node 3 with 16 reads in flight (its RDMA READs of the staged
+ *     data slowed down on node 1, debugfs fault_read_delay_ms): its
+ *     monitor on "vol-rd" fires before the reads complete, "vol-rd" is
+ *     revoked, and no read is answered twice.  A read
  *     whose storage node dies is never answered: the client learns it
  *     from its monitor (the storage node's objects die with it).
  */
@@ -214,8 +216,14 @@ static int client(void)
 	       (unsigned long long)r.staged);
 	node_barrier("blk", "report", 300);
 
-	/* Node 3 dies with reads in flight. */
+	/*
+	 * Node 3 dies with reads in flight: this node's RDMA READs of the
+	 * staged data wait 1 s each (debugfs fault_read_delay_ms), so the
+	 * kill lands before any read can complete.
+	 */
 	tap_errno(monitor(fd, rd, MON_RD), 0, "node 1: monitor vol-rd");
+	tap_eq(fos_set_debugfs("fault_read_delay_ms", 1000), 0,
+	       "node 1: RDMA READs of this node delayed 1 s");
 	io.offset = 0;
 	for (i = 0; i < 16; i++)
 		if (invoke(fd, rd, &io, sizeof(io), caps, 3))
@@ -233,6 +241,8 @@ static int client(void)
 	}
 	tap_ok(m.type == FRACTOS_MSG_MONITOR_RECEIVE && m.tag == MON_RD,
 	       "node 1: the monitor on vol-rd fires (%d reads were answered first)", n);
+	tap_ok(n < 16, "node 1: the kill caught reads in flight (%d of 16 answered)", n);
+	fos_set_debugfs("fault_read_delay_ms", 0);
 	tap_ok(revoked(fd, rd), "node 1: vol-rd is revoked");
 	tap_errno(invoke(fd, rd, &io, sizeof(io), caps, 3), EKEYREVOKED,
 		  "node 1: invoking it: EKEYREVOKED");
