@@ -12,8 +12,10 @@
 # pattern and clock).  The two alternate ROUNDS times (default 3), so that
 # a busy host weighs on both alike; one line per run, then the ratios
 # fractos/direct of IOPS and of the median latency (range over rounds).
-# The volume and the raw range are 64 MiB at the start of the data area
-# (1 MiB in: the adaptor's label stays intact).
+# The volumes are 64 MiB each, where the adaptor puts them (from 1 MiB);
+# the raw and NVMe-oF range is 64 MiB at 512 MiB (needs --nvme 1G), so
+# that their random writes never reach a volume (the file system's
+# metadata volume lives across the runs).
 #
 # NVMe over Fabrics, the alternative a user would pick: the same namespace
 # exported by nvmet-rdma on this guest's rxe0 (configfs) and connected with
@@ -107,7 +109,7 @@ nvmf_down() {
 # (O_DSYNC: its writes as durable as the others').
 fio_run() {
 	fio --name=b --filename="$2" --direct=1 --ioengine=io_uring --rw="$3" \
-		--bs="$4" --iodepth="$5" --offset=1M --size=64M --time_based \
+		--bs="$4" --iodepth="$5" --offset=512M --size=64M --time_based \
 		--ramp_time=0.5 --runtime="$secs" --randrepeat=0 --sync=dsync \
 		--output-format=json 2>/dev/null |
 	python3 -c '
@@ -139,7 +141,7 @@ fsd_start() {
 }
 
 fsd_stop() {
-	[ -z "$fsd_pid" ] || { kill "$fsd_pid"; wait "$fsd_pid" 2>/dev/null || :; }
+	[ -z "$fsd_pid" ] || { kill "$fsd_pid" 2>/dev/null || :; wait "$fsd_pid" 2>/dev/null || :; }
 	fsd_pid=
 }
 
@@ -161,9 +163,9 @@ for r in $(seq "$rounds"); do
 		for qd in 1 16; do
 			for m in randread randwrite; do
 				$fractctl blk detach name bench >/dev/null
-				$bench --raw $dev -o 1M -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
+				$bench --raw $dev -o 512M -s 64M -m $m -b $bs -q $qd -t "$secs" -j | tee -a "$out"
 				[ -z "$fabric" ] ||
-					$bench --raw "$fabric" -o 1M -s 64M -m $m -b $bs -q $qd -t "$secs" -j -l nvmf |
+					$bench --raw "$fabric" -o 512M -s 64M -m $m -b $bs -q $qd -t "$secs" -j -l nvmf |
 					tee -a "$out"
 				if [ $fio = 1 ]; then
 					fio_run fio-direct $dev $m $bs $qd | tee -a "$out"
