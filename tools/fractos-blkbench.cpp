@@ -107,7 +107,7 @@ double pct(std::vector<double> &v, double p)
 	return v[i];
 }
 
-void report(const options &o, stats &s)
+void report(const options &o, stats s)
 {
 	double iops = s.elapsed > 0 ? double(s.ios) / s.elapsed : 0;
 	double mibs = iops * o.bs / (1024.0 * 1024.0);
@@ -133,6 +133,49 @@ void report(const options &o, stats &s)
 double us_since(clk::time_point t)
 {
 	return std::chrono::duration<double, std::micro>(clk::now() - t).count();
+}
+
+/*
+ * The measure loop of every path: @issue(slot) starts an I/O in that slot,
+ * @wait() takes one completion and returns its slot (both die on an
+ * error).  DEPTH I/Os in flight, 0.5 s of warm-up, then o.secs counted.
+ */
+template <class Issue, class Wait>
+stats measure(const options &o, Issue issue, Wait wait)
+{
+	std::vector<clk::time_point> started(o.depth);
+	stats s;
+	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
+	     end = warm + std::chrono::duration_cast<clk::duration>(
+				  std::chrono::duration<double>(o.secs));
+	bool counting = false;
+	clk::time_point tc;
+	auto start = [&](std::uint32_t slot) {
+		started[slot] = clk::now();
+		issue(slot);
+	};
+
+	for (std::uint32_t i = 0; i < o.depth; i++)
+		start(i);
+	std::uint32_t inflight = o.depth;
+	while (inflight) {
+		std::uint32_t slot = wait();
+		auto now = clk::now();
+		if (!counting && now >= warm) {
+			counting = true;
+			tc = now;
+		}
+		if (counting) {
+			s.lat_us.push_back(us_since(started[slot]));
+			s.ios++;
+		}
+		if (now < end)
+			start(slot);
+		else
+			inflight--;
+	}
+	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
+	return s;
 }
 
 /* ---- fractos: volume Requests, a continuation per slot ---- */
@@ -192,26 +235,14 @@ int run_fractos(const options &o)
 	}
 
 	std::mt19937_64 rng(12345);
-	std::vector<clk::time_point> started(o.depth);
 	auto issue = [&](std::uint32_t slot) {
 		std::uint64_t off = (rng() % blocks) * o.bs;
-		started[slot] = clk::now();
 		auto r = o.write ? vol->write_async(views[slot], off, o.bs, conts[slot])
 				 : vol->read_async(views[slot], off, o.bs, conts[slot]);
 		if (!r)
 			die("invoke", r.error());
 	};
-
-	stats s;
-	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
-	     end = warm + std::chrono::duration_cast<clk::duration>(
-				  std::chrono::duration<double>(o.secs));
-	bool counting = false;
-	clk::time_point tc;
-	for (std::uint32_t i = 0; i < o.depth; i++)
-		issue(i);
-	std::uint32_t inflight = o.depth;
-	while (inflight) {
+	auto wait = [&]() {
 		auto m = sp->receive(30s);
 		if (!m)
 			die("receive", m.error());
@@ -220,23 +251,9 @@ int run_fractos(const options &o)
 			die("an unexpected message", errno_code(EPROTO));
 		if (d->result != o.bs)
 			die("an I/O failed", errno_code(d->result < 0 ? int(-d->result) : EIO));
-		std::uint32_t slot = std::uint32_t(m->tag);
-		auto now = clk::now();
-		if (!counting && now >= warm) {
-			counting = true;
-			tc = now;
-		}
-		if (counting) {
-			s.lat_us.push_back(us_since(started[slot]));
-			s.ios++;
-		}
-		if (now < end)
-			issue(slot);
-		else
-			inflight--;
-	}
-	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
-	report(o, s);
+		return std::uint32_t(m->tag);
+	};
+	report(o, measure(o, issue, wait));
 
 	auto dd = dev->destroy(*sp, vol->info().id, 30s);
 	if (!dd)
@@ -298,12 +315,10 @@ int run_fs(const options &o)
 	 * lease call per I/O, the replies matched to slots by their tags.
 	 */
 	std::mt19937_64 rng(12345);
-	std::vector<clk::time_point> started(o.depth);
 	std::vector<lease> leases(o.depth);
 	std::map<std::uint64_t, std::uint32_t> by_tag;
 	auto issue = [&](std::uint32_t slot) {
 		std::uint64_t off = (rng() % blocks) * o.bs;
-		started[slot] = clk::now();
 		if (o.dax) {
 			std::uint64_t base = 0;
 			for (const fs::dax_extent &e : f->extents()) {
@@ -334,17 +349,7 @@ int run_fs(const options &o)
 		by_tag[l->tag()] = slot;
 		leases[slot] = std::move(*l);
 	};
-
-	stats s;
-	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
-	     end = warm + std::chrono::duration_cast<clk::duration>(
-				  std::chrono::duration<double>(o.secs));
-	bool counting = false;
-	clk::time_point tc;
-	for (std::uint32_t i = 0; i < o.depth; i++)
-		issue(i);
-	std::uint32_t inflight = o.depth;
-	while (inflight) {
+	auto wait = [&]() {
 		auto m = sp->receive(30s);
 		if (!m)
 			die("receive", m.error());
@@ -368,22 +373,9 @@ int run_fs(const options &o)
 		}
 		if (result != o.bs)
 			die("an I/O failed", errno_code(result < 0 ? int(-result) : EIO));
-		auto now = clk::now();
-		if (!counting && now >= warm) {
-			counting = true;
-			tc = now;
-		}
-		if (counting) {
-			s.lat_us.push_back(us_since(started[slot]));
-			s.ios++;
-		}
-		if (now < end)
-			issue(slot);
-		else
-			inflight--;
-	}
-	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
-	report(o, s);
+		return slot;
+	};
+	report(o, measure(o, issue, wait));
 	(void)f->close(*sp, 30s);
 	auto u = svc->unlink(*sp, name, 30s);
 	if (!u)
@@ -422,7 +414,6 @@ int run_raw(const options &o)
 	std::memset(buf, 0x5a, len);
 
 	std::mt19937_64 rng(12345);
-	std::vector<clk::time_point> started(o.depth);
 	auto issue = [&](std::uint32_t slot) {
 		io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 		std::uint64_t off = o.offset + (rng() % blocks) * o.bs;
@@ -434,46 +425,20 @@ int run_raw(const options &o)
 		} else
 			io_uring_prep_read(sqe, fd, p, o.bs, off);
 		io_uring_sqe_set_data64(sqe, slot);
-		started[slot] = clk::now();
+		io_uring_submit(&ring);
 	};
-
-	stats s;
-	auto t0 = clk::now(), warm = t0 + std::chrono::duration_cast<clk::duration>(500ms),
-	     end = warm + std::chrono::duration_cast<clk::duration>(
-				  std::chrono::duration<double>(o.secs));
-	bool counting = false;
-	clk::time_point tc;
-	for (std::uint32_t i = 0; i < o.depth; i++)
-		issue(i);
-	io_uring_submit(&ring);
-	std::uint32_t inflight = o.depth;
-	while (inflight) {
+	auto wait = [&]() {
 		io_uring_cqe *cqe;
-		ret = io_uring_wait_cqe(&ring, &cqe);
-		if (ret < 0)
-			die("io_uring_wait_cqe", errno_code(-ret));
+		int r = io_uring_wait_cqe(&ring, &cqe);
+		if (r < 0)
+			die("io_uring_wait_cqe", errno_code(-r));
 		if (cqe->res != int(o.bs))
 			die("an I/O failed", errno_code(cqe->res < 0 ? -cqe->res : EIO));
 		std::uint32_t slot = std::uint32_t(io_uring_cqe_get_data64(cqe));
 		io_uring_cqe_seen(&ring, cqe);
-		auto now = clk::now();
-		if (!counting && now >= warm) {
-			counting = true;
-			tc = now;
-		}
-		if (counting) {
-			s.lat_us.push_back(us_since(started[slot]));
-			s.ios++;
-		}
-		if (now < end) {
-			issue(slot);
-			io_uring_submit(&ring);
-		} else {
-			inflight--;
-		}
-	}
-	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
-	report(o, s);
+		return slot;
+	};
+	report(o, measure(o, issue, wait));
 	io_uring_queue_exit(&ring);
 	free(buf);
 	close(fd);

@@ -107,13 +107,12 @@ result<std::uint64_t> file::dax_io(const space &sp, bool write, const cap &mem,
 	return done;
 }
 
-result<std::uint64_t> file::read(const space &sp, const cap &mem, std::uint64_t offset,
-				 std::uint64_t len, std::chrono::nanoseconds timeout) const
+/* FS mode: one call of the daemon with @p mem lent; the bytes done. */
+result<std::uint64_t> file::io(const space &sp, op o, const cap &mem, std::uint64_t offset,
+			       std::uint64_t len, std::chrono::nanoseconds timeout) const
 {
-	if (dax())
-		return dax_io(sp, false, mem, offset, len, timeout);
 	wire_req q;
-	q.op = std::uint32_t(op::read);
+	q.op = std::uint32_t(o);
 	q.offset = offset;
 	q.len = len;
 	auto m = call(sp, req_, q, {}, &mem, timeout);
@@ -122,19 +121,20 @@ result<std::uint64_t> file::read(const space &sp, const cap &mem, std::uint64_t 
 	return m->imm<wire_reply>()->size;
 }
 
+result<std::uint64_t> file::read(const space &sp, const cap &mem, std::uint64_t offset,
+				 std::uint64_t len, std::chrono::nanoseconds timeout) const
+{
+	if (dax())
+		return dax_io(sp, false, mem, offset, len, timeout);
+	return io(sp, op::read, mem, offset, len, timeout);
+}
+
 result<std::uint64_t> file::write(const space &sp, const cap &mem, std::uint64_t offset,
 				  std::uint64_t len, std::chrono::nanoseconds timeout) const
 {
 	if (dax())
 		return dax_io(sp, true, mem, offset, len, timeout);
-	wire_req q;
-	q.op = std::uint32_t(op::write);
-	q.offset = offset;
-	q.len = len;
-	auto m = call(sp, req_, q, {}, &mem, timeout);
-	if (!m)
-		return m.error();
-	return m->imm<wire_reply>()->size;
+	return io(sp, op::write, mem, offset, len, timeout);
 }
 
 result<file_stat> file::resize(const space &sp, std::uint64_t size,

@@ -10,6 +10,7 @@
 #include <caladan/blk.hpp>
 
 #include "tap.h"
+#include "fos_cxx.h"
 #define FOS_BLK_NO_NL
 #include "fos_blk.h"
 
@@ -22,29 +23,6 @@ using namespace caladan;
 using namespace std::chrono_literals;
 
 namespace {
-
-/* Run @cmd; its stdout, and its exit status in *@rc. */
-std::string run(const std::string &cmd, int *rc)
-{
-	std::string out;
-	char buf[512];
-	FILE *f = popen(cmd.c_str(), "r");
-
-	if (!f) {
-		*rc = -1;
-		return out;
-	}
-	while (std::fgets(buf, sizeof(buf), f))
-		out += buf;
-	int st = pclose(f);
-	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
-}
-
-bool is_errno(const std::error_code &ec, int e)
-{
-	return ec == errno_code(e);
-}
 
 void fill(unsigned char *p, std::size_t len, unsigned int seed)
 {
@@ -67,20 +45,20 @@ int main()
 		tap_bail("%s", why);
 
 	/* fractctl, as an admin would. */
-	std::string out = run(fractctl + " blk attach " + nvme + " name cblk 2>&1", &rc);
+	std::string out = fos_run(fractctl + " blk attach " + nvme + " name cblk 2>&1", &rc);
 	tap_ok(rc == 1 && out.find("format") != std::string::npos,
 	       "fractctl blk attach of a blank device fails and says to format");
-	out = run(fractctl + " -j blk attach " + nvme + " name cblk format", &rc);
+	out = fos_run(fractctl + " -j blk attach " + nvme + " name cblk format", &rc);
 	tap_ok(rc == 0 && out.find("\"name\":\"cblk\"") != std::string::npos,
 	       "fractctl -j blk attach ... format: %s", out.c_str());
-	out = run(fractctl + " -j blk scan", &rc);
+	out = fos_run(fractctl + " -j blk scan", &rc);
 	tap_ok(rc == 0 && out.find(std::string("\"device\":\"") + nvme + "\"") != std::string::npos &&
 		       out.find("\"transport\":\"pcie\"") != std::string::npos &&
 		       out.find("\"lba_size\":512") != std::string::npos &&
 		       out.find("\"attached\":\"cblk\"") != std::string::npos,
 	       "fractctl -j blk scan (libnvme): the namespace, its transport, LBA size and name: %s",
 	       out.c_str());
-	out = run(fractctl + " blk attach " + nvme + " name cblk2 2>&1", &rc);
+	out = fos_run(fractctl + " blk attach " + nvme + " name cblk2 2>&1", &rc);
 	tap_ok(rc == 1 && out.find("Device or resource busy") != std::string::npos,
 	       "attach it again: busy");
 
@@ -92,7 +70,7 @@ int main()
 	if (!dev)
 		return tap_finish();
 	auto bad = dev->create(*sp, 1000, 10s);
-	tap_ok(!bad && is_errno(bad.error(), EINVAL), "create of 1000 bytes: EINVAL as a value");
+	tap_ok(!bad && fos_is_errno(bad.error(), EINVAL), "create of 1000 bytes: EINVAL as a value");
 	auto vol = dev->create(*sp, 4 << 20, 10s);
 	tap_ok(vol && vol->info().size == (4u << 20) && vol->info().block_size >= 512,
 	       "create 4 MiB: volume %llu", vol ? (unsigned long long)vol->info().id : 0ULL);
@@ -116,13 +94,13 @@ int main()
 	auto r = vol->read(*sp, *mb, 8192, len, 10s);
 	tap_ok(r && *r == len && !std::memcmp(a, b, len), "volume::read: the same bytes");
 	r = vol->read(*sp, *mb, 1, 512, 10s);
-	tap_ok(!r && is_errno(r.error(), EINVAL), "an unaligned read: EINVAL as a value");
+	tap_ok(!r && fos_is_errno(r.error(), EINVAL), "an unaligned read: EINVAL as a value");
 	r = vol->read(*sp, *mb, 4 << 20, 512, 10s);
-	tap_ok(!r && is_errno(r.error(), ERANGE), "past the end: ERANGE");
+	tap_ok(!r && fos_is_errno(r.error(), ERANGE), "past the end: ERANGE");
 	{
 		auto ro = memory_diminish(*mb, 0, len, perm::write);
 		auto rr = ro ? vol->read(*sp, *ro, 0, 512, 10s) : result<std::uint64_t>(ro.error());
-		tap_ok(!rr && is_errno(rr.error(), EPERM), "into a read-only view: EPERM");
+		tap_ok(!rr && fos_is_errno(rr.error(), EPERM), "into a read-only view: EPERM");
 	}
 	{
 		auto fixed = vol->fixed_range(false, 8192, 4096);
@@ -136,7 +114,7 @@ int main()
 	}
 
 	/* The volume in fractctl's JSON. */
-	out = run(fractctl + " -j -s blk list", &rc);
+	out = fos_run(fractctl + " -j -s blk list", &rc);
 	tap_ok(rc == 0 && out.find("\"volumes\":[{\"id\":" + std::to_string(vol->info().id)) !=
 				  std::string::npos &&
 	       out.find("\"writes\":") != std::string::npos,
@@ -146,18 +124,18 @@ int main()
 	tap_ok(again && again->info().size == vol->info().size, "open: new Requests");
 	tap_ok(bool(dev->destroy(*sp, vol->info().id, 10s)), "destroy");
 	w = again ? again->write(*sp, *ma, 0, 512, 10s) : result<std::uint64_t>(again.error());
-	tap_ok(!w && is_errno(w.error(), EKEYREVOKED), "its Requests are revoked: EKEYREVOKED");
+	tap_ok(!w && fos_is_errno(w.error(), EKEYREVOKED), "its Requests are revoked: EKEYREVOKED");
 	auto gone = dev->destroy(*sp, vol->info().id, 10s);
-	tap_ok(!gone && is_errno(gone.error(), ENOENT), "destroy again: ENOENT");
+	tap_ok(!gone && fos_is_errno(gone.error(), ENOENT), "destroy again: ENOENT");
 
-	out = run(fractctl + " blk detach name nosuch 2>&1", &rc);
+	out = fos_run(fractctl + " blk detach name nosuch 2>&1", &rc);
 	tap_ok(rc == 1 && out.find("no such device") != std::string::npos,
 	       "fractctl blk detach of an unknown name fails");
-	out = run(fractctl + " blk detach name cblk", &rc);
+	out = fos_run(fractctl + " blk detach name cblk", &rc);
 	tap_eq(rc, 0, "fractctl blk detach name cblk");
 	auto late = dev->create(*sp, 4096, 10s);
-	tap_ok(!late && is_errno(late.error(), EKEYREVOKED), "the management Request is revoked");
-	out = run(fractctl + " -j blk list", &rc);
+	tap_ok(!late && fos_is_errno(late.error(), EKEYREVOKED), "the management Request is revoked");
+	out = fos_run(fractctl + " -j blk list", &rc);
 	tap_ok(rc == 0 && out == "[]\n", "fractctl -j blk list: empty");
 
 	munmap(a, len);

@@ -13,6 +13,7 @@
 #include <caladan/fs.hpp>
 
 #include "tap.h"
+#include "fos_cxx.h"
 #define FOS_BLK_NO_NL
 #include "fos_blk.h"
 
@@ -36,27 +37,6 @@ const std::string fsd_bin = "../../adaptors/fs/fractos-fsd";
 const std::string fs_cli = "../../tools/fractos-fs";
 const std::string state = "/tmp/fractos-fsd-test.meta";
 
-std::string run(const std::string &cmd, int *rc)
-{
-	std::string out;
-	char buf[512];
-	FILE *f = popen(cmd.c_str(), "r");
-
-	if (!f) {
-		*rc = -1;
-		return out;
-	}
-	while (std::fgets(buf, sizeof(buf), f))
-		out += buf;
-	int st = pclose(f);
-	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
-}
-
-bool is_errno(const std::error_code &ec, int e)
-{
-	return ec == errno_code(e);
-}
 
 unsigned char pattern(std::uint64_t off, unsigned int seed)
 {
@@ -114,7 +94,7 @@ void fsd_kill(pid_t pid)
 std::string offline_fsck(int *rc)
 {
 	int lrc;
-	std::string list = run(fractctl + " -j blk list", &lrc);
+	std::string list = fos_run(fractctl + " -j blk list", &lrc);
 	std::string ids;
 	std::size_t pos = list.find("\"volumes\":[");
 	while (pos != std::string::npos &&
@@ -122,7 +102,7 @@ std::string offline_fsck(int *rc)
 		pos += 6;
 		ids += (ids.empty() ? "" : ",") + list.substr(pos, list.find_first_of(",}", pos) - pos);
 	}
-	return run(fsd_bin + " fsck fsblk -s " + state + (ids.empty() ? "" : " -V " + ids) +
+	return fos_run(fsd_bin + " fsck fsblk -s " + state + (ids.empty() ? "" : " -V " + ids) +
 			   " 2>&1",
 		   rc);
 }
@@ -168,12 +148,12 @@ int main()
 	const char *nvme = fos_blk_setup(&why);
 	if (!nvme)
 		tap_bail("%s", why);
-	std::string out = run(fractctl + " blk attach " + nvme + " name fsblk format", &rc);
+	std::string out = fos_run(fractctl + " blk attach " + nvme + " name fsblk format", &rc);
 	tap_eq(rc, 0, "fractctl blk attach %s name fsblk format", nvme);
 	unlink(state.c_str());
-	out = run(fsd_bin + " format fsblk -s " + state, &rc);
+	out = fos_run(fsd_bin + " format fsblk -s " + state, &rc);
 	tap_ok(rc == 0 && out.find("metadata volume") == 0, "fractos-fsd format: %s", out.c_str());
-	out = run(fsd_bin + " format fsblk -s " + state + " 2>&1", &rc);
+	out = fos_run(fsd_bin + " format fsblk -s " + state + " 2>&1", &rc);
 	tap_ok(rc == 1 && out.find("exists") != std::string::npos,
 	       "format again without -f refuses");
 
@@ -191,24 +171,24 @@ int main()
 	/* ---- names and the service's errors ---- */
 	tap_ok(bool(svc->create(*sp, "a", 10s)), "create a");
 	auto e = svc->create(*sp, "a", 10s);
-	tap_ok(!e && is_errno(e.error(), EEXIST), "create a again: EEXIST");
+	tap_ok(!e && fos_is_errno(e.error(), EEXIST), "create a again: EEXIST");
 	e = svc->create(*sp, "no/slash", 10s);
-	tap_ok(!e && is_errno(e.error(), EINVAL), "a name with '/': EINVAL");
+	tap_ok(!e && fos_is_errno(e.error(), EINVAL), "a name with '/': EINVAL");
 	e = svc->create(*sp, std::string(fs::name_max + 1, 'n'), 10s);
-	tap_ok(!e && is_errno(e.error(), ENAMETOOLONG), "a name of %u bytes: ENAMETOOLONG",
+	tap_ok(!e && fos_is_errno(e.error(), ENAMETOOLONG), "a name of %u bytes: ENAMETOOLONG",
 	       fs::name_max + 1);
 	auto st = svc->stat(*sp, "nosuch", 10s);
-	tap_ok(!st && is_errno(st.error(), ENOENT), "stat of no file: ENOENT");
+	tap_ok(!st && fos_is_errno(st.error(), ENOENT), "stat of no file: ENOENT");
 	auto op = svc->open(*sp, "nosuch", 0, 0, 10s);
-	tap_ok(!op && is_errno(op.error(), ENOENT), "open of no file: ENOENT");
+	tap_ok(!op && fos_is_errno(op.error(), ENOENT), "open of no file: ENOENT");
 	{
 		fs::wire_req q;
 		q.op = 99;
 		auto m = fs::call(*sp, svc->request(), q, {}, nullptr, 10s);
-		tap_ok(!m && is_errno(m.error(), EINVAL), "an unknown op: EINVAL");
+		tap_ok(!m && fos_is_errno(m.error(), EINVAL), "an unknown op: EINVAL");
 		q.op = std::uint32_t(fs::op::read);
 		m = fs::call(*sp, svc->request(), q, {}, nullptr, 10s);
-		tap_ok(!m && is_errno(m.error(), EINVAL), "a file op on the service: EINVAL");
+		tap_ok(!m && fos_is_errno(m.error(), EINVAL), "a file op on the service: EINVAL");
 		auto bare = sp->request(svc->request()).set_imm(q).invoke();
 		tap_ok(bool(bare), "an invocation with no reply is dropped (the daemon goes on)");
 	}
@@ -259,18 +239,18 @@ int main()
 	r = f->read(*sp, b.mem, total + 5, 100, 10s);
 	tap_ok(r && *r == 0, "a read past the end: 0 bytes");
 	auto w = f->write(*sp, a.mem, total + 1, 10, 10s);
-	tap_ok(!w && is_errno(w.error(), EINVAL), "a write that leaves a hole: EINVAL");
+	tap_ok(!w && fos_is_errno(w.error(), EINVAL), "a write that leaves a hole: EINVAL");
 	w = f->write(*sp, a.mem, 0, fs::max_io + 1, 10s);
-	tap_ok(!w && is_errno(w.error(), EMSGSIZE), "a write over max_io: EMSGSIZE");
+	tap_ok(!w && fos_is_errno(w.error(), EMSGSIZE), "a write over max_io: EMSGSIZE");
 	{
 		auto ro = memory_diminish(a.mem, 0, 4096, perm::write);
 		auto rr = ro ? f->read(*sp, *ro, 0, 100, 10s) : result<std::uint64_t>(ro.error());
-		tap_ok(!rr && is_errno(rr.error(), EACCES),
+		tap_ok(!rr && fos_is_errno(rr.error(), EACCES),
 		       "a read into a read-only view: MEMORY_COPY's EACCES");
 	}
 	auto fro = svc->open(*sp, "a", 0, 0, 10s);
 	w = fro ? fro->write(*sp, a.mem, 0, 10, 10s) : result<std::uint64_t>(fro.error());
-	tap_ok(!w && is_errno(w.error(), EBADF), "a write through a read-only open: EBADF");
+	tap_ok(!w && fos_is_errno(w.error(), EBADF), "a write through a read-only open: EBADF");
 	fsck_clean(*sp, *svc, "after the FS-mode writes");
 
 	/* ---- DAX ---- */
@@ -286,7 +266,7 @@ int main()
 	tap_ok(r && *r == (2u << 20) && check_pattern(b.p, 2 << 20, (1 << 20) - 4096, 1),
 	       "a DAX read across an extent edge gives what FS mode wrote");
 	w = dro ? dro->write(*sp, a.mem, 0, 4096, 10s) : result<std::uint64_t>(dro.error());
-	tap_ok(!w && is_errno(w.error(), EBADF), "no DAX write through a read-only open");
+	tap_ok(!w && fos_is_errno(w.error(), EBADF), "no DAX write through a read-only open");
 	tap_ok(bool(svc->create(*sp, "d", 10s)), "create d");
 	auto drw = svc->open(*sp, "d", fs::open_write | fs::open_dax, 2 << 20, 10s);
 	tap_ok(drw && drw->extents().size() >= 1 && drw->extents()[0].write &&
@@ -315,45 +295,45 @@ int main()
 		fractos_blk_io io{0, 4096};
 		auto m = kept_rd ? sp->request(kept_rd).set_imm(io).lease(b.mem).call_with_lease(10s)
 				 : result<message>(errno_code(EBADF));
-		tap_ok(!m && is_errno(m.error(), EKEYREVOKED), "its read Request is revoked: %s",
+		tap_ok(!m && fos_is_errno(m.error(), EKEYREVOKED), "its read Request is revoked: %s",
 		       m ? "answered" : describe(m.error()).c_str());
 	}
 	tap_ok(bool(svc->unlink(*sp, "d", 10s)), "unlink d");
 	r = fd ? fd->read(*sp, b.mem, 0, 4096, 10s) : result<std::uint64_t>(fd.error());
-	tap_ok(!r && is_errno(r.error(), EKEYREVOKED), "an open of d is revoked by the unlink");
+	tap_ok(!r && fos_is_errno(r.error(), EKEYREVOKED), "an open of d is revoked by the unlink");
 	st = svc->stat(*sp, "d", 10s);
-	tap_ok(!st && is_errno(st.error(), ENOENT), "d is gone");
+	tap_ok(!st && fos_is_errno(st.error(), ENOENT), "d is gone");
 	fsck_clean(*sp, *svc, "after DAX and unlink");
 
 	/* ---- the CLI ---- */
 	{
 		int frc;
-		run("head -c 3000000 /dev/urandom > /tmp/fs-in && : > /tmp/fs-empty", &frc);
-		out = run(fs_cli + " -j put /tmp/fs-in cli", &rc);
+		fos_run("head -c 3000000 /dev/urandom > /tmp/fs-in && : > /tmp/fs-empty", &frc);
+		out = fos_run(fs_cli + " -j put /tmp/fs-in cli", &rc);
 		tap_ok(rc == 0 && out.find("\"bytes\":3000000") != std::string::npos,
 		       "fractos-fs -j put: %s", out.c_str());
-		run(fs_cli + " get cli /tmp/fs-out", &rc);
-		run("cmp -s /tmp/fs-in /tmp/fs-out", &frc);
+		fos_run(fs_cli + " get cli /tmp/fs-out", &rc);
+		fos_run("cmp -s /tmp/fs-in /tmp/fs-out", &frc);
 		tap_ok(rc == 0 && frc == 0, "fractos-fs get gives the same bytes");
-		run(fs_cli + " -d put /tmp/fs-in cli-dax", &rc);
+		fos_run(fs_cli + " -d put /tmp/fs-in cli-dax", &rc);
 		tap_eq(rc, 0, "fractos-fs -d put (DAX)");
-		run(fs_cli + " -d get cli-dax /tmp/fs-out2", &rc);
-		run("cmp -s /tmp/fs-in /tmp/fs-out2", &frc);
+		fos_run(fs_cli + " -d get cli-dax /tmp/fs-out2", &rc);
+		fos_run("cmp -s /tmp/fs-in /tmp/fs-out2", &frc);
 		tap_ok(rc == 0 && frc == 0, "fractos-fs -d get (DAX) gives the same bytes");
-		run(fs_cli + " put /tmp/fs-empty cli", &rc);
-		out = run(fs_cli + " -j stat cli", &rc);
+		fos_run(fs_cli + " put /tmp/fs-empty cli", &rc);
+		out = fos_run(fs_cli + " -j stat cli", &rc);
 		tap_ok(rc == 0 && out.find("\"size\":0") != std::string::npos,
 		       "put of an empty file truncates: %s", out.c_str());
-		out = run(fs_cli + " -j ls", &rc);
+		out = fos_run(fs_cli + " -j ls", &rc);
 		tap_ok(rc == 0 && out.find("\"name\":\"a\"") != std::string::npos &&
 			       out.find("\"name\":\"cli-dax\"") != std::string::npos,
 		       "fractos-fs -j ls lists the files");
-		run(fs_cli + " rm cli", &rc);
-		out = run(fs_cli + " stat cli 2>&1", &rc);
+		fos_run(fs_cli + " rm cli", &rc);
+		out = fos_run(fs_cli + " stat cli 2>&1", &rc);
 		tap_ok(rc == 1 && out.find("ENOENT") != std::string::npos, "rm, then stat: ENOENT");
-		out = run(fs_cli + " -s nosuch ls 2>&1", &rc);
+		out = fos_run(fs_cli + " -s nosuch ls 2>&1", &rc);
 		tap_ok(rc == 1, "a service that is not there: exit 1");
-		out = run(fs_cli + " frob 2>&1", &rc);
+		out = fos_run(fs_cli + " frob 2>&1", &rc);
 		tap_eq(rc, 2, "an unknown command: exit 2");
 	}
 
@@ -408,7 +388,7 @@ int main()
 					   .lease(b.mem)
 					   .call_with_lease(10s)
 				 : result<message>(errno_code(EBADF));
-		tap_ok(!m && is_errno(m.error(), EKEYREVOKED),
+		tap_ok(!m && fos_is_errno(m.error(), EKEYREVOKED),
 		       "a DAX Request of the dead daemon is revoked");
 	}
 	out = offline_fsck(&rc);
@@ -446,7 +426,7 @@ int main()
 	tap_ok(rc == 0 && out.find("0 files, 0 problems") != std::string::npos,
 	       "offline fsck at the end: %s", out.c_str());
 
-	out = run(fractctl + " blk detach name fsblk", &rc);
+	out = fos_run(fractctl + " blk detach name fsblk", &rc);
 	tap_eq(rc, 0, "fractctl blk detach name fsblk");
 	unlink(state.c_str());
 	tap_eq(fos_blk_unload(), 0, "rmmod fractos_nvme");

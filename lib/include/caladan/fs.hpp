@@ -213,6 +213,8 @@ public:
 	result<void> close(const space &sp, std::chrono::nanoseconds timeout = {});
 
 private:
+	result<std::uint64_t> io(const space &sp, op o, const cap &mem, std::uint64_t offset,
+				 std::uint64_t len, std::chrono::nanoseconds timeout) const;
 	result<std::uint64_t> dax_io(const space &sp, bool write, const cap &mem,
 				     std::uint64_t offset, std::uint64_t len,
 				     std::chrono::nanoseconds timeout) const;
