@@ -22,13 +22,15 @@
 #   make clean
 #
 # KDIR= picks a kernel build tree; KVER=6.1|6.12 is a shorthand for the
-# newest installed Debian linux-headers-<KVER>.*-amd64.  The default is the
-# running kernel's build tree when it exists, else the newest installed
-# Debian linux-headers-*-amd64.
+# newest Debian linux-headers-<KVER>.*-amd64, unpacked by vm/guest-kernels
+# (in $(FRACTOS_KERNELS)) or else installed in /usr/src.  The default is
+# the running kernel's build tree when it exists, else the newest of those.
 
 KVERS ?= 6.1 6.12
+FRACTOS_KERNELS ?= /var/cache/fractos/kernels
 
-headers_for = $(lastword $(shell ls -d /usr/src/linux-headers-$(1)*-amd64 2>/dev/null | sort -V))
+newest_headers = $(lastword $(shell ls -d $(1)/linux-headers-$(2)*-amd64 2>/dev/null | sort -V))
+headers_for = $(or $(call newest_headers,$(FRACTOS_KERNELS)/*/usr/src,$(1)),$(call newest_headers,/usr/src,$(1)))
 
 ifneq ($(KVER),)
 override KDIR := $(call headers_for,$(KVER).)

@@ -73,6 +73,7 @@ static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_REFUSED_ADDRESS] = "refused_address",
 	[FRACTOS_STAT_REFUSED_BUSY] = "refused_busy",
 	[FRACTOS_STAT_AUTH_FAILURES] = "auth_failures",
+	[FRACTOS_STAT_RDMA_READ_BYTES] = "rdma_read_bytes",
 };
 
 static const char *const state_names[] = {
@@ -131,7 +132,8 @@ static void print_stats(const uint64_t *s)
 	int i;
 
 	for (i = FRACTOS_STAT_TX_MSGS; i < __FRACTOS_STAT_MAX; i++)
-		printf(" %s=%llu", stat_names[i], (unsigned long long)s[i]);
+		if (stat_names[i])	/* a counter newer than this table */
+			printf(" %s=%llu", stat_names[i], (unsigned long long)s[i]);
 }
 
 static const char *state_name(uint8_t s)
@@ -167,7 +169,7 @@ static int node_value(const struct fos_nl_node *n, const char *key)
 		printf("%u\n", n->port);
 	else {
 		for (i = FRACTOS_STAT_TX_MSGS; i < __FRACTOS_STAT_MAX; i++)
-			if (!strcmp(key, stat_names[i])) {
+			if (stat_names[i] && !strcmp(key, stat_names[i])) {
 				printf("%llu\n", (unsigned long long)n->stats[i]);
 				return 0;
 			}
@@ -203,7 +205,7 @@ static int cmd_stats(const char *key)
 		return 0;
 	}
 	for (i = FRACTOS_STAT_TX_MSGS; i < __FRACTOS_STAT_MAX; i++)
-		if (!strcmp(key, stat_names[i])) {
+		if (stat_names[i] && !strcmp(key, stat_names[i])) {
 			printf("%llu\n", (unsigned long long)r.stats[i]);
 			return 0;
 		}
