@@ -117,28 +117,31 @@ debug-kernel:
 # KASAN, lockdep, UBSAN or KFENCE report, BUG or WARNING, and any kmemleak
 # object allocated by the module fails the run (vm/run).  In it, failnth
 # fails every allocation of every operation in turn and the fuzz run is
-# KCOV-guided.
-# Everything at full size but exitrace's provider deaths: 100 of them, of
-# 200 objects each (2000 each did not finish in 30 minutes, nor did 200
-# deaths: 150 in 30 minutes on 2026-11-25).
+# KCOV-guided.  The selftests whose size is a parameter are scaled down
+# as in CI (the debug kernel runs them 5 to 10 times slower): 128 Ki caps
+# instead of the million, exitrace with 5000 objects and 20 provider
+# deaths of 200 objects each, killany 100 times, the fuzzer 120 + 60 s.
+# DEBUG_FULL=1: at full size but exitrace's provider deaths: 100 of them
+# (2000 objects each did not finish in 30 minutes, nor did 200 deaths:
+# 150 in 30 minutes on 2026-11-25); about 90 minutes for the selftests.
 DEBUG_VM_MEM ?= 4096
 DEBUG_FULL_ENV := FOS_TEST_ARGS_exitrace='-i 100 -p 200'
-check-debug: deps userspace debug-kernel
-	@echo "=== selftests on the debug kernel ==="
-	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-5400} \
-		--log build/vm-debug.log --save build/fuzz -- \
-		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} $(DEBUG_FULL_ENV) \
-		tests/selftests/run_all.sh $(DEBUG_TESTS)
-	@tests/multinode/suite.sh debug
-
-# CI's debug stage (.ci/run): every selftest on the debug kernel, the ones
-# whose size is a parameter scaled down to fit CI's time (the debug kernel
-# runs them 5 to 10 times slower): 128 Ki caps instead of the million,
-# exitrace with 5000 objects and 20 provider deaths of 200 objects each,
-# killany 100 times;
-# no multi-node suite (make check-debug runs everything at full size).
 DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200' \
 	FOS_TEST_ARGS_killany='-i 100' FUZZ_DURATION=120 FUZZ_LOOPBACK_DURATION=60
+check-debug: deps userspace debug-kernel
+	@echo "=== selftests on the debug kernel$(if $(DEBUG_FULL), (full size), (sizes as in CI)) ==="
+	@rc=0; \
+	vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) \
+		--timeout $${VM_TIMEOUT:-$(if $(DEBUG_FULL),5400,3000)} \
+		--log build/vm-debug.log --save build/fuzz -- \
+		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} \
+		$(if $(DEBUG_FULL),$(DEBUG_FULL_ENV),$(DEBUG_CI_ENV)) \
+		tests/selftests/run_all.sh $(DEBUG_TESTS) || rc=1; \
+	tests/multinode/suite.sh debug || rc=1; \
+	exit $$rc
+
+# CI's debug stage (.ci/run) when the time left allows: check-debug's
+# selftests (sizes as in CI), without the multi-node suite.
 check-debug-ci: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's subset) ==="
 	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
