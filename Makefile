@@ -102,11 +102,15 @@ multinode: userspace kmods
 		tests/multinode/suite.sh $$v || rc=1; \
 	done; exit $$rc
 
+# Stops at the first stage that fails; ends with one total line either way.
 check: deps
-	@$(MAKE) --no-print-directory static
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory selftests
-	@$(MAKE) --no-print-directory multinode
+	@mkdir -p build; rm -f build/check.rc; \
+	{ $(MAKE) --no-print-directory static && \
+	  $(MAKE) --no-print-directory unit && \
+	  $(MAKE) --no-print-directory selftests && \
+	  $(MAKE) --no-print-directory multinode; echo $$? > build/check.rc; } 2>&1 | \
+		tee build/check.log; \
+	rc=$$(cat build/check.rc 2>/dev/null || echo 1); tests/tally.sh build/check.log $$rc; exit $$rc
 
 # The debug kernel (vm/debug-kernel, vm/debug.config), built once per
 # configuration and cached in $(FRACTOS_DEBUG_CACHE) or build/debug-kernel/.

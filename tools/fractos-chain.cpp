@@ -236,15 +236,16 @@ int main(int argc, char **argv)
 		check(x, pipeline(i), "star");
 	});
 
-	std::printf("                                          per iteration: time (median)"
-		    "        client CPU  messages  client syscalls\n");
+	std::printf("                                          per iteration: median time"
+		    " (mean)       client CPU (mean)  messages  client syscalls\n");
 	std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
-		    "         4                2\n",
-		    chain.mean_us, chain.median_us, chain.client_cpu_us);
+		    "                 4                2\n",
+		    chain.median_us, chain.mean_us, chain.client_cpu_us);
 	std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
-		    "         6                6\n",
-		    star.mean_us, star.median_us, star.client_cpu_us);
-	std::printf("  star / chain: %.2fx time, %.2fx client CPU\n", star.mean_us / chain.mean_us,
+		    "                 6                6\n",
+		    star.median_us, star.mean_us, star.client_cpu_us);
+	std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client CPU (means)\n",
+		    star.median_us / chain.median_us, star.mean_us / chain.mean_us,
 		    star.client_cpu_us / chain.client_cpu_us);
 
 	/* Stop the stages: an invocation without input or continuation. */
