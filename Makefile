@@ -19,6 +19,10 @@
 #   make robustness      the README's robustness figures (debug kernel)
 #   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
 #                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
+#   make install         the module (for KDIR), libcaladan, fractctl and the
+#                        daemons, man pages, udev rule, systemd units:
+#                        PREFIX=/usr/local DESTDIR= (make uninstall undoes it)
+#   make man-check       fractos(4) is what tools/man/gen-fractos4.py writes
 #   make clean
 #
 # KDIR= picks a kernel build tree; KVER=6.1|6.12 is a shorthand for the
@@ -50,7 +54,7 @@ KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
-	fuzz robustness FORCE
+	fuzz robustness install uninstall install-module man-check FORCE
 
 all: module userspace
 
@@ -77,6 +81,7 @@ kmods:
 
 userspace:
 	$(MAKE) -C lib
+	$(MAKE) -C lib/examples
 	$(MAKE) -C tools
 	$(MAKE) -C tests/selftests
 	$(MAKE) -C tests/multinode
@@ -210,11 +215,95 @@ checkpatch: $(CHECKPATCH)
 	$(CHECKPATCH) --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f kernel/fabric/fos_trace.h
 
-static: w1 sparse checkpatch
+static: w1 sparse checkpatch man-check
+
+# fractos(4) is generated from the uAPI header and the module parameters:
+# the checked-in page must be what the generator writes now.
+man-check:
+	@python3 tools/man/gen-fractos4.py | cmp -s - tools/man/fractos.4 || \
+		{ echo "tools/man/fractos.4 is stale: python3 tools/man/gen-fractos4.py > tools/man/fractos.4" >&2; exit 1; }
+	@for c in $$(tools/fractctl help 2>/dev/null | sed -n 's/^COMMAND := { \(.*\) | help }/\1/p' | tr -d '|'); do \
+		grep -q "^\.SS \"*$$c" tools/man/fractctl.8 || \
+			{ echo "tools/man/fractctl.8 does not document \"fractctl $$c\"" >&2; exit 1; }; \
+	done
+
+# ---- install ----------------------------------------------------------
+# Debian's layout with PREFIX=/usr (the packages); /usr/local otherwise,
+# where udev, systemd and modprobe read /etc instead of /usr/lib.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+ifeq ($(PREFIX),/usr)
+SYSLIBDIR ?= /usr/lib
+else
+SYSLIBDIR ?= $(SYSCONFDIR)
+endif
+UDEVRULESDIR ?= $(SYSLIBDIR)/udev/rules.d
+SYSTEMDUNITDIR ?= $(SYSLIBDIR)/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MANPAGES := tools/man/fractos.4 tools/man/fractctl.8 tools/man/fractos.conf.5 \
+	tools/man/fractos-fs.1 adaptors/fs/fractos-fsd.8 lib/libcaladan.3
+
+# The module for KDIR into /lib/modules/<release>/updates, then depmod
+# (not into a DESTDIR: the package's postinst does that).  Secure Boot:
+# MODULE_SIGN_KEY=key.pem MODULE_SIGN_CERT=cert.der (a Machine Owner Key
+# enrolled with mokutil --import) signs the installed modules; without
+# them they are left unsigned (kbuild would look for the distribution's
+# own key, which is not on the host).
+MODULE_SIGN_HASH ?= sha256
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
+		CONFIG_MODULE_SIG_ALL= modules_install
+	@d=$(DESTDIR)/lib/modules/$(call krel,$(realpath $(KDIR)))/updates; \
+	if [ -n "$(MODULE_SIGN_KEY)" ]; then \
+		for m in $$d/kernel/fractos.ko $$d/adaptors/nvme/fractos_nvme.ko; do \
+			$(KDIR)/scripts/sign-file $(MODULE_SIGN_HASH) $(MODULE_SIGN_KEY) \
+				$(MODULE_SIGN_CERT) $$m || exit 1; echo "  SIGNED  $$m"; \
+		done; \
+	fi
+	$(if $(DESTDIR),,depmod $(call krel,$(realpath $(KDIR))))
+
+install: install-module userspace
+	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR)
+	$(MAKE) -C adaptors/fs install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
+	@set -e; for m in $(MANPAGES); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
+	done
+	install -d $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/fractos $(DESTDIR)$(SYSCONFDIR)/modprobe.d
+	install -m 644 tools/system/60-fractos.rules $(DESTDIR)$(UDEVRULESDIR)/
+	@set -e; for u in fractos.service fractos-fsd@.service; do \
+		sed 's|/usr/sbin/|$(SBINDIR)/|g' tools/system/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
+	done
+	install -m 644 tools/system/fractctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/fractctl
+	@# configuration: examples, never over an admin's file
+	test -e $(DESTDIR)$(SYSCONFDIR)/fractos/fractos.conf || \
+		install -m 644 tools/system/fractos.conf $(DESTDIR)$(SYSCONFDIR)/fractos/fractos.conf
+	test -e $(DESTDIR)$(SYSCONFDIR)/modprobe.d/fractos.conf || \
+		install -m 644 tools/system/fractos.modprobe.conf $(DESTDIR)$(SYSCONFDIR)/modprobe.d/fractos.conf
+
+# Leaves /etc/fractos and /etc/modprobe.d/fractos.conf (an admin's files).
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(call krel,$(realpath $(KDIR)))/updates/kernel/fractos.ko \
+		$(DESTDIR)/lib/modules/$(call krel,$(realpath $(KDIR)))/updates/adaptors/nvme/fractos_nvme.ko
+	$(if $(DESTDIR),,-depmod $(call krel,$(realpath $(KDIR))))
+	$(MAKE) -C lib uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR)
+	$(MAKE) -C adaptors/fs uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-fractos.rules $(DESTDIR)$(BASHCOMPDIR)/fractctl \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/fractos.service $(DESTDIR)$(SYSTEMDUNITDIR)/fractos-fsd@.service
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	$(MAKE) -C lib clean
+	$(MAKE) -C lib/examples clean
 	$(MAKE) -C tools clean
 	-$(MAKE) -C tests/selftests clean
 	-$(MAKE) -C tests/fuzz clean

@@ -20,6 +20,9 @@
  *   fractctl [-j] [-s] blk [list]     block devices served as volumes
  *   fractctl blk attach DEVICE name NAME [uid UID] [format]
  *   fractctl blk detach {ID | name NAME}
+ *   fractctl config check FILE       fractos.conf(5), errors with line numbers
+ *   fractctl [-j] config apply FILE  make the running module match FILE
+ *   fractctl [-j] config show        the running configuration, as a FILE
  *   fractctl help
  *
  * Subcommands are a table (commands[] below), matched by unique-enough
@@ -66,15 +69,6 @@ namespace fractctl {
 namespace {
 
 
-/*
- * Paths can be moved under a prefix (FRACTCTL_ROOT) so that the tool can
- * be tested against a fake sysfs tree; unset in normal use.
- */
-std::string rooted(const char *path)
-{
-	const char *root = std::getenv("FRACTCTL_ROOT");
-	return root && *root ? std::string(root) + path : std::string(path);
-}
 
 /* ---- status --------------------------------------------------------- */
 
@@ -249,23 +243,23 @@ int do_status(const options &opts, int argc, char **argv)
 
 /* ---- argument parsing for the fabric commands ----------------------- */
 
+} // namespace
+
 std::optional<std::uint32_t> parse_node_id(std::string_view s)
 {
 	auto v = parse_uint(s, 0, UINT32_MAX);
 	return v ? std::optional<std::uint32_t>(std::uint32_t(*v)) : std::nullopt;
 }
 
-/* A node's address: family, 4 or 16 bytes, and a port (0: not given). */
-struct node_addr {
-	int family = AF_INET;
-	std::array<unsigned char, 16> bytes{};
-	std::uint16_t port = 0;
-};
+namespace {
+
 
 /*
  * IPV4, IPV4:PORT, IPV6 (no port) or [IPV6]:PORT ([IPV6] alone too).
  * Numeric only: no host names, no IPv6 scope (the kernel takes none).
  */
+} // namespace
+
 std::optional<node_addr> parse_node_addr(std::string_view s)
 {
 	node_addr a;
@@ -304,6 +298,10 @@ std::optional<node_addr> parse_node_addr(std::string_view s)
 	return a;
 }
 
+namespace {
+
+} // namespace
+
 std::string format_addr(int family, const void *bytes, std::uint16_t port)
 {
 	char buf[INET6_ADDRSTRLEN] = "?";
@@ -313,6 +311,8 @@ std::string format_addr(int family, const void *bytes, std::uint16_t port)
 		return std::string("[") + buf + "]:" + std::to_string(port);
 	return std::string(buf) + ":" + std::to_string(port);
 }
+
+namespace {
 
 /* ---- names of states and counters ----------------------------------- */
 
@@ -374,8 +374,6 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_RDMA_READ_BYTES, "rdma_read_bytes"},
 };
 
-using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
-
 void json_counters(json_writer &j, std::string_view key, const counters &c)
 {
 	j.begin(key);
@@ -405,16 +403,8 @@ void print_counters(const char *indent, const counters &c)
 
 /* ---- node ------------------------------------------------------------ */
 
-struct node_info {
-	std::uint32_t id = 0;
-	int family = AF_INET;
-	std::array<unsigned char, 16> addr{};
-	std::uint16_t port = 0;
-	std::uint8_t state = 0;
-	std::uint32_t epoch = 0, qpn = 0, credits = 0;
-	bool trust_uids = false;
-	counters stats{};
-};
+
+} // namespace
 
 node_info parse_node(const nl_reply &r)
 {
@@ -436,6 +426,8 @@ node_info parse_node(const nl_reply &r)
 	n.stats = r.stats(FRACTOS_A_NODE_STATS);
 	return n;
 }
+
+namespace {
 
 /* The node's fields into the object open in @j. */
 void json_node_fields(json_writer &j, const node_info &n, bool stats)
@@ -490,6 +482,8 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 }
 
 /* NODE_LIST: every node (@id empty, a dump) or one (ENOENT if unknown). */
+} // namespace
+
 nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id)
 {
 	std::vector<node_info> nodes;
@@ -503,6 +497,8 @@ nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint
 		return st.error();
 	return nodes;
 }
+
+namespace {
 
 int node_help(const options &, int, char **);
 
@@ -858,11 +854,8 @@ int do_ping(const options &opts, int argc, char **argv)
 
 /* ---- secret ----------------------------------------------------------- */
 
-struct auth_state {
-	std::uint8_t mode = FRACTOS_AUTH_NONE;
-	std::uint32_t key_id = 0;
-	std::optional<std::uint32_t> prev_key_id;
-};
+
+} // namespace
 
 const char *auth_mode_name(unsigned m)
 {
@@ -876,6 +869,10 @@ const char *auth_mode_name(unsigned m)
 	}
 	return "unknown";
 }
+
+namespace {
+
+} // namespace
 
 nl_result<auth_state> query_auth(genl_nl &nl)
 {
@@ -894,6 +891,8 @@ nl_result<auth_state> query_auth(genl_nl &nl)
 				  "no AUTH_MODE in the reply (an older module?)", {}};
 	return auth_state{*mode, key.value_or(0), prev};
 }
+
+namespace {
 
 /* One line for people: what a node with this state admits. */
 std::string auth_summary(const auth_state &a)
@@ -1113,6 +1112,7 @@ const command commands[] = {
 	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
 	{"secret", do_secret, "admission: show, set, insecure, forget"},
 	{"blk", do_blk, "block devices as volumes (fractos_nvme): list, attach, detach"},
+	{"config", do_config, "the node's configuration file: check, apply, show"},
 	{"help", do_help, "this text"},
 };
 

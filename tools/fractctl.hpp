@@ -17,6 +17,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -582,8 +583,61 @@ inline bool matches(const char *arg, const char *name)
 	return n && std::strncmp(arg, name, n) == 0;
 }
 
+/* ---- the fabric's objects, shared by the commands (fractctl.cpp) ---- */
+
+using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
+
+/* A node's address: family, 4 or 16 bytes, and a port (0: not given). */
+struct node_addr {
+	int family = AF_INET;
+	std::array<unsigned char, 16> bytes{};
+	std::uint16_t port = 0;
+};
+
+/* A fabric node as NODE_LIST reports it. */
+struct node_info {
+	std::uint32_t id = 0;
+	int family = AF_INET;
+	std::array<unsigned char, 16> addr{};
+	std::uint16_t port = 0;
+	std::uint8_t state = 0;
+	std::uint32_t epoch = 0, qpn = 0, credits = 0;
+	bool trust_uids = false;
+	counters stats{};
+};
+
+/* How this node admits others. */
+struct auth_state {
+	std::uint8_t mode = FRACTOS_AUTH_NONE;
+	std::uint32_t key_id = 0;
+	std::optional<std::uint32_t> prev_key_id;
+};
+
+std::optional<std::uint32_t> parse_node_id(std::string_view s);
+/* IPV4, IPV4:PORT, IPV6 (no port) or [IPV6]:PORT; numeric only. */
+std::optional<node_addr> parse_node_addr(std::string_view s);
+/* "IPV4:PORT" or "[IPV6]:PORT" */
+std::string format_addr(int family, const void *bytes, std::uint16_t port);
+node_info parse_node(const nl_reply &r);
+/* Every node, or the one of @id. */
+nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id);
+const char *auth_mode_name(unsigned m);
+nl_result<auth_state> query_auth(genl_nl &nl);
+
+/*
+ * Paths can be moved under a prefix (FRACTCTL_ROOT) so that the tool can
+ * be tested against a fake sysfs tree; unset in normal use.
+ */
+inline std::string rooted(const char *path)
+{
+	const char *root = std::getenv("FRACTCTL_ROOT");
+	return root && *root ? std::string(root) + path : std::string(path);
+}
+
 /* The block adaptor's command (fractctl-blk.cpp). */
 int do_blk(const options &opts, int argc, char **argv);
+/* The configuration file (fractctl-config.cpp). */
+int do_config(const options &opts, int argc, char **argv);
 
 } // namespace fractctl
 

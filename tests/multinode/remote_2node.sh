@@ -35,6 +35,9 @@ remote_node|chain_node|killchain|blk_node) ;;
 esac
 bin=./$prog
 [ -x "$bin" ] || { echo "Bail out! $bin is not built (make -C tests/multinode)"; exit 1; }
+# Every node booted before the program starts (see run.sh).
+./fosnet barrier boot - "${MULTINODE_BOOT_WAIT:-900}" >/dev/null ||
+	echo "# node $me: not every node booted within ${MULTINODE_BOOT_WAIT:-900} s"
 "$bin"
 rc=$?
 echo "# remote_2node: $prog on node $me exit $rc"

@@ -48,6 +48,10 @@ if [ "$(cat $PARAMS/node_id 2>/dev/null)" != "$me" ]; then
 	fi
 fi
 diag "node $me of $nodes: $(fosnet stats | cut -d' ' -f1-3), heartbeat $(hb_ms) ms"
+# Every node booted before the first test: one guest of several may take
+# minutes longer (the debug kernel under TCG; vm/run boots a hung one again).
+fosnet barrier boot - "${MULTINODE_BOOT_WAIT:-900}" >/dev/null ||
+	diag "node $me: not every node booted within ${MULTINODE_BOOT_WAIT:-900} s"
 
 for t in "$@"; do
 	echo "# ---- $t (node $me)"

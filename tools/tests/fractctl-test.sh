@@ -31,6 +31,7 @@ run() { # ROOT ARGS... -> $out $err $rc
 }
 
 has() { printf '%s\n' "$1" | grep -q -- "$2"; }
+lacks() { ! has "$1" "$2"; }
 # Exit status RC and TEXT matching RE.  The output is passed as an
 # argument, never pasted into a shell string: it may hold quotes.
 rc_has() { [ "$rc" = "$1" ] && has "$2" "$3"; }
@@ -181,6 +182,59 @@ run "$tmp/empty" blk detach 0
 check "blk detach 0: usage error" rc_has 1 "$err" 'bad device id "0"'
 run "$tmp/empty" blk frob
 check "blk frob: usage error" rc_has 1 "$err" 'unknown command "frob"'
+
+# config check: the parser of fractos.conf(5), no module needed
+cat >"$tmp/good.conf" <<'CONF'
+# a node of three
+node-id 1
+port 18525	# the listen port
+secret-file /etc/fractos/secret
+node 2 192.0.2.2
+node 3 [2001:db8::3]:18526 trust-uids
+param max_caps 65536
+param fabric_loopback y
+CONF
+run "$tmp/empty" config check "$tmp/good.conf"
+check "config check: a good file passes, silently" [ "$rc" = 0 ] && [ -z "$out$err" ]
+cat >"$tmp/bad.conf" <<'CONF'
+node-id x
+port 0
+node 2 192.0.2.2
+node 2 192.0.2.3
+node 4 host.example
+node 5 192.0.2.5 trust
+param nosuch 1
+param max_caps -1
+secret-file relative/path
+bogus word
+
+node-id 3
+node-id 4
+CONF
+run "$tmp/empty" config check "$tmp/bad.conf"
+check "config check: a bad file fails (exit 1)" [ "$rc" = 1 ]
+check "config check: bad node-id, with its line" has "$err" 'bad.conf:1: node-id takes one number'
+check "config check: port 0" has "$err" 'bad.conf:2: port takes one number, 1 to 65535'
+check "config check: a node twice" has "$err" 'bad.conf:4: node 2 again'
+check "config check: a host name is no address" has "$err" 'bad.conf:5: bad address "host.example"'
+check "config check: a stray word after a node" has "$err" 'bad.conf:6: unexpected "trust"'
+check "config check: an unknown parameter" has "$err" 'bad.conf:7: unknown parameter "nosuch"'
+check "config check: a bad value" has "$err" 'bad.conf:8: bad value "-1" for max_caps'
+check "config check: a relative secret file" has "$err" 'bad.conf:9: secret-file takes one absolute path'
+check "config check: an unknown keyword" has "$err" 'bad.conf:10: unknown keyword "bogus"'
+check "config check: a directive twice names the first line" has "$err" 'bad.conf:13: node-id again (first on line 12)'
+check "config check: every error is reported, one line each" [ "$(printf '%s\n' "$err" | wc -l)" = 10 ]
+run "$tmp/empty" config check "$tmp/nonexistent.conf"
+check "config check: a missing file" rc_has 1 "$err" 'nonexistent.conf: No such file'
+printf 'node 1 192.0.2.1\0\n' >"$tmp/nul.conf"
+run "$tmp/empty" config check "$tmp/nul.conf"
+check "config check: a NUL byte" rc_has 1 "$err" 'nul.conf:1: a NUL byte'
+run "$tmp/empty" config apply "$tmp/bad.conf"
+check "config apply: a bad file changes nothing (fails before netlink)" \
+	rc_has 1 "$err" 'bad.conf:1:'
+check "config apply: ... and never reached the module" lacks "$err" 'not loaded'
+run "$tmp/empty" config frob
+check "config frob: usage error" rc_has 1 "$err" 'unknown command "frob"'
 
 run "$tmp/empty" help
 check "help lists blk" rc_has 0 "$out" 'blk attach DEVICE'
