@@ -7,7 +7,8 @@
 #   make kmod KVER=6.12  the module for one Debian kernel, in build/<release>/
 #   make userspace       libcaladan, fractctl, the demo, benchmarks, selftests
 #   make unit            host unit tests (no module, no VM)
-#   make check           unit tests, then the guest selftests on 6.1 and 6.12
+#   make check           static checks, unit tests, the packages (make packaging),
+#                        the guest selftests on 6.1 and 6.12, the multi-node suite
 #   make multinode       the multi-node transport tests (2 and 3 guests)
 #   make demo            boot a guest and run the demos
 #   make sparse|w1|checkpatch   static checks of the module
@@ -22,6 +23,7 @@
 #   make install         the module (for KDIR), libcaladan, fractctl and the
 #                        daemons, man pages, udev rule, systemd units:
 #                        PREFIX=/usr/local DESTDIR= (make uninstall undoes it)
+#   make deb             the Debian packages, into build/deb/ (lintian-clean)
 #   make man-check       fractos(4) is what tools/man/gen-fractos4.py writes
 #   make clean
 #
@@ -49,12 +51,12 @@ krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h \
-	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild $(wildcard adaptors/*/Kbuild)
+	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild kernel/ofed.mk $(wildcard adaptors/*/Kbuild)
 KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
-	fuzz robustness install uninstall install-module man-check FORCE
+	fuzz robustness install uninstall install-module install-user man-check deb packaging FORCE
 
 all: module userspace
 
@@ -93,6 +95,12 @@ unit:
 	$(MAKE) -C tools check
 	$(MAKE) -C adaptors/fs check
 
+# The Debian packages and DKMS as a user gets them, and one guest with the
+# DKMS-built module and the packages' binaries (tests/packaging/run.sh).
+packaging:
+	@echo "=== packaging: make deb, DKMS for $(KVERS), the packages in a guest ==="
+	@tests/packaging/run.sh
+
 # Guest selftests on every kernel of KVERS; the module for each is built first.
 selftests: userspace kmods
 	@rc=0; for v in $(KVERS); do \
@@ -112,6 +120,7 @@ check: deps
 	@mkdir -p build; rm -f build/check.rc; \
 	{ $(MAKE) --no-print-directory static && \
 	  $(MAKE) --no-print-directory unit && \
+	  $(MAKE) --no-print-directory packaging && \
 	  $(MAKE) --no-print-directory selftests && \
 	  $(MAKE) --no-print-directory multinode; echo $$? > build/check.rc; } 2>&1 | \
 		tee build/check.log; \
@@ -218,18 +227,26 @@ checkpatch: $(CHECKPATCH)
 static: w1 sparse checkpatch man-check
 
 # fractos(4) is generated from the uAPI header and the module parameters:
-# the checked-in page must be what the generator writes now.
+# the checked-in page must be what the generator writes now; fractctl(8)
+# documents every command; one version everywhere (module, DKMS, package,
+# library).
 man-check:
 	@python3 tools/man/gen-fractos4.py | cmp -s - tools/man/fractos.4 || \
 		{ echo "tools/man/fractos.4 is stale: python3 tools/man/gen-fractos4.py > tools/man/fractos.4" >&2; exit 1; }
+	@v=$$(sed -n 's/^#define FOS_VERSION "\(.*\)"/\1/p' kernel/fos.h); \
+	for w in "dkms.conf:$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)" \
+		 "debian/changelog:$$(sed -n '1s/.*(\(.*\)).*/\1/p' debian/changelog)" \
+		 "libcaladan:$$(sed -n 's/^#define CALADAN_VERSION "\(.*\)"/\1/p' lib/include/caladan/caladan.hpp)"; do \
+		[ "$${w#*:}" = "$$v" ] || { echo "version $${w#*:} in $${w%%:*}, $$v in kernel/fos.h" >&2; exit 1; }; \
+	done
 	@for c in $$(tools/fractctl help 2>/dev/null | sed -n 's/^COMMAND := { \(.*\) | help }/\1/p' | tr -d '|'); do \
 		grep -q "^\.SS \"*$$c" tools/man/fractctl.8 || \
 			{ echo "tools/man/fractctl.8 does not document \"fractctl $$c\"" >&2; exit 1; }; \
 	done
 
 # ---- install ----------------------------------------------------------
-# Debian's layout with PREFIX=/usr (the packages); /usr/local otherwise,
-# where udev, systemd and modprobe read /etc instead of /usr/lib.
+# Debian 12's layout with PREFIX=/usr (the packages: udev rules and units
+# in /lib); /usr/local otherwise, where udev and systemd read /etc.
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
@@ -237,7 +254,7 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 ifeq ($(PREFIX),/usr)
-SYSLIBDIR ?= /usr/lib
+SYSLIBDIR ?= /lib
 else
 SYSLIBDIR ?= $(SYSCONFDIR)
 endif
@@ -266,7 +283,11 @@ install-module: module
 	fi
 	$(if $(DESTDIR),,depmod $(call krel,$(realpath $(KDIR))))
 
-install: install-module userspace
+install: install-module install-user
+
+# Everything but the module (the Debian packages: the module is fractos-dkms).
+DOCDIR ?= $(PREFIX)/share/doc/fractos
+install-user:
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR)
 	$(MAKE) -C adaptors/fs install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
@@ -275,20 +296,32 @@ install: install-module userspace
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
 	install -d $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/fractos $(DESTDIR)$(SYSCONFDIR)/modprobe.d
+		$(DESTDIR)$(DOCDIR)/examples
 	install -m 644 tools/system/60-fractos.rules $(DESTDIR)$(UDEVRULESDIR)/
 	@set -e; for u in fractos.service fractos-fsd@.service; do \
 		sed 's|/usr/sbin/|$(SBINDIR)/|g' tools/system/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 	done
 	install -m 644 tools/system/fractctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/fractctl
-	@# configuration: examples, never over an admin's file
-	test -e $(DESTDIR)$(SYSCONFDIR)/fractos/fractos.conf || \
-		install -m 644 tools/system/fractos.conf $(DESTDIR)$(SYSCONFDIR)/fractos/fractos.conf
-	test -e $(DESTDIR)$(SYSCONFDIR)/modprobe.d/fractos.conf || \
-		install -m 644 tools/system/fractos.modprobe.conf $(DESTDIR)$(SYSCONFDIR)/modprobe.d/fractos.conf
+	@# configuration examples: /etc is the admin's (fractos.service runs
+	@# once /etc/fractos/fractos.conf exists)
+	install -m 644 tools/system/fractos.conf tools/system/fractos.modprobe.conf \
+		lib/examples/hello-service.cpp lib/examples/hello-client.cpp \
+		$(DESTDIR)$(DOCDIR)/examples/
 
-# Leaves /etc/fractos and /etc/modprobe.d/fractos.conf (an admin's files).
+# The Debian packages (fractos-dkms, fractos-tools, libcaladan-dev) from a
+# copy of the tracked files, into build/deb/; lintian must find no error.
+deb:
+	@rm -rf build/deb && mkdir -p build/deb/src
+	@git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		tar --null -T - -c | tar -x -C build/deb/src
+	cd build/deb/src && dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; exit 1; }
+	@rc=0; lintian --fail-on error build/deb/*.changes > build/deb/lintian.log 2>&1 || rc=$$?; \
+	cat build/deb/lintian.log; ls build/deb/*.deb; \
+	[ $$rc = 0 ] || { echo "make deb: lintian found errors" >&2; exit 1; }
+
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(call krel,$(realpath $(KDIR)))/updates/kernel/fractos.ko \
 		$(DESTDIR)/lib/modules/$(call krel,$(realpath $(KDIR)))/updates/adaptors/nvme/fractos_nvme.ko
@@ -299,6 +332,7 @@ uninstall:
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-fractos.rules $(DESTDIR)$(BASHCOMPDIR)/fractctl \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/fractos.service $(DESTDIR)$(SYSTEMDUNITDIR)/fractos-fsd@.service
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
