@@ -261,7 +261,7 @@ endif
 UDEVRULESDIR ?= $(SYSLIBDIR)/udev/rules.d
 SYSTEMDUNITDIR ?= $(SYSLIBDIR)/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-MANPAGES := tools/man/fractos.4 tools/man/fractctl.8 tools/man/fractos.conf.5 \
+MANPAGES := tools/man/fractos.4 tools/man/fractctl.8 tools/man/fractos.conf.5 tools/man/fractos-membershipd.8 \
 	tools/man/fractos-fs.1 adaptors/fs/fractos-fsd.8 lib/libcaladan.3
 
 # The module for KDIR into /lib/modules/<release>/updates, then depmod
@@ -298,7 +298,7 @@ install-user:
 	install -d $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)/examples
 	install -m 644 tools/system/60-fractos.rules $(DESTDIR)$(UDEVRULESDIR)/
-	@set -e; for u in fractos.service fractos-fsd@.service; do \
+	@set -e; for u in fractos.service fractos-fsd@.service fractos-membershipd.service; do \
 		sed 's|/usr/sbin/|$(SBINDIR)/|g' tools/system/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 	done
@@ -306,6 +306,7 @@ install-user:
 	@# configuration examples: /etc is the admin's (fractos.service runs
 	@# once /etc/fractos/fractos.conf exists)
 	install -m 644 tools/system/fractos.conf tools/system/fractos.modprobe.conf \
+		tools/system/fractos-membershipd.default \
 		lib/examples/hello-service.cpp lib/examples/hello-client.cpp \
 		$(DESTDIR)$(DOCDIR)/examples/
 
@@ -331,7 +332,8 @@ uninstall:
 	$(MAKE) -C adaptors/fs uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-fractos.rules $(DESTDIR)$(BASHCOMPDIR)/fractctl \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/fractos.service $(DESTDIR)$(SYSTEMDUNITDIR)/fractos-fsd@.service
+		$(DESTDIR)$(SYSTEMDUNITDIR)/fractos.service $(DESTDIR)$(SYSTEMDUNITDIR)/fractos-fsd@.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/fractos-membershipd.service
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:

@@ -58,6 +58,8 @@ struct conf {
 	std::string secret_file;
 	std::vector<conf_node> nodes;
 	std::vector<conf_param> params;
+	bool nodes_managed = false; /* "nodes managed": the node list is not ours */
+	unsigned nodes_line = 0;
 };
 
 /* Errors as "FILE:LINE: text", all of them, in order. */
@@ -215,6 +217,14 @@ conf parse(const std::string &text, diag &d)
 				nd.trust_uids = argc == 3;
 				c.nodes.push_back(nd);
 			}
+		} else if (key == "nodes") {
+			if (argc != 1 || (w[1] != "managed" && w[1] != "static"))
+				d.at(n, "nodes takes \"static\" (the node lines, the default) or "
+					"\"managed\" (fractos-membershipd keeps the list)");
+			else if (c.nodes_line)
+				d.at(n, "nodes again (first on line " + std::to_string(c.nodes_line) + ")");
+			else
+				c.nodes_managed = w[1] == "managed", c.nodes_line = n;
 		} else if (key == "param") {
 			const param_rule *r = argc == 2 ? find_rule(w[1]) : nullptr;
 			std::optional<std::string> v = r ? normalize(*r, w[2]) : std::nullopt;
@@ -231,9 +241,14 @@ conf parse(const std::string &text, diag &d)
 				c.params.push_back({str(w[1]), *v, n});
 		} else {
 			d.at(n, "unknown keyword \"" + str(key) +
-				     "\" (node-id, port, secret-file, secret, node, param)");
+				     "\" (node-id, port, secret-file, secret, node, nodes, param)");
 		}
 	}
+	if (c.nodes_managed)
+		for (const auto &nd : c.nodes)
+			d.at(nd.line, "a node line, but \"nodes managed\" (line " +
+					      std::to_string(c.nodes_line) + ") leaves the list to " +
+					      "fractos-membershipd");
 	return c;
 }
 
@@ -455,6 +470,11 @@ int config_apply(const options &opts, int argc, char **argv)
 		changed("secret insecure");
 	}
 
+	if (c.nodes_managed) {
+		if (opts.json)
+			std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
 	/* Deletions first: a node re-added with a new address is both. */
 	std::map<std::uint32_t, const conf_node *> want;
 	for (const auto &n : c.nodes)
@@ -463,7 +483,7 @@ int config_apply(const options &opts, int argc, char **argv)
 		auto it = want.find(n.id);
 		if (it != want.end() && same_node(*it->second, n))
 			continue;
-		auto st = nl->request(FRACTOS_CMD_NODE_DEL, false, {attr(FRACTOS_A_NODE_ID, n.id)});
+		auto st = fabric_node_del(*nl, n.id);
 		if (!st)
 			return failed(it != want.end() ? it->second->line : 0,
 				      "node del " + std::to_string(n.id), st.error());
@@ -475,15 +495,7 @@ int config_apply(const options &opts, int argc, char **argv)
 		});
 		if (have)
 			continue;
-		std::vector<nl_attr_out> attrs{attr(FRACTOS_A_NODE_ID, n.id)};
-		if (n.addr.family == AF_INET6)
-			attrs.push_back(attr_bytes(FRACTOS_A_NODE_ADDR6, n.addr.bytes.data(), 16));
-		else
-			attrs.push_back(attr_bytes(FRACTOS_A_NODE_ADDR4, n.addr.bytes.data(), 4));
-		attrs.push_back(attr(FRACTOS_A_NODE_PORT, n.addr.port));
-		if (n.trust_uids)
-			attrs.push_back(attr_bytes(FRACTOS_A_NODE_TRUST_UIDS, nullptr, 0));
-		auto st = nl->request(FRACTOS_CMD_NODE_ADD, false, attrs);
+		auto st = fabric_node_add(*nl, n.id, n.addr, n.trust_uids);
 		if (!st)
 			return failed(n.line, "node add " + std::to_string(n.id), st.error());
 		changed("add " + node_line(n.id, n.addr.family, n.addr.bytes.data(), n.addr.port,
@@ -567,6 +579,7 @@ void config_usage(FILE *f)
 		     "  secret-file PATH      the cluster secret (or: secret insecure)\n"
 		     "  node ID ADDR[:PORT] [trust-uids]   a peer; apply makes the node list\n"
 		     "                        exactly these\n"
+		     "  nodes managed         the node list is fractos-membershipd's (etcd)\n"
 		     "  param NAME VALUE      a writable module parameter (max_caps, ...)\n",
 		     progname, progname, progname);
 }

@@ -68,8 +68,6 @@
 namespace fractctl {
 namespace {
 
-
-
 /* ---- status --------------------------------------------------------- */
 
 /* A plain unsigned decimal that JSON can carry as a number. */
@@ -240,80 +238,6 @@ int do_status(const options &opts, int argc, char **argv)
 	return rep.errors.empty() ? 0 : 1;
 }
 
-
-/* ---- argument parsing for the fabric commands ----------------------- */
-
-} // namespace
-
-std::optional<std::uint32_t> parse_node_id(std::string_view s)
-{
-	auto v = parse_uint(s, 0, UINT32_MAX);
-	return v ? std::optional<std::uint32_t>(std::uint32_t(*v)) : std::nullopt;
-}
-
-namespace {
-
-
-/*
- * IPV4, IPV4:PORT, IPV6 (no port) or [IPV6]:PORT ([IPV6] alone too).
- * Numeric only: no host names, no IPv6 scope (the kernel takes none).
- */
-} // namespace
-
-std::optional<node_addr> parse_node_addr(std::string_view s)
-{
-	node_addr a;
-	std::string host;
-	std::optional<std::string_view> port;
-
-	if (!s.empty() && s[0] == '[') {
-		auto close = s.find(']');
-		if (close == std::string_view::npos)
-			return std::nullopt;
-		host = s.substr(1, close - 1);
-		std::string_view rest = s.substr(close + 1);
-		if (!rest.empty()) {
-			if (rest[0] != ':')
-				return std::nullopt;
-			port = rest.substr(1);
-		}
-		a.family = AF_INET6;
-	} else if (auto colon = s.find(':'); colon == std::string_view::npos) {
-		host = s;
-	} else if (s.find(':', colon + 1) == std::string_view::npos) {
-		host = s.substr(0, colon);
-		port = s.substr(colon + 1);
-	} else {
-		host = s; /* a bare IPv6 address */
-		a.family = AF_INET6;
-	}
-	if (inet_pton(a.family, host.c_str(), a.bytes.data()) != 1)
-		return std::nullopt;
-	if (port) {
-		auto p = parse_uint(*port, 1, 65535);
-		if (!p)
-			return std::nullopt;
-		a.port = std::uint16_t(*p);
-	}
-	return a;
-}
-
-namespace {
-
-} // namespace
-
-std::string format_addr(int family, const void *bytes, std::uint16_t port)
-{
-	char buf[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(family, bytes, buf, sizeof(buf));
-	if (family == AF_INET6)
-		return std::string("[") + buf + "]:" + std::to_string(port);
-	return std::string(buf) + ":" + std::to_string(port);
-}
-
-namespace {
-
 /* ---- names of states and counters ----------------------------------- */
 
 const char *node_state_name(unsigned s)
@@ -403,32 +327,6 @@ void print_counters(const char *indent, const counters &c)
 
 /* ---- node ------------------------------------------------------------ */
 
-
-} // namespace
-
-node_info parse_node(const nl_reply &r)
-{
-	node_info n;
-
-	n.id = r.get<std::uint32_t>(FRACTOS_A_NODE_ID).value_or(0);
-	if (auto a = r.bytes(FRACTOS_A_NODE_ADDR6); a && a->size() == 16) {
-		n.family = AF_INET6;
-		std::memcpy(n.addr.data(), a->data(), 16);
-	} else if (auto a4 = r.bytes(FRACTOS_A_NODE_ADDR4); a4 && a4->size() == 4) {
-		std::memcpy(n.addr.data(), a4->data(), 4);
-	}
-	n.port = r.get<std::uint16_t>(FRACTOS_A_NODE_PORT).value_or(0);
-	n.state = r.get<std::uint8_t>(FRACTOS_A_NODE_STATE).value_or(0);
-	n.epoch = r.get<std::uint32_t>(FRACTOS_A_NODE_EPOCH).value_or(0);
-	n.qpn = r.get<std::uint32_t>(FRACTOS_A_NODE_QPN).value_or(0);
-	n.credits = r.get<std::uint32_t>(FRACTOS_A_NODE_CREDITS).value_or(0);
-	n.trust_uids = r.has(FRACTOS_A_NODE_TRUST_UIDS);
-	n.stats = r.stats(FRACTOS_A_NODE_STATS);
-	return n;
-}
-
-namespace {
-
 /* The node's fields into the object open in @j. */
 void json_node_fields(json_writer &j, const node_info &n, bool stats)
 {
@@ -482,23 +380,6 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 }
 
 /* NODE_LIST: every node (@id empty, a dump) or one (ENOENT if unknown). */
-} // namespace
-
-nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id)
-{
-	std::vector<node_info> nodes;
-	std::vector<nl_attr_out> attrs;
-
-	if (id)
-		attrs.push_back(attr(FRACTOS_A_NODE_ID, *id));
-	auto st = nl.request(FRACTOS_CMD_NODE_LIST, !id, attrs,
-			     [&](const nl_reply &r) { nodes.push_back(parse_node(r)); });
-	if (!st)
-		return st.error();
-	return nodes;
-}
-
-namespace {
 
 int node_help(const options &, int, char **);
 
@@ -645,7 +526,6 @@ int node_help(const options &, int, char **)
 	node_usage(stdout);
 	return exit_ok;
 }
-
 
 int do_node(const options &opts, int argc, char **argv)
 {
@@ -853,46 +733,6 @@ int do_ping(const options &opts, int argc, char **argv)
 }
 
 /* ---- secret ----------------------------------------------------------- */
-
-
-} // namespace
-
-const char *auth_mode_name(unsigned m)
-{
-	switch (m) {
-	case FRACTOS_AUTH_NONE:
-		return "none";
-	case FRACTOS_AUTH_SECRET:
-		return "secret";
-	case FRACTOS_AUTH_INSECURE:
-		return "insecure";
-	}
-	return "unknown";
-}
-
-namespace {
-
-} // namespace
-
-nl_result<auth_state> query_auth(genl_nl &nl)
-{
-	std::optional<std::uint8_t> mode;
-	std::optional<std::uint32_t> key, prev;
-
-	auto st = nl.request(FRACTOS_CMD_STATS, false, {}, [&](const nl_reply &r) {
-		mode = r.get<std::uint8_t>(FRACTOS_A_AUTH_MODE);
-		key = r.get<std::uint32_t>(FRACTOS_A_AUTH_KEY_ID);
-		prev = r.get<std::uint32_t>(FRACTOS_A_AUTH_PREV_KEY_ID);
-	});
-	if (!st)
-		return st.error();
-	if (!mode)
-		return nl_failure{nl_failure::kind::kernel, errno_code(EPROTO),
-				  "no AUTH_MODE in the reply (an older module?)", {}};
-	return auth_state{*mode, key.value_or(0), prev};
-}
-
-namespace {
 
 /* One line for people: what a node with this state admits. */
 std::string auth_summary(const auth_state &a)
@@ -1156,7 +996,6 @@ int do_help(const options &, int, char **)
 	usage(stdout);
 	return 0;
 }
-
 
 void print_version()
 {

@@ -583,7 +583,7 @@ inline bool matches(const char *arg, const char *name)
 	return n && std::strncmp(arg, name, n) == 0;
 }
 
-/* ---- the fabric's objects, shared by the commands (fractctl.cpp) ---- */
+/* ---- the fabric's objects (fractctl-fabric.cpp) ---------------------- */
 
 using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
 
@@ -623,6 +623,9 @@ node_info parse_node(const nl_reply &r);
 nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id);
 const char *auth_mode_name(unsigned m);
 nl_result<auth_state> query_auth(genl_nl &nl);
+/* NODE_ADD (port 0: the module's default) and NODE_DEL. */
+nl_status fabric_node_add(genl_nl &nl, std::uint32_t id, const node_addr &a, bool trust_uids);
+nl_status fabric_node_del(genl_nl &nl, std::uint32_t id);
 
 /*
  * Paths can be moved under a prefix (FRACTCTL_ROOT) so that the tool can

@@ -233,6 +233,14 @@ run "$tmp/empty" config apply "$tmp/bad.conf"
 check "config apply: a bad file changes nothing (fails before netlink)" \
 	rc_has 1 "$err" 'bad.conf:1:'
 check "config apply: ... and never reached the module" lacks "$err" 'not loaded'
+printf 'nodes managed\nnode 2 192.0.2.2\nnodes bogus\n' > "$tmp/managed.conf"
+run "$tmp/empty" config check "$tmp/managed.conf"
+check "config check: node lines with \"nodes managed\" name both lines" \
+	rc_has 1 "$err" 'managed.conf:2: a node line, but "nodes managed" (line 1)'
+check "config check: nodes takes static or managed" has "$err" 'managed.conf:3: nodes takes "static"'
+printf 'nodes managed\nparam max_caps 4096\n' > "$tmp/managed2.conf"
+run "$tmp/empty" config check "$tmp/managed2.conf"
+check "config check: \"nodes managed\" alone is fine" [ "$rc" = 0 ]
 run "$tmp/empty" config frob
 check "config frob: usage error" rc_has 1 "$err" 'unknown command "frob"'
 
