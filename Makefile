@@ -262,7 +262,8 @@ UDEVRULESDIR ?= $(SYSLIBDIR)/udev/rules.d
 SYSTEMDUNITDIR ?= $(SYSLIBDIR)/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 MANPAGES := tools/man/fractos.4 tools/man/fractctl.8 tools/man/fractos.conf.5 tools/man/fractos-membershipd.8 \
-	tools/man/fractos-fs.1 adaptors/fs/fractos-fsd.8 lib/libcaladan.3
+	tools/man/fractos-fs.1 tools/man/fractos-bench.1 tools/man/fractos-blkbench.1 \
+	adaptors/fs/fractos-fsd.8 lib/libcaladan.3
 
 # The module for KDIR into /lib/modules/<release>/updates, then depmod
 # (not into a DESTDIR: the package's postinst does that).  Secure Boot:

@@ -11,8 +11,8 @@
 #      6.1 and 6.12 kernels (vm/guest-kernels' headers);
 #   4. the starter example built against libcaladan-dev's headers, library
 #      and pkg-config file only;
-#   5. a 6.1 guest boots with the DKMS-built module and runs smoke.sh with
-#      the packages' binaries only.
+#   5. a 6.1 and a 6.12 guest boot with their DKMS-built module and run
+#      smoke.sh with the packages' binaries only.
 # Prints TAP with a "# fractos: N passed, N failed" line.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -87,12 +87,17 @@ for p in hello-service hello-client; do
 		cat "$ex/$p.log"
 done
 
-# one guest with the DKMS-built module and the packages' binaries
-krel=$(basename "$(vm/guest-kernels root 6.1)")
-vm/run --kernel 6.1 --module "$dk/inst/$krel/updates/dkms/fractos.ko" --timeout 300 \
-	--log build/vm-packaging.log -- tests/packaging/smoke.sh "$root" "$ex" > "$dk/smoke.out" 2>&1
-rc=$?
-sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$dk/smoke.out" | grep -E '^(not )?ok ' | sed 's/^/  /'
-ok $rc "guest smoke test with the DKMS-built module and the packages' binaries (exit $rc)" ||
-	tail -n 30 "$dk/smoke.out"
+# a guest of each kernel with its DKMS-built module and the packages' binaries
+for s in 6.1 6.12; do
+	krel=$(basename "$(vm/guest-kernels root "$s")")
+	ko=$(ls "$dk/inst/$krel/updates/dkms"/fractos.ko* 2>/dev/null | head -n 1)
+	vm/run --kernel "$s" --module "${ko:-missing}" --timeout 300 \
+		--log "build/vm-packaging-$s.log" -- tests/packaging/smoke.sh "$root" "$ex" \
+		> "$dk/smoke-$s.out" 2>&1
+	rc=$?
+	sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$dk/smoke-$s.out" | grep -E '^(not )?ok ' |
+		sed 's/^/  /'
+	ok $rc "$krel: guest smoke test with the DKMS-built module and the packages' binaries (exit $rc)" ||
+		tail -n 30 "$dk/smoke-$s.out"
+done
 finish

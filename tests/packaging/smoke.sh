@@ -17,7 +17,7 @@ fc=$root/usr/sbin/fractctl
 out=$("$fc" status 2>&1)
 echo "$out" | grep -q "^version *0.1.0"; ok $? "the package's fractctl: module loaded, version 0.1.0"
 [ "$(cat /sys/module/fractos/srcversion)" = "$(modinfo -F srcversion "$FRACTOS_KO")" ] &&
-	case $FRACTOS_KO in */updates/dkms/fractos.ko) true ;; *) false ;; esac
+	case $FRACTOS_KO in */updates/dkms/fractos.ko*) true ;; *) false ;; esac
 ok $? "the module loaded is the one DKMS built ($FRACTOS_KO)"
 "$fc" -j stats | python3 -m json.tool > /dev/null; ok $? "fractctl -j stats"
 "$fc" config check "$root/usr/share/doc/fractos-tools/examples/fractos.conf"
