@@ -370,12 +370,7 @@ int blk_scan(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
-struct blk_subcommand {
-	const char *name;
-	int (*fn)(const options &, int, char **);
-};
-
-const blk_subcommand blk_subcommands[] = {
+const subcommand blk_subcommands[] = {
 	{"list", blk_list},
 	{"attach", blk_attach},
 	{"detach", blk_detach},

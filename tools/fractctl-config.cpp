@@ -269,33 +269,18 @@ bool read_file(const std::string &path, std::string &out, diag &d)
 	return true;
 }
 
-/* Wipes what it held when it goes. */
-struct secret_bytes {
-	std::vector<unsigned char> b;
-	~secret_bytes() { explicit_bzero(b.data(), b.size()); }
-};
-
-/* As "secret set FILE" reads it: one trailing newline dropped. */
-bool read_secret(const conf &c, secret_bytes &s, diag &d)
+bool read_secret_file(const conf &c, secret_buf &s, diag &d)
 {
 	std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(c.secret_file.c_str(), "re"),
 						&std::fclose);
-	if (!f) {
-		d.at(c.secret_line, c.secret_file + ": " + std::strerror(errno));
-		return false;
-	}
-	s.b.resize(FRACTOS_AUTH_SECRET_MAX + 2);
-	std::size_t n = std::fread(s.b.data(), 1, s.b.size(), f.get());
-	if (n && s.b[n - 1] == '\n')
-		n--;
-	if (n < FRACTOS_AUTH_SECRET_MIN || n > FRACTOS_AUTH_SECRET_MAX) {
+	int err = f ? read_secret(f.get(), s) : errno;
+	if (err == EMSGSIZE)
 		d.at(c.secret_line, c.secret_file + ": a secret has " +
 					    std::to_string(FRACTOS_AUTH_SECRET_MIN) + " to " +
 					    std::to_string(FRACTOS_AUTH_SECRET_MAX) + " bytes");
-		return false;
-	}
-	s.b.resize(n);
-	return true;
+	else if (err)
+		d.at(c.secret_line, c.secret_file + ": " + std::strerror(err));
+	return !err;
 }
 
 /* ---- the running configuration ---------------------------------------- */
@@ -348,9 +333,7 @@ nl_result<running> read_running(genl_nl &nl)
 
 bool same_node(const conf_node &c, const node_info &n)
 {
-	std::size_t len = c.addr.family == AF_INET6 ? 16 : 4;
-	return c.addr.family == n.family && !std::memcmp(c.addr.bytes.data(), n.addr.data(), len) &&
-	       c.addr.port == n.port && c.trust_uids == n.trust_uids;
+	return node_is_at(n, c.addr) && c.trust_uids == n.trust_uids;
 }
 
 std::string node_line(std::uint32_t id, int family, const void *addr, std::uint16_t port,
@@ -414,9 +397,9 @@ int config_apply(const options &opts, int argc, char **argv)
 	for (auto &n : c.nodes)
 		if (!n.addr.port)
 			n.addr.port = std::uint16_t(run->port ? run->port : FRACTOS_FABRIC_PORT);
-	secret_bytes secret;
+	secret_buf secret;
 	if (c.secret == secret_kind::file)
-		read_secret(c, secret, d);
+		read_secret_file(c, secret, d);
 	if (!d.print())
 		return exit_error;
 
@@ -451,7 +434,7 @@ int config_apply(const options &opts, int argc, char **argv)
 
 	if (c.secret == secret_kind::file) {
 		std::vector<nl_attr_out> attrs{
-			attr_bytes(FRACTOS_A_AUTH_SECRET, secret.b.data(), secret.b.size())};
+			attr_bytes(FRACTOS_A_AUTH_SECRET, secret.bytes.data(), secret.bytes.size())};
 		auto st = nl->request(FRACTOS_CMD_AUTH_SET, false, attrs);
 		explicit_bzero(attrs[0].data.data(), attrs[0].data.size());
 		if (!st)
@@ -590,12 +573,7 @@ int config_help(const options &, int, char **)
 	return exit_ok;
 }
 
-struct config_command {
-	const char *name;
-	int (*fn)(const options &, int, char **);
-};
-
-const config_command config_commands[] = {
+const subcommand config_commands[] = {
 	{"check", config_check}, {"apply", config_apply}, {"show", config_show},
 	{"help", config_help},
 };

@@ -131,6 +131,27 @@ nl_result<auth_state> query_auth(genl_nl &nl)
 	return auth_state{*mode, key.value_or(0), prev};
 }
 
+bool node_is_at(const node_info &n, const node_addr &a)
+{
+	std::size_t len = a.family == AF_INET6 ? 16 : 4;
+
+	return n.family == a.family && !std::memcmp(n.addr.data(), a.bytes.data(), len) &&
+	       n.port == a.port;
+}
+
+int read_secret(FILE *f, secret_buf &s)
+{
+	s.bytes.resize(FRACTOS_AUTH_SECRET_MAX + 2);
+	std::size_t n = std::fread(s.bytes.data(), 1, s.bytes.size(), f);
+	if (std::ferror(f))
+		return errno ? errno : EIO;
+	if (n && s.bytes[n - 1] == '\n')
+		n--;
+	explicit_bzero(s.bytes.data() + n, s.bytes.size() - n);
+	s.bytes.resize(n);
+	return n < FRACTOS_AUTH_SECRET_MIN || n > FRACTOS_AUTH_SECRET_MAX ? EMSGSIZE : 0;
+}
+
 nl_status fabric_node_add(genl_nl &nl, std::uint32_t id, const node_addr &a, bool trust_uids)
 {
 	std::vector<nl_attr_out> attrs{attr(FRACTOS_A_NODE_ID, id)};

@@ -496,11 +496,6 @@ int node_del(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
-struct subcommand {
-	const char *name;
-	int (*fn)(const options &, int argc, char **argv);
-};
-
 /* In order: the first match of a prefix wins ("s" is show, "d" delete). */
 const subcommand node_commands[] = {
 	{"list", node_list}, {"show", node_list}, {"add", node_add},
@@ -821,12 +816,6 @@ int secret_show(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
-/* Wipes what it held when it goes. */
-struct secret_buf {
-	std::vector<unsigned char> bytes;
-	~secret_buf() { explicit_bzero(bytes.data(), bytes.size()); }
-};
-
 int secret_set(const options &opts, int argc, char **argv)
 {
 	if (argc > 1)
@@ -841,12 +830,13 @@ int secret_set(const options &opts, int argc, char **argv)
 		return exit_error;
 	}
 	secret_buf s;
-	s.bytes.resize(FRACTOS_AUTH_SECRET_MAX + 2);
-	std::size_t n = std::fread(s.bytes.data(), 1, s.bytes.size(),
-				   from_stdin ? stdin : f.get());
-	if (n && s.bytes[n - 1] == '\n')
-		n--;
-	if (n < FRACTOS_AUTH_SECRET_MIN || n > FRACTOS_AUTH_SECRET_MAX) {
+	int err = read_secret(from_stdin ? stdin : f.get(), s);
+	if (err && err != EMSGSIZE) {
+		std::fprintf(stderr, "%s: secret set: %s: %s\n", progname,
+			     from_stdin ? "stdin" : path, std::strerror(err));
+		return exit_error;
+	}
+	if (err) {
 		std::fprintf(stderr,
 			     "%s: secret set: %s: a secret has %d to %d bytes (try \"head -c 32 "
 			     "/dev/urandom > FILE\")\n",
@@ -859,7 +849,8 @@ int secret_set(const options &opts, int argc, char **argv)
 		report("secret set", nl.error());
 		return exit_error;
 	}
-	std::vector<nl_attr_out> attrs{attr_bytes(FRACTOS_A_AUTH_SECRET, s.bytes.data(), n)};
+	std::vector<nl_attr_out> attrs{
+		attr_bytes(FRACTOS_A_AUTH_SECRET, s.bytes.data(), s.bytes.size())};
 	auto st = nl->request(FRACTOS_CMD_AUTH_SET, false, attrs);
 	explicit_bzero(attrs[0].data.data(), attrs[0].data.size());
 	if (!st) {

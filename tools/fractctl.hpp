@@ -623,9 +623,31 @@ node_info parse_node(const nl_reply &r);
 nl_result<std::vector<node_info>> get_nodes(genl_nl &nl, std::optional<std::uint32_t> id);
 const char *auth_mode_name(unsigned m);
 nl_result<auth_state> query_auth(genl_nl &nl);
+/* The node's address and port are @a's. */
+bool node_is_at(const node_info &n, const node_addr &a);
+
+/* Wipes what it held when it goes. */
+struct secret_buf {
+	std::vector<unsigned char> bytes;
+	~secret_buf() { explicit_bzero(bytes.data(), bytes.size()); }
+};
+
+/*
+ * The cluster secret from @f, as "secret set" and "secret-file" read it:
+ * one trailing newline dropped.  Returns 0, an errno of the read, or
+ * EMSGSIZE when it is not FRACTOS_AUTH_SECRET_MIN..MAX bytes.
+ */
+int read_secret(FILE *f, secret_buf &s);
+
 /* NODE_ADD (port 0: the module's default) and NODE_DEL. */
 nl_status fabric_node_add(genl_nl &nl, std::uint32_t id, const node_addr &a, bool trust_uids);
 nl_status fabric_node_del(genl_nl &nl, std::uint32_t id);
+
+/* A subcommand of a command's table, matched by prefix (matches()). */
+struct subcommand {
+	const char *name;
+	int (*fn)(const options &, int argc, char **argv);
+};
 
 /*
  * Paths can be moved under a prefix (FRACTCTL_ROOT) so that the tool can

@@ -39,7 +39,6 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -65,7 +64,6 @@ struct config {
 	node_addr self_addr;
 	std::string self_addr_text;
 	unsigned ttl = 10;
-	bool verbose = false;
 };
 
 std::atomic<bool> stopping{false};
@@ -288,13 +286,6 @@ std::optional<std::uint64_t> param(const char *name)
 	return v ? std::optional<std::uint64_t>(*v) : std::nullopt;
 }
 
-bool same_addr(const node_info &n, const node_addr &a)
-{
-	std::size_t len = a.family == AF_INET6 ? 16 : 4;
-	return n.family == a.family && !std::memcmp(n.addr.data(), a.bytes.data(), len) &&
-	       n.port == a.port;
-}
-
 class daemon_state {
 public:
 	daemon_state(const config &cfg) : cfg_(cfg), kv_(cfg.endpoint) {}
@@ -323,7 +314,7 @@ private:
 	std::condition_variable cv_;
 	std::deque<event> events_; /* mu_ */
 	bool watch_lost_ = false;  /* mu_: the watch ended; resync */
-	std::int64_t watch_from_ = 0;
+	std::int64_t watch_from_ = 0; /* main thread: where a new watch starts */
 };
 
 bool daemon_state::open_module()
@@ -405,7 +396,7 @@ void daemon_state::apply(const member &m)
 		return;
 	auto nodes = get_nodes(*nl_, m.id);
 	if (nodes && !nodes->empty()) {
-		if (same_addr(nodes->front(), m.addr)) {
+		if (node_is_at(nodes->front(), m.addr)) {
 			managed_.insert(m.id);
 			return;
 		}
@@ -448,9 +439,7 @@ bool daemon_state::resync()
 		if (!seen.count(id))
 			remove(id, "no longer registered");
 	std::int64_t rev = std::stoll((*r)["header"].value("revision", "0"));
-	std::lock_guard<std::mutex> g(mu_);
 	watch_from_ = rev + 1;
-	watch_lost_ = false;
 	return true;
 }
 
@@ -502,7 +491,7 @@ int daemon_state::run()
 		return 1;
 	}
 	auto next_keepalive = std::chrono::steady_clock::now();
-	bool registered = false;
+	bool registered = false, need_resync = false;
 	std::thread watcher;
 
 	while (!stopping) {
@@ -516,11 +505,12 @@ int daemon_state::run()
 			say("the module was reloaded (epoch %u -> %u)", epoch_, std::uint32_t(*ep));
 			if (!open_module())
 				continue;
+			/* the new module knows no node: add them all again (the
+			 * watch goes on; joining it would wait for its end) */
 			managed_.clear();
 			revoke();
 			registered = false;
-			std::lock_guard<std::mutex> g(mu_);
-			watch_lost_ = true;
+			need_resync = true;
 		}
 		if (!registered) {
 			registered = register_self();
@@ -542,7 +532,18 @@ int daemon_state::run()
 				std::this_thread::sleep_for(1s);
 				continue;
 			}
+			need_resync = false;
+			{
+				std::lock_guard<std::mutex> g(mu_);
+				watch_lost_ = false;
+			}
 			watcher = std::thread(&daemon_state::watch_loop, this, watch_from_);
+		} else if (need_resync) {
+			if (!resync()) {
+				std::this_thread::sleep_for(1s);
+				continue;
+			}
+			need_resync = false;
 		}
 		if (std::chrono::steady_clock::now() >= next_keepalive) {
 			if (!keepalive()) {
