@@ -37,6 +37,14 @@
 #                  scheduler.
 #   --json FILE    also write fractos-bench's JSON output to FILE (a second
 #                  run with -j).
+#   --plot DIR     do not benchmark: draw the runs whose --json files lie
+#                  under DIR (any depth; one file per run, e.g. from
+#                  vm/run --save) into DIR/latency-<release>.svg (copy
+#                  latency against size, fabric vs perftest ib_write_lat
+#                  vs local, median and range over the runs), DIR/ratio.svg
+#                  (fabric / ib_write_lat, a band per kernel) and
+#                  DIR/summary.txt, with tools/bench-plot.py and gnuplot.
+#                  Needs neither the module nor root.
 #   -h, --help     this text.
 # BENCH-ARGS go to fractos-bench (-n ITERS, -t SECONDS, -b GROUPS, -j).
 #
@@ -65,6 +73,8 @@ while [ $# -gt 0 ]; do
 		connect=$2; shift ;;
 	--json) [ $# -ge 2 ] || { echo "bench.sh: --json needs a file" >&2; exit 2; }
 		json=$2; shift ;;
+	--plot) [ $# -ge 2 ] || { echo "bench.sh: --plot needs a directory" >&2; exit 2; }
+		exec python3 "$(dirname "$0")/bench-plot.py" "$2" ;;
 	-h|--help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	*) break ;;
