@@ -52,6 +52,7 @@ static void fos_mem_release(struct kref *ref)
 /* May sleep: the last put unpins the pages. */
 void fos_mem_put(struct fos_mem *mem)
 {
+	might_sleep();
 	kref_put(&mem->ref, fos_mem_release);
 }
 

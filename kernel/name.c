@@ -103,6 +103,7 @@ static struct fos_name *fos_name_find(const char *name, u32 len, u32 hash)
 {
 	struct fos_name *n;
 
+	lockdep_assert_held(&fos_names_lock);
 	hash_for_each_possible(fos_names, n, hnode, hash)
 		if (n->hash == hash && n->len == len &&
 		    !memcmp(n->name, name, len))
@@ -113,6 +114,7 @@ static struct fos_name *fos_name_find(const char *name, u32 len, u32 hash)
 /* Caller holds fos_names_lock. */
 static void fos_name_unhash(struct fos_name *n)
 {
+	lockdep_assert_held(&fos_names_lock);
 	if (!n->hashed)
 		return;
 	hash_del(&n->hnode);
@@ -137,6 +139,7 @@ void fos_name_release(struct list_head *list)
 {
 	struct fos_name *n, *tmp;
 
+	might_sleep();
 	if (list_empty(list))
 		return;
 	mutex_lock(&fos_names_lock);

@@ -302,6 +302,7 @@ void fos_obj_put(struct fos_object *obj)
 		.reqs = LIST_HEAD_INIT(r.reqs),
 	};
 
+	might_sleep();
 	fos_reaper_obj_put(&r, obj);
 	fos_reaper_run(&r);
 }
@@ -314,6 +315,7 @@ void fos_req_put(struct fos_req *req)
 		.reqs = LIST_HEAD_INIT(r.reqs),
 	};
 
+	might_sleep();
 	fos_reaper_req_put(&r, req);
 	fos_reaper_run(&r);
 }

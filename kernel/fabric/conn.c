@@ -125,12 +125,26 @@ static void fos_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct fos_conn *conn = ctx;
 
-	if (ev->event == IB_EVENT_COMM_EST) {
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
 		rdma_notify(conn->id, IB_EVENT_COMM_EST);
 		return;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_PATH_MIG_ERR:
+	case IB_EVENT_DEVICE_FATAL:
+		WRITE_ONCE(conn->qp_event, ev->event);
+		queue_work(system_wq, &conn->qp_event_work);
+		return;
+	default:
+		/*
+		 * Informational (PATH_MIG, SQ_DRAINED, LAST_WQE_REACHED...):
+		 * the QP still works; a real failure shows in a completion.
+		 */
+		pr_info_ratelimited("fractos: node %u: QP event %s\n",
+				    conn->peer->node_id, ib_event_msg(ev->event));
 	}
-	WRITE_ONCE(conn->qp_event, ev->event);
-	queue_work(system_wq, &conn->qp_event_work);
 }
 
 /* Take a device for @conn.  Fails if it is unknown or going away. */

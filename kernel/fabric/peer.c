@@ -175,6 +175,7 @@ void fos_peer_delete(struct fos_peer *peer)
 {
 	struct fos_conn *conn;
 
+	lockdep_assert_held(&fos_fabric_mutex);
 	spin_lock(&fos_conns_lock);
 	spin_lock(&peer->lock);
 	peer->deleted = true;

@@ -15,6 +15,7 @@
 /* A WR is about to count as in flight.  Caller holds conn->lock. */
 void fos_conn_sq_posted(struct fos_conn *conn)
 {
+	lockdep_assert_held(&conn->lock);
 	if (!conn->sends && !conn->rdma_wrs)
 		conn->sq_progress = jiffies;
 }
@@ -27,6 +28,7 @@ bool fos_conn_sq_done(struct fos_conn *conn)
 {
 	bool was_quiet = conn->quiet;
 
+	lockdep_assert_held(&conn->lock);
 	conn->sq_progress = jiffies;
 	conn->quiet = false;
 	return was_quiet;
@@ -71,6 +73,7 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	u32 owed = conn->owed;
 	int ret;
 
+	lockdep_assert_held(&conn->lock);
 	if (conn->state != FOS_CONN_UP)
 		return -ENOTCONN;
 	if (total > conn->tx_max)
@@ -137,6 +140,7 @@ static int fos_conn_queue(struct fos_conn *conn, u8 type, u64 cookie,
 {
 	struct fos_pending *p;
 
+	lockdep_assert_held(&conn->lock);
 	if (conn->nbacklog >= conn->nbufs)
 		return -EAGAIN;
 	p = kmalloc(struct_size(p, payload, len), GFP_ATOMIC);

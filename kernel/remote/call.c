@@ -390,23 +390,37 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			  -(int)le32_to_cpu(a->status), NULL, NULL);
 }
 
-/* A holder asks us to revoke one of our objects. */
-void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-			 const void *payload, u32 len)
+/**
+ * fos_revoke_req_serve - a holder asks us to revoke one of our objects
+ * @peer: the holder's node
+ * @o: the object, as the REVOKE_REQ named it
+ *
+ * On fos_copy_wq (a REVOKE_REQ's credit is held until it is served): as
+ * for a local CAP_REVOKE on the owner, the answer goes only once no node
+ * can read the object's pages any more, so that the holder's CAP_REVOKE
+ * of its proxy returns with the keys dead too (a wait of at most
+ * FOS_GRANT_END_WAIT, which must not stall the receive path: the pullers'
+ * RELEASEs come through it).  May sleep.
+ *
+ * Return: the status for the ACK.
+ */
+int fos_revoke_req_serve(struct fos_peer *peer, const struct fos_wire_obj *o)
 {
-	const struct fos_wire_obj *o = payload;
 	struct fos_object *obj = NULL;
 	int ret = -EKEYREVOKED;
 
+	might_sleep();
 	if (le32_to_cpu(o->epoch) == fos_epoch)
 		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
-	if (IS_ERR(obj)) {
-		ret = PTR_ERR(obj);
-	} else if (obj) {
-		ret = fos_obj_revoke(obj);
-		fos_obj_put(obj);
-	}
-	fos_send_ack(peer, hdr, ret);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	if (!obj)
+		return ret;
+	ret = fos_obj_revoke(obj);
+	fos_obj_put(obj);
+	if (!ret)
+		fos_remote_grants_sync();
+	return ret;
 }
 
 /* A node is about to send @node a capability to one of ours: count it. */

@@ -152,9 +152,11 @@ static struct fos_importer *fos_export_importer(struct fos_export *e,
 static bool fos_export_held(struct fos_export *e, u32 node, u32 epoch,
 			    const struct fos_view *v)
 {
-	struct fos_importer *i = fos_export_importer(e, node, epoch);
+	struct fos_importer *i;
 	u32 k;
 
+	lockdep_assert_held(&fos_export_lock);
+	i = fos_export_importer(e, node, epoch);
 	if (!i)
 		return false;
 	if (!v)
@@ -498,6 +500,7 @@ void fos_remote_exports_release(struct list_head *list)
 {
 	struct fos_export *e, *tmp;
 
+	might_sleep();
 	list_for_each_entry_safe(e, tmp, list, dead) {
 		struct fos_importer *i, *itmp;
 		LIST_HEAD(importers);

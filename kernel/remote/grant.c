@@ -126,6 +126,7 @@ static void fos_grants_take(u32 node, bool revoked)
 	unsigned long idx;
 	LIST_HEAD(dead);
 
+	might_sleep();
 	xa_lock(&fos_grants);
 	xa_for_each(&fos_grants, idx, g) {
 		if ((node != U32_MAX && g->node != node) ||

@@ -184,7 +184,7 @@ static const struct fos_msg_type fos_remote_types[] = {
 	{ FOS_WIRE_ACK, "ack", fos_wire_check_ack, fos_ack_recv },
 	{ FOS_WIRE_REVOKE, "revoke", fos_wire_check_obj, fos_revoke_recv },
 	{ FOS_WIRE_REVOKE_REQ, "revoke_req", fos_wire_check_obj,
-	  fos_revoke_req_recv },
+	  fos_revoke_req_recv, true },
 	{ FOS_WIRE_IMPORT, "import", fos_wire_check_import, fos_import_recv },
 	{ FOS_WIRE_LOOKUP, "lookup", fos_wire_check_lookup, fos_lookup_recv,
 	  true },

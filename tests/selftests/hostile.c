@@ -522,10 +522,14 @@ static void refused(const char *what, const struct sockaddr_in *src,
 /* What the application side of the test does, in its own thread. */
 struct app {
 	int fd;
-	uint32_t mem, dim, mem2, proxy;
+	uint32_t mem, dim, mem2, dim2, proxy;
 	struct fractos_cap_info dim_info, mem2_info;
-	int lookup_ret, invoke_ret;
-	volatile int stage;	/* 1: invoked; 2: main is done */
+	int lookup_ret, invoke_ret, invoke2_ret;
+	/*
+	 * 1: invoked; 3: main asks for a second invoke (with @dim2);
+	 * 4: invoked again; 2: main is done
+	 */
+	volatile int stage;
 	void *buf;
 };
 
@@ -542,8 +546,15 @@ static void *app_fn(void *arg)
 	a->invoke_ret = a->lookup_ret ? a->lookup_ret :
 			invoke(a->fd, a->proxy, NULL, 0, &a->dim, 1) ? -errno : 0;
 	a->stage = 1;
-	while (a->stage != 2)
+	while (a->stage != 2 && a->stage != 3)
 		usleep(10 * 1000);
+	if (a->stage == 3) {
+		a->invoke2_ret = invoke(a->fd, a->proxy, NULL, 0, &a->dim2, 1) ?
+				 -errno : 0;
+		a->stage = 4;
+		while (a->stage != 2)
+			usleep(10 * 1000);
+	}
 	return NULL;
 }
 
@@ -831,6 +842,49 @@ static void views(void)
 		tap_ok(ok && ack.status == EKEYREVOKED && !fos_info(a.fd, a.mem2, &a.mem2_info),
 		       "REVOKE_REQ of it: refused, and it is not revoked (status %u)", ack.status);
 	}
+	/*
+	 * A holder's REVOKE_REQ (its proxy's CAP_REVOKE) is answered once the
+	 * keys are dead too: we hold a grant and ignore its GRANT_END.  (Its
+	 * grant is gone, so its key is deregistered: an RDMA READ with a
+	 * dead key is tried below, last, as it ends our connection.)
+	 */
+	ok = !fos_diminish(a.fd, a.mem2, FRACTOS_PERM_WRITE, 0, 512, &a.dim2);
+	a.stage = 3;
+	h.payload_out = msg;
+	ok = ok && !hp_recv(&h, W_INVOKE, 10000, &cookie);
+	memcpy(&c, msg + sizeof(struct w_invoke), sizeof(c));
+	ack.status = 0;
+	ok = ok && !hp_send(&h, W_ACK, cookie, &ack, sizeof(ack));
+	for (st = 0; ok && a.stage != 4 && st < 1000; st++)
+		usleep(10 * 1000);
+	tap_ok(ok && a.stage == 4 && !a.invoke2_ret && c.len == 512,
+	       "a second view, [0, +512) of another Memory (ok %d, stage %d, invoke %d, len %llu)",
+	       ok, a.stage, a.invoke2_ret, (unsigned long long)c.len);
+	st = grant(&h, &c, 0, 512, &gr);
+	{
+		struct w_obj o = { .oid = c.oid, .epoch = c.epoch };
+		struct fractos_cap_info info;
+		uint8_t got[512];
+		double t0, dt;
+		int rs = st ? -1 : hp_read(&h, got, 512, gr.addr, gr.rkey);
+
+		tap_ok(!st && !rs && !memcmp(got, (uint8_t *)a.buf + 4096, 512),
+		       "its grant reads with RDMA (grant %d, read %d)", st, rs);
+		t0 = now_s();
+		h.payload_out = &ack;
+		ack.status = 999;
+		ok = !hp_send(&h, W_REVOKE_REQ, 0x7a, &o, sizeof(o)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		dt = now_s() - t0;
+		h.payload_out = msg;
+		rs = fos_info(a.fd, a.dim2, &info) ? -errno :
+		     !!(info.info_flags & FRACTOS_INFO_REVOKED);
+		tap_ok(ok && ack.status == 0 && dt >= 1.5 && dt < 10 &&
+		       fos_live("grants") == 0 && rs == 1,
+		       "our REVOKE_REQ is answered after %.1f s, with the object revoked and our grant ended (status %u, revoked %d, grants %lld)",
+		       dt, ack.status, rs, fos_live("grants"));
+	}
+
 	/* A grant we keep, read with RDMA, then its object revoked. */
 	st = grant(&h, &given, 0, 200, &gr);
 	{
@@ -867,7 +921,6 @@ static void views(void)
 		       "an RDMA READ with the revoked object's old key fails (completion status %d)",
 		       rs);
 	}
-
 	a.stage = 2;
 	pthread_join(th, NULL);
 	close(a.fd);
@@ -914,7 +967,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(56);
+	tap_plan(59);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");

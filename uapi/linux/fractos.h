@@ -142,10 +142,11 @@
  *                   revoked object gives EKEYREVOKED.  On a proxy: the
  *                   owner's EKEYREVOKED, or an error of the call to
  *                   its node (see "Calls to other nodes"); the proxy is
- *                   revoked anyway.  On the owner it returns once no
- *                   other node can read the object's pages: a copy to
- *                   another node that is reading them is stopped first
- *                   (a wait of at most 2 s).
+ *                   revoked anyway.  On the owner, and on a proxy
+ *                   whose owner answered, it returns once no other
+ *                   node can read the object's pages: a copy to another
+ *                   node that is reading them is stopped first (a wait
+ *                   of at most 2 s).
  *   CAP_CREATE_REVTREE  EKEYREVOKED if the parent is revoked.
  *                   EMLINK  the child would be deeper than 64 (a root has
  *                           depth 0; see FRACTOS_IOC_CAP_INFO's depth).
@@ -252,8 +253,9 @@
  *                           restarted);
  *                   ETIMEDOUT  no credit within 5 s (nothing was sent), or
  *                           no answer within 10 s (delivery unknown);
- *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP) the other node
- *                           serves as many of this node's requests, or
+ *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP, CAP_REVOKE of a
+ *                           proxy) the other node serves as many of
+ *                           this node's requests, or
  *                           holds as many of its grants, as its
  *                           fabric_peer_work / fabric_peer_grants allow;
  *                   ENOMEM.
