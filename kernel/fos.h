@@ -69,7 +69,7 @@
  * registrations then deliver to, or are dropped from, queues that are kept
  * allocated by those very registrations.
  *
- * Locking:
+ * Locking (the order of all the module's locks: kernel/fabric/README.md):
  * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
  *   (written under it, read locklessly as a hint only), the parent's
  *   children list and the sibling links, the owner pointer and owner_link,

@@ -20,9 +20,11 @@
  * exported exactly while another node may hold it, or a description of it
  * is on its way.  Names used for one operation only (the target of a
  * loopback invocation, the views of a memory_copy) are exported for the
- * call's duration.  Kernels trust each other, as FractOS Controllers do:
- * an oid that is not in the table (never exported, revoked, or given
- * back) names nothing.
+ * call's duration.  An oid that is not in the table (never exported,
+ * revoked, or given back) names nothing, and one that is names only the
+ * views recorded for the node that sends it: an admitted peer is trusted
+ * with nothing it was not sent (kernel/fabric/README.md, "Messages after
+ * admission").
  *
  * A capability received from another node becomes a capability to a
  * *proxy* (struct fos_proxy hanging off a struct fos_object of the same
@@ -55,7 +57,8 @@
  * revocation-tree child of a proxy stays local.
  *
  * Node death: when a peer's connection goes down, its epoch changes or it
- * is deleted (fabric.c calls fos_remote_node_down()), calls waiting on it
+ * is deleted (the fabric calls fos_remote_node_down(), registered with
+ * fos_fabric_set_node_down()), calls waiting on it
  * fail, every proxy of its objects (of that epoch) is revoked - monitors
  * fire as for a local revocation - and it stops being an importer of our
  * objects.  A node that comes back with the same epoch does not get them
@@ -78,8 +81,7 @@
  *   range to its owner.  The owner checks the view (READ, range), takes
  *   a reference on the pinned pages and registers a fast-registration
  *   memory region over exactly the pages of that range, remote-read only,
- *   on the PD of its connection to the puller (fabric.c's "One-sided
- *   RDMA"), and answers with its address, rkey, a grant id and the bytes
+ *   on the PD of its connection to the puller (fabric/rdma.c), and answers with its address, rkey, a grant id and the bytes
  *   granted (one region spans at most the device's fast-registration
  *   page list, 4096 pages: the puller asks again for the rest).
  * - The puller RDMA-READs the granted bytes into its own pages (chunks of
@@ -94,16 +96,16 @@
  *   ended: the owner sends GRANT_END to the puller, which posts no further
  *   READ for that copy (the copy fails with EKEYREVOKED) and sends RELEASE
  *   once the READs it posted have completed; the owner deregisters the
- *   region then.  CAP_REVOKE on the owner waits for those RELEASEs, at
- *   most FOS_GRANT_END_WAIT (2 s), and deregisters what is left itself
- *   (fos_remote_grants_sync()): when it returns, the keys are dead.  It
+ *   region then.  CAP_REVOKE on the owner, and a holder's REVOKE_REQ
+ *   (served on fos_copy_wq, answered after), wait for those RELEASEs, at
+ *   most FOS_GRANT_END_WAIT (2 s), and deregister what is left themselves
+ *   (fos_remote_grants_sync()): when they return, the keys are dead.  It
  *   does not deregister at once because an RDMA READ that hits a dead
  *   rkey is fatal to the RC connection (and so to every proxy of the
  *   node): READs already posted when the object was revoked complete, as
  *   a local copy racing a revoke does, and only a puller that ignores
- *   GRANT_END loses its connection.  Revocations that do not come from
- *   CAP_REVOKE (a space's exit, REVOKE_REQ from a peer, a node's death)
- *   do not wait: their grants end when released, or FOS_GRANT_END_WAIT
+ *   GRANT_END loses its connection.  Revocations that come from neither
+ *   (a space's exit, a node's death) do not wait: their grants end when released, or FOS_GRANT_END_WAIT
  *   after the revocation at the latest.
  * - The owners check everything again: views against their objects,
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
@@ -138,9 +140,9 @@
  *   caller's side and the owner's receive handlers.
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
- *   GRANT and LOOKUP served in process context (fos_copy_wq).
+ *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq).
  *
- * Locking:
+ * Locking (the order of all the module's locks: kernel/fabric/README.md):
  * - fos_export_lock (a mutex) protects the export table's contents and
  *   every entry's importers list and @hashed flag; it is taken before
  *   fos_tree_lock, which protects fos_object.export.  An entry is freed by

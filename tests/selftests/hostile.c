@@ -115,6 +115,12 @@ struct w_grant_reply {
 	uint64_t id, addr, len;
 };
 
+struct w_copy {
+	struct w_cap src, dst;
+	uint64_t src_off, dst_off, len;
+	uint32_t flags, reserved;
+};
+
 struct w_release {
 	uint64_t id, reserved;
 };
@@ -135,6 +141,7 @@ struct w_import {
 _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 72, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
+_Static_assert(sizeof(struct w_copy) == 128, "copy");
 
 _Static_assert(sizeof(struct w_hello) == 48, "hello");
 _Static_assert(sizeof(struct w_accept) == 80, "accept");
@@ -348,29 +355,25 @@ static int hp_connect(struct hp *p)
 	return -1;
 }
 
-static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
-		   const void *payload, uint32_t len)
+/* Send @bytes of @msg (a header and what follows) as one SEND. */
+static int hp_post(struct hp *p, const void *msg, uint32_t bytes)
 {
 	/* (the send buffer is the last W_MSG bytes of p->buf) */
 	uint8_t *b = p->buf + W_CREDITS * W_MSG;
-	struct w_hdr h = { .version = W_VERSION, .type = type, .len = len,
-			   .cookie = cookie, .credits = (uint16_t)p->owed };
-	struct ibv_sge sge = { .addr = (uintptr_t)b,
-			       .length = sizeof(h) + len, .lkey = p->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)b, .length = bytes,
+			       .lkey = p->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 999, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
-
 	struct ibv_wc wc;
 	int i;
 
-	memcpy(b, &h, sizeof(h));
-	if (len)
-		memcpy(b + sizeof(h), payload, len);
+	if (bytes > W_MSG)
+		return -1;
+	memcpy(b, msg, bytes);
 	if (ibv_post_send(p->id->qp, &wr, &bad))
 		return -1;
-	p->owed = 0;
 	/* One send buffer: wait until it is free again. */
 	for (i = 0; i < 5000; i++) {
 		int n = ibv_poll_cq(p->scq, 1, &wc);
@@ -380,6 +383,24 @@ static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
 		usleep(1000);
 	}
 	return -1;
+}
+
+static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
+		   const void *payload, uint32_t len)
+{
+	uint8_t m[W_MSG];
+	struct w_hdr h = { .version = W_VERSION, .type = type, .len = len,
+			   .cookie = cookie, .credits = (uint16_t)p->owed };
+
+	if (len > sizeof(m) - sizeof(h))
+		return -1;
+	memcpy(m, &h, sizeof(h));
+	if (len)
+		memcpy(m + sizeof(h), payload, len);
+	if (hp_post(p, m, sizeof(h) + len))
+		return -1;
+	p->owed = 0;
+	return 0;
 }
 
 /*
@@ -572,10 +593,15 @@ static int hp_accept(struct hp *p, struct rdma_event_channel *lec)
 	memset(p, 0, sizeof(*p));
 	p->ec = lec;
 	p->shared_ec = 1;
-	if (poll(&pfd, 1, 30000) != 1 || rdma_get_cm_event(lec, &ev))
-		return -1;
-	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST ||
-	    ev->param.conn.private_data_len < sizeof(p->theirs)) {
+	/* Skip what is left of earlier connections (their DISCONNECTED). */
+	for (;;) {
+		if (poll(&pfd, 1, 30000) != 1 || rdma_get_cm_event(lec, &ev))
+			return -1;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	if (ev->param.conn.private_data_len < sizeof(p->theirs)) {
 		rdma_ack_cm_event(ev);
 		return -1;
 	}
@@ -598,6 +624,43 @@ static uint64_t node_stat(uint32_t id, int which)
 	struct fos_nl_node n = {};
 
 	return fos_nl_node_get(id, &n) ? ~0ULL : n.stats[which];
+}
+
+/* Accept the node's next connection as H_NODE and check its AUTH. */
+static int h_admit(struct hp *h, struct rdma_event_channel *lec)
+{
+	uint8_t msg[W_MSG], mac[32];
+	int ret;
+
+	if (hp_accept(h, lec))
+		return -1;
+	h->keepalive = 1;
+	h->payload_out = msg;
+	ret = hp_recv(h, W_AUTH, 10000, NULL);
+	h->payload_out = NULL;
+	hmac3(secret, secret_len, "fractos v6 auth", &h->theirs, &h->acc.hello,
+	      mac);
+	return ret || memcmp(mac, msg, 32) ? -1 : 0;
+}
+
+/*
+ * On an admitted connection, send @bytes of @msg, which the node must
+ * refuse: it cuts the connection off and counts one protocol error; it
+ * connects again, and we admit it (*@h, for the next case).
+ */
+static void malformed(struct hp *h, struct rdma_event_channel *lec,
+		      const char *what, const void *msg, uint32_t bytes)
+{
+	uint64_t pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS);
+	int sent = !hp_post(h, msg, bytes), cut = sent && hp_cut_off(h, 10000);
+
+	tap_ok(cut && node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe0 + 1,
+	       "%s: cut off, one protocol error (sent %d, cut %d, errors +%lld)",
+	       what, sent, cut,
+	       (long long)(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0));
+	hp_close(h);
+	if (h_admit(h, lec))
+		tap_diag("the node did not connect again after: %s", what);
 }
 
 /* Send GRANT for @src [@off, +@len); the reply's status (or -1). */
@@ -741,7 +804,21 @@ static void views(void)
 	c.len = 100;
 	st = grant(&h, &c, 0, 100, &gr);
 	tap_eq(st, EPROTO, "GRANT of a range overlapping its end: EPROTO");
-	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 3,
+	{
+		/* We may read the view: a copy into it is not ours to ask. */
+		struct w_copy cp = { .src = given, .dst = given, .len = 8 };
+
+		cp.dst.perms |= FRACTOS_PERM_WRITE;
+		h.payload_out = &ack;
+		ack.status = 999;
+		ok = !hp_send(&h, W_COPY, 0x6b, &cp, sizeof(cp)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		tap_ok(ok && ack.status == EPROTO,
+		       "COPY into the view with WRITE added: EPROTO (status %u)",
+		       ack.status);
+		h.payload_out = msg;
+	}
+	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 4,
 	       "each counted as a protocol error of node %u", H_NODE);
 	tap_eq(fos_live("grants"), 0, "nothing was registered for them");
 	st = grant(&h, &given, 0, 200, &gr);
@@ -921,6 +998,43 @@ static void views(void)
 		       "an RDMA READ with the revoked object's old key fails (completion status %d)",
 		       rs);
 	}
+
+	/*
+	 * That READ ended our connection.  Malformed messages: each ends the
+	 * connection and is counted; the node connects again each time.
+	 */
+	hp_close(&h);
+	tap_ok(!h_admit(&h, lec),
+	       "after the failed READ the node connects again and proves itself");
+	{
+		uint8_t m[W_MSG] = {};
+		struct w_hdr *mh = (struct w_hdr *)m;
+		struct w_ping ping = { .seq = 5 };
+
+		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_AUTH + 1,
+				      .len = 8 };
+		malformed(&h, lec, "a message type the protocol does not have",
+			  m, sizeof(*mh) + 8);
+		*mh = (struct w_hdr){ .version = W_VERSION + 1, .type = W_CREDIT };
+		malformed(&h, lec, "another wire version", m, sizeof(*mh));
+		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_DROP,
+				      .len = 64 };
+		malformed(&h, lec, "a header announcing 64 bytes, 8 sent",
+			  m, sizeof(*mh) + 8);
+		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_GRANT,
+				      .len = 40 };
+		malformed(&h, lec, "a GRANT of 40 of its 72 bytes",
+			  m, sizeof(*mh) + 40);
+		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_CREDIT,
+				      .credits = 60000 };
+		malformed(&h, lec, "60000 credits, more than the node ever gave",
+			  m, sizeof(*mh));
+		malformed(&h, lec, "a message of 4 bytes", m, 4);
+		h.payload_out = NULL;
+		ok = h.id && !hp_send(&h, W_PING, 0x55, &ping, sizeof(ping)) &&
+		     !hp_recv(&h, W_PONG, 10000, &cookie) && cookie == 0x55;
+		tap_ok(ok, "after them the node's new connection serves us: our PING is answered");
+	}
 	a.stage = 2;
 	pthread_join(th, NULL);
 	close(a.fd);
@@ -967,7 +1081,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(59);
+	tap_plan(68);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");
