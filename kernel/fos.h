@@ -398,6 +398,7 @@ extern spinlock_t fos_tree_lock;
 int fos_object_init(void);
 u64 fos_oid_public(u64 id);
 u64 fos_oid_private(u64 pub);
+void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_mem *mem, struct fos_req *req);
@@ -479,24 +480,64 @@ int fos_name_remove(const struct fos_space *owner, const char *name,
 int fos_provider_init(void);
 void fos_provider_exit(void);
 
+/**
+ * struct fos_remote_ops - what the core asks of objects of other nodes
+ * @loopback: fabric_loopback is on: local invocations and copies go
+ *	through the fabric to this node
+ * @invoke: invoke @target, a proxy or a Request derived from one (or any
+ *	Request with @loopback); may sleep
+ * @revoke: CAP_REVOKE of a proxy: ask its owner, then revoke it; may sleep
+ * @grants_out: some range of ours is registered for a peer (a racy hint)
+ * @grants_sync: after a revocation, wait until no peer can read a revoked
+ *	object's pages; may sleep
+ * @lookup: look a name up on another node; may sleep
+ * @proxy_oid: the (node, epoch, oid) a proxy stands for
+ * @revoke_locked: @obj is being revoked: take its export entry onto @dead
+ *	(under fos_tree_lock)
+ * @exports_release: release the export entries revocation collected,
+ *	notifying the importers; may sleep
+ * @proxy_free: a proxy object is freed; may sleep
+ * @copy_wanted: a memory_copy between these objects goes through the fabric
+ * @copy: that copy; may sleep
+ *
+ * The core (object.c, memory.c, name.c, request.c, space.c, provider.c)
+ * reaches other nodes through this vector only, which kernel/remote/
+ * registers when it starts (fos_remote_set_ops()) and takes back when it
+ * stops; until then every object is local (fos_remote_local in object.c:
+ * no proxy, export or grant can exist, and calls that need another node
+ * fail with EHOSTUNREACH).  So the core calls no function of the remote
+ * layer by name, and the remote layer uses the core as any user of it.
+ */
+struct fos_remote_ops {
+	bool (*loopback)(void);
+	int (*invoke)(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps, bool wait);
+	int (*revoke)(struct fos_object *obj);
+	bool (*grants_out)(void);
+	void (*grants_sync)(void);
+	int (*lookup)(u32 node, const char *name, u32 len,
+		      struct fos_cap *out);
+	void (*proxy_oid)(const struct fos_proxy *p, struct fractos_oid *oid);
+	void (*revoke_locked)(struct fos_object *obj, struct fos_dead *dead);
+	void (*exports_release)(struct list_head *list);
+	void (*proxy_free)(struct fos_proxy *p);
+	bool (*copy_wanted)(struct fos_object *src, struct fos_object *dst);
+	int (*copy)(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len);
+};
+
+/* object.c: the registered vector (never NULL) */
+extern const struct fos_remote_ops *fos_remote_ops;
+void fos_remote_set_ops(const struct fos_remote_ops *ops);
+
+static inline const struct fos_remote_ops *fos_remote(void)
+{
+	return READ_ONCE(fos_remote_ops);
+}
+
 /* kernel/remote/: objects of other nodes ("Remote objects" in remote.c) */
 int fos_remote_init(void);
 void fos_remote_exit(void);
-bool fos_remote_loopback(void);
-int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait);
-int fos_remote_revoke(struct fos_object *obj);
-bool fos_remote_grants_out(void);
-void fos_remote_grants_sync(void);
-int fos_remote_lookup(u32 node, const char *name, u32 len,
-		      struct fos_cap *out);
-void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid);
-void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
-void fos_remote_exports_release(struct list_head *list);
-void fos_remote_proxy_free(struct fos_proxy *p);
-bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst);
-int fos_remote_copy(const struct fos_cap *src, u64 soff,
-		    const struct fos_cap *dst, u64 doff, u64 len);
 
 /* space.c */
 int fos_space_init(void);

@@ -429,7 +429,7 @@ s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
  * @nowait: io_uring's inline issue: -EAGAIN where the fabric is needed
  *
  * Return: the bytes copied, or -EACCES, -ERANGE, or as
- * fos_mem_copy_local() and fos_remote_copy().
+ * fos_mem_copy_local() and the remote layer's copy.
  */
 s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait)
@@ -456,9 +456,9 @@ s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 	 * waits for other nodes - never inline in io_uring (-EAGAIN: io-wq
 	 * issues it again from a worker that may block).
 	 */
-	if (fos_remote_copy_wanted(src->obj, dst->obj))
+	if (fos_remote()->copy_wanted(src->obj, dst->obj))
 		ret = nowait ? -EAGAIN :
-		      fos_remote_copy(src, soff, dst, doff, len);
+		      fos_remote()->copy(src, soff, dst, doff, len);
 	else
 		ret = fos_mem_copy_local(src, soff, dst, doff, len, false);
 	return ret ? ret : len;

@@ -314,7 +314,7 @@ int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
 	 */
 	if ((a->flags & FRACTOS_NAME_NODE) && a->node != fos_node_id)
 		ret = c->nowait ? -EAGAIN :
-		      fos_remote_lookup(a->node, name, a->name_len, &cap);
+		      fos_remote()->lookup(a->node, name, a->name_len, &cap);
 	else
 		ret = fos_name_get(name, a->name_len, current_euid(), &cap);
 	kfree(name);

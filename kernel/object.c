@@ -62,6 +62,119 @@ u64 fos_oid_private(u64 pub)
 	return (u64)l << 32 | r;
 }
 
+/* The global name of @obj: (node, epoch, public id), a proxy's its owner's. */
+void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid)
+{
+	if (obj->proxy) {
+		fos_remote()->proxy_oid(obj->proxy, oid);
+		return;
+	}
+	oid->node = fos_node_id;
+	oid->epoch = fos_epoch;
+	oid->id = fos_oid_public(obj->id);
+}
+
+/* ---- the remote layer, as the core sees it (struct fos_remote_ops) ---- */
+
+static bool fos_local_loopback(void)
+{
+	return false;
+}
+
+static int fos_local_invoke(struct fos_object *target, const u8 *imm,
+			    u32 imm_len, const struct fos_cap *caps, u32 ncaps,
+			    bool wait)
+{
+	return -EHOSTUNREACH;
+}
+
+static int fos_local_revoke(struct fos_object *obj)
+{
+	return -EHOSTUNREACH;
+}
+
+static bool fos_local_grants_out(void)
+{
+	return false;
+}
+
+static void fos_local_grants_sync(void)
+{
+}
+
+static int fos_local_lookup(u32 node, const char *name, u32 len,
+			    struct fos_cap *out)
+{
+	return -EHOSTUNREACH;
+}
+
+static void fos_local_proxy_oid(const struct fos_proxy *p,
+				struct fractos_oid *oid)
+{
+	WARN_ON_ONCE(1);
+	memset(oid, 0, sizeof(*oid));
+}
+
+/* No object is exported while no remote layer is registered. */
+static void fos_local_revoke_locked(struct fos_object *obj,
+				    struct fos_dead *dead)
+{
+	WARN_ON_ONCE(obj->export);
+}
+
+static void fos_local_exports_release(struct list_head *list)
+{
+	WARN_ON_ONCE(!list_empty(list));
+}
+
+static void fos_local_proxy_free(struct fos_proxy *p)
+{
+	WARN_ON_ONCE(1);
+}
+
+static bool fos_local_copy_wanted(struct fos_object *src,
+				  struct fos_object *dst)
+{
+	return false;
+}
+
+static int fos_local_copy(const struct fos_cap *src, u64 soff,
+			  const struct fos_cap *dst, u64 doff, u64 len)
+{
+	return -EHOSTUNREACH;
+}
+
+/* Every object is local: before kernel/remote/ starts and after it stops. */
+static const struct fos_remote_ops fos_remote_local = {
+	.loopback = fos_local_loopback,
+	.invoke = fos_local_invoke,
+	.revoke = fos_local_revoke,
+	.grants_out = fos_local_grants_out,
+	.grants_sync = fos_local_grants_sync,
+	.lookup = fos_local_lookup,
+	.proxy_oid = fos_local_proxy_oid,
+	.revoke_locked = fos_local_revoke_locked,
+	.exports_release = fos_local_exports_release,
+	.proxy_free = fos_local_proxy_free,
+	.copy_wanted = fos_local_copy_wanted,
+	.copy = fos_local_copy,
+};
+
+const struct fos_remote_ops *fos_remote_ops = &fos_remote_local;
+
+/**
+ * fos_remote_set_ops - register the remote layer, or take it back
+ * @ops: its vector, or NULL for "every object is local"
+ *
+ * Called by fos_remote_init() before any space exists and by
+ * fos_remote_exit() after the last is gone (module init and exit), so
+ * that no call is ever in flight through the vector that is replaced.
+ */
+void fos_remote_set_ops(const struct fos_remote_ops *ops)
+{
+	WRITE_ONCE(fos_remote_ops, ops ? ops : &fos_remote_local);
+}
+
 int fos_object_init(void)
 {
 	get_random_bytes(&fos_oid_key, sizeof(fos_oid_key));
@@ -255,7 +368,7 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	if (obj->parent)
 		fos_reaper_obj_put(r, obj->parent);
 	if (obj->proxy)
-		fos_remote_proxy_free(obj->proxy);
+		fos_remote()->proxy_free(obj->proxy);
 	kmem_cache_free(fos_obj_cache, obj);
 	fos_live_add(FOS_LIVE_OBJECTS, -1);
 }
@@ -354,7 +467,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			list_add_tail(&cur->req->dead, &dead->reqs);
 			cur->req = NULL;
 		}
-		fos_remote_revoke_locked(cur, dead);
+		fos_remote()->revoke_locked(cur, dead);
 		fos_monitors_take_receive_locked(cur, &dead->fire);
 		fos_name_revoke_locked(cur, dead);
 		fos_obj_undelegate_locked(cur, dead);
@@ -404,7 +517,7 @@ void fos_dead_release(struct fos_dead *dead)
 		fos_monitor_drop(m);
 	}
 	fos_name_release(&dead->names);
-	fos_remote_exports_release(&dead->exports);
+	fos_remote()->exports_release(&dead->exports);
 
 	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
 		list_del(&mem->dead);

@@ -449,10 +449,10 @@ int fos_kcap_revoke(struct fos_kcap *c)
 
 	might_sleep();
 	if (c->cap.obj->proxy)
-		return fos_remote_revoke(c->cap.obj);
+		return fos_remote()->revoke(c->cap.obj);
 	ret = fos_obj_revoke(c->cap.obj);
 	if (!ret)
-		fos_remote_grants_sync();
+		fos_remote()->grants_sync();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(fos_kcap_revoke);

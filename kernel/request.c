@@ -396,7 +396,7 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
  * @nowait: io_uring's inline issue: never sleep (-EAGAIN instead)
  *
  * Return: 0 (queued), -EAGAIN (the queue is full, or waiting was
- * needed), -EKEYREVOKED, -E2BIG, -ENOMEM, fos_remote_invoke()'s errnos, or
+ * needed), -EKEYREVOKED, -E2BIG, -ENOMEM, the remote layer's errnos, or
  * an argument's.
  */
 static int fos_invoke(const struct fos_cap *cap,
@@ -422,7 +422,7 @@ static int fos_invoke(const struct fos_cap *cap,
 	 * fabric to this node, whose provider then adds the arguments.
 	 */
 	remote = !req || !req->ep;
-	if (!remote && fos_remote_loopback()) {
+	if (!remote && fos_remote()->loopback()) {
 		remote = true;
 		loop = true;
 	}
@@ -455,8 +455,8 @@ static int fos_invoke(const struct fos_cap *cap,
 	msg->imm_len = b.imm_len;
 	if (!ret && remote) {
 		/* @msg only carried the arguments: the owner queues its own. */
-		ret = fos_remote_invoke(cap->obj, msg->imm, msg->imm_len,
-					msg->caps, msg->ncaps, wait);
+		ret = fos_remote()->invoke(cap->obj, msg->imm, msg->imm_len,
+					   msg->caps, msg->ncaps, wait);
 		if (ret)
 			fos_args_undelegate(&b);
 		fos_msg_free(msg);

@@ -216,15 +216,15 @@ int fos_op_cap_revoke(struct fos_space *s, struct fos_call *c)
 	 * for it (io_uring inline issue: -EAGAIN, a worker does it).
 	 */
 	if (cap.obj->proxy) {
-		ret = c->nowait ? -EAGAIN : fos_remote_revoke(cap.obj);
-	} else if (c->nowait && fos_remote_grants_out()) {
+		ret = c->nowait ? -EAGAIN : fos_remote()->revoke(cap.obj);
+	} else if (c->nowait && fos_remote()->grants_out()) {
 		/* Its keys may have to be waited for: a worker does it. */
 		ret = -EAGAIN;
 	} else {
 		ret = fos_obj_revoke(cap.obj);
 		/* No peer can read it any more when we return. */
 		if (!ret)
-			fos_remote_grants_sync();
+			fos_remote()->grants_sync();
 	}
 	fos_obj_put(cap.obj);
 	return ret;
@@ -301,7 +301,7 @@ int fos_op_cap_info(struct fos_space *s, struct fos_call *c)
 	a->perms = cap.perms;
 	a->offset = cap.off;
 	a->len = cap.len;
-	fos_remote_oid(cap.obj, &a->oid);
+	fos_obj_oid(cap.obj, &a->oid);
 	a->depth = cap.obj->depth;
 	a->info_flags = 0;
 	if (cap.obj->proxy)

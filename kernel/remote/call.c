@@ -157,7 +157,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		return -E2BIG;
 	len = sizeof(*iv) + ncaps * sizeof(*wc) + imm_len;
 	/* A local target (fabric_loopback) is exported to ourselves. */
-	fos_remote_oid(root->proxy ? root : target, &oid);
+	fos_obj_oid(root->proxy ? root : target, &oid);
 	peer = fos_peer_find(oid.node);
 	if (!peer)
 		return -EHOSTUNREACH;

@@ -287,9 +287,9 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	}
 	if (!len)
 		return 0;
-	fos_remote_oid(droot->proxy ? droot : dst->obj, &oid);
+	fos_obj_oid(droot->proxy ? droot : dst->obj, &oid);
 	if (!droot->proxy)
-		fos_remote_oid(sroot->proxy ? sroot : src->obj, &oid);
+		fos_obj_oid(sroot->proxy ? sroot : src->obj, &oid);
 	peer = fos_peer_find(oid.node);
 	if (!peer)
 		return -EHOSTUNREACH;

@@ -189,6 +189,23 @@ int fos_copy_local_view(struct fos_peer *peer,
  */
 void fos_remote_node_down(u32 node, u32 epoch);
 
+/* The entry points of struct fos_remote_ops (remote.c registers them). */
+bool fos_remote_loopback(void);
+int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps, bool wait);
+int fos_remote_revoke(struct fos_object *obj);
+bool fos_remote_grants_out(void);
+void fos_remote_grants_sync(void);
+int fos_remote_lookup(u32 node, const char *name, u32 len,
+		      struct fos_cap *out);
+void fos_remote_proxy_oid(const struct fos_proxy *p, struct fractos_oid *oid);
+void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
+void fos_remote_exports_release(struct list_head *list);
+void fos_remote_proxy_free(struct fos_proxy *p);
+bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst);
+int fos_remote_copy(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len);
+
 /* Receive handlers, registered with the fabric by remote.c. */
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len);

@@ -201,23 +201,16 @@ void fos_proxies_revoke_node(u32 node, u32 epoch)
 }
 
 /**
- * fos_remote_oid - the cluster-wide name of an object
- * @obj: a local object or a proxy
+ * fos_remote_proxy_oid - the cluster-wide name of the object a proxy stands
+ *	for
+ * @p: the proxy
  * @oid: filled in
  */
-void fos_remote_oid(struct fos_object *obj, struct fractos_oid *oid)
+void fos_remote_proxy_oid(const struct fos_proxy *p, struct fractos_oid *oid)
 {
-	struct fos_proxy *p = obj->proxy;
-
-	if (p) {
-		oid->node = p->node;
-		oid->epoch = p->epoch;
-		oid->id = p->oid;
-	} else {
-		oid->node = fos_node_id;
-		oid->epoch = fos_epoch;
-		oid->id = fos_oid_public(obj->id);
-	}
+	oid->node = p->node;
+	oid->epoch = p->epoch;
+	oid->id = p->oid;
 }
 
 /* The root of @obj's revocation tree (parents are immutable). */

@@ -81,9 +81,10 @@
  *   range to its owner.  The owner checks the view (READ, range), takes
  *   a reference on the pinned pages and registers a fast-registration
  *   memory region over exactly the pages of that range, remote-read only,
- *   on the PD of its connection to the puller (fabric/rdma.c), and answers with its address, rkey, a grant id and the bytes
- *   granted (one region spans at most the device's fast-registration
- *   page list, 4096 pages: the puller asks again for the rest).
+ *   on the PD of its connection to the puller (fabric/rdma.c), and
+ *   answers with its address, rkey, a grant id and the bytes granted
+ *   (one region spans at most the device's fast-registration page list,
+ *   4096 pages: the puller asks again for the rest).
  * - The puller RDMA-READs the granted bytes into its own pages (chunks of
  *   at most 1 MiB, 8 in flight), then sends RELEASE; the owner
  *   deregisters the region - the rkey is dead - and drops its page
@@ -105,8 +106,8 @@
  *   node): READs already posted when the object was revoked complete, as
  *   a local copy racing a revoke does, and only a puller that ignores
  *   GRANT_END loses its connection.  Revocations that come from neither
- *   (a space's exit, a node's death) do not wait: their grants end when released, or FOS_GRANT_END_WAIT
- *   after the revocation at the latest.
+ *   (a space's exit, a node's death) do not wait: their grants end when
+ *   released, or FOS_GRANT_END_WAIT after the revocation at the latest.
  * - The owners check everything again: views against their objects,
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
  *   that goes down during a copy makes it fail with EKEYREVOKED (as for
@@ -203,7 +204,27 @@ static const struct fos_msg_type fos_remote_types[] = {
 	  fos_grant_end_recv },
 };
 
-/* Before fos_fabric_init(): our message types are known from the start. */
+/* What the core calls us for (struct fos_remote_ops in fos.h). */
+static const struct fos_remote_ops fos_remote_fabric_ops = {
+	.loopback = fos_remote_loopback,
+	.invoke = fos_remote_invoke,
+	.revoke = fos_remote_revoke,
+	.grants_out = fos_remote_grants_out,
+	.grants_sync = fos_remote_grants_sync,
+	.lookup = fos_remote_lookup,
+	.proxy_oid = fos_remote_proxy_oid,
+	.revoke_locked = fos_remote_revoke_locked,
+	.exports_release = fos_remote_exports_release,
+	.proxy_free = fos_remote_proxy_free,
+	.copy_wanted = fos_remote_copy_wanted,
+	.copy = fos_remote_copy,
+};
+
+/*
+ * Before fos_fabric_init(): our message types are known from the start;
+ * and before the device exists: the core finds us registered from its
+ * first call.
+ */
 int fos_remote_init(void)
 {
 	int ret;
@@ -221,6 +242,7 @@ int fos_remote_init(void)
 	if (ret)
 		goto err_copy_wq;
 	fos_fabric_set_node_down(fos_remote_node_down);
+	fos_remote_set_ops(&fos_remote_fabric_ops);
 	return 0;
 
 err_copy_wq:
@@ -253,4 +275,5 @@ void fos_remote_exit(void)
 	WARN_ON(!xa_empty(&fos_grants));
 	WARN_ON(!xa_empty(&fos_exports));
 	WARN_ON(!xa_empty(&fos_calls));
+	fos_remote_set_ops(NULL);
 }

@@ -80,7 +80,7 @@ void fos_wire_cap_name(struct fos_wire_cap *wc, struct fos_object *obj,
 {
 	struct fractos_oid oid;
 
-	fos_remote_oid(obj, &oid);
+	fos_obj_oid(obj, &oid);
 	wc->node = cpu_to_le32(oid.node);
 	wc->epoch = cpu_to_le32(oid.epoch);
 	wc->oid = cpu_to_le64(oid.id);
