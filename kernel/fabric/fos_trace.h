@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos tracepoints: connection state changes, admission, protocol
- * errors, remote invocations, copies and revocations, so that perf trace
- * or bpftrace can follow a request across its path
- * (e.g. "perf trace -e 'fractos:*'").
+ * errors, every message sent and received, remote invocations, copies and
+ * revocations, so that perf trace or bpftrace can follow a request across
+ * its path (e.g. "perf trace -e 'fractos:*'"): a call's messages carry its
+ * cookie, which its answer echoes, so fos_msg_tx on the caller, fos_msg_rx
+ * on the other node and back again share it.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM fractos
@@ -12,6 +14,7 @@
 #define FRACTOS_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "../wire.h"
 
 /* __assign_str() lost its second argument in 6.10 (Kbuild tests which). */
 #ifndef FOS_ASSIGN_STR
@@ -53,6 +56,77 @@ TRACE_EVENT(fos_conn_state,
 				   { FOS_TRACE_CONN_REFUSED, "refused" },
 				   { FOS_TRACE_CONN_AUTH_FAIL, "auth_failed" }),
 		  __entry->detail)
+);
+
+TRACE_DEFINE_ENUM(FOS_WIRE_CREDIT);
+TRACE_DEFINE_ENUM(FOS_WIRE_HEARTBEAT);
+TRACE_DEFINE_ENUM(FOS_WIRE_PING);
+TRACE_DEFINE_ENUM(FOS_WIRE_PONG);
+TRACE_DEFINE_ENUM(FOS_WIRE_INVOKE);
+TRACE_DEFINE_ENUM(FOS_WIRE_ACK);
+TRACE_DEFINE_ENUM(FOS_WIRE_REVOKE);
+TRACE_DEFINE_ENUM(FOS_WIRE_REVOKE_REQ);
+TRACE_DEFINE_ENUM(FOS_WIRE_IMPORT);
+TRACE_DEFINE_ENUM(FOS_WIRE_LOOKUP);
+TRACE_DEFINE_ENUM(FOS_WIRE_LOOKUP_REPLY);
+TRACE_DEFINE_ENUM(FOS_WIRE_COPY);
+TRACE_DEFINE_ENUM(FOS_WIRE_GRANT);
+TRACE_DEFINE_ENUM(FOS_WIRE_GRANT_REPLY);
+TRACE_DEFINE_ENUM(FOS_WIRE_RELEASE);
+TRACE_DEFINE_ENUM(FOS_WIRE_GRANT_END);
+TRACE_DEFINE_ENUM(FOS_WIRE_DROP);
+TRACE_DEFINE_ENUM(FOS_WIRE_AUTH);
+
+/* fos_msg_tx, fos_msg_rx: one message, as posted or as received. */
+DECLARE_EVENT_CLASS(fos_msg,
+	TP_PROTO(u32 node, u32 qpn, u8 type, u32 len, u64 cookie),
+	TP_ARGS(node, qpn, type, len, cookie),
+	TP_STRUCT__entry(
+		__field(u32, node)
+		__field(u32, qpn)
+		__field(u8, type)
+		__field(u32, len)
+		__field(u64, cookie)
+	),
+	TP_fast_assign(
+		__entry->node = node;
+		__entry->qpn = qpn;
+		__entry->type = type;
+		__entry->len = len;
+		__entry->cookie = cookie;
+	),
+	TP_printk("node=%u qpn=%u %s len=%u cookie=%#llx", __entry->node,
+		  __entry->qpn,
+		  __print_symbolic(__entry->type,
+				   { FOS_WIRE_CREDIT, "credit" },
+				   { FOS_WIRE_HEARTBEAT, "heartbeat" },
+				   { FOS_WIRE_PING, "ping" },
+				   { FOS_WIRE_PONG, "pong" },
+				   { FOS_WIRE_INVOKE, "invoke" },
+				   { FOS_WIRE_ACK, "ack" },
+				   { FOS_WIRE_REVOKE, "revoke" },
+				   { FOS_WIRE_REVOKE_REQ, "revoke_req" },
+				   { FOS_WIRE_IMPORT, "import" },
+				   { FOS_WIRE_LOOKUP, "lookup" },
+				   { FOS_WIRE_LOOKUP_REPLY, "lookup_reply" },
+				   { FOS_WIRE_COPY, "copy" },
+				   { FOS_WIRE_GRANT, "grant" },
+				   { FOS_WIRE_GRANT_REPLY, "grant_reply" },
+				   { FOS_WIRE_RELEASE, "release" },
+				   { FOS_WIRE_GRANT_END, "grant_end" },
+				   { FOS_WIRE_DROP, "drop" },
+				   { FOS_WIRE_AUTH, "auth" }),
+		  __entry->len, __entry->cookie)
+);
+
+DEFINE_EVENT(fos_msg, fos_msg_tx,
+	TP_PROTO(u32 node, u32 qpn, u8 type, u32 len, u64 cookie),
+	TP_ARGS(node, qpn, type, len, cookie)
+);
+
+DEFINE_EVENT(fos_msg, fos_msg_rx,
+	TP_PROTO(u32 node, u32 qpn, u8 type, u32 len, u64 cookie),
+	TP_ARGS(node, qpn, type, len, cookie)
 );
 
 TRACE_EVENT(fos_proto_error,

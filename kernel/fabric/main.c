@@ -158,7 +158,7 @@ static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
 module_param_named(fabric_peer_work, fos_peer_limit[FOS_PEER_WORK], uint,
 		   0644);
 MODULE_PARM_DESC(fabric_peer_work,
-		 "Requests of one peer (COPY, GRANT, LOOKUP) served at a time; over it they fail with EAGAIN (default 64)");
+		 "Requests of one peer (COPY, GRANT, LOOKUP, REVOKE_REQ) served at a time; over it they fail with EAGAIN (default 64)");
 module_param_named(fabric_peer_grants, fos_peer_limit[FOS_PEER_GRANTS], uint,
 		   0644);
 MODULE_PARM_DESC(fabric_peer_grants,

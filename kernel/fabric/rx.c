@@ -217,6 +217,8 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	WRITE_ONCE(conn->last_rx, jiffies);
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
 	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
+	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, hdr->type, len,
+			 le64_to_cpu(hdr->cookie));
 
 	/*
 	 * A held credit is counted before the handler runs: the request may

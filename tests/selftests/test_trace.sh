@@ -3,8 +3,9 @@
 #
 # fractos selftest: the tracepoints (kernel/fabric/fos_trace.h).  With the
 # fractos events enabled in tracefs, the node admits itself (fos_conn_state
-# up, on both ends of its connection to itself), pings, and is deleted
-# (fos_conn_state down).  Prints TAP.
+# up, on both ends of its connection to itself), pings (fos_msg_tx and
+# fos_msg_rx of the PING and of its PONG, all four with the ping's cookie),
+# and is deleted (fos_conn_state down).  Prints TAP.
 cd "$(dirname "$0")" || exit 1
 
 fractctl=$(realpath ../../tools/fractctl 2>/dev/null)
@@ -29,7 +30,7 @@ if [ ! -d $tr/events/fractos ] || [ -z "$addr" ]; then
 	echo "1..0 # SKIP no tracefs events for fractos, or no eth0 address"
 	exit 0
 fi
-echo "1..5"
+echo "1..6"
 id=$(cat $params/node_id)
 cleanup() {
 	echo 0 > $tr/events/fractos/enable
@@ -54,6 +55,13 @@ t=$(cat $tr/trace)
 ok $? "fos_conn_state: up, for both ends of the connection"
 printf '%s\n' "$t" | grep -q "fos_conn_state: node=$id .* down "
 ok $? "fos_conn_state: down after node del"
+c=$(printf '%s\n' "$t" |
+	sed -n "s/.*fos_msg_tx: node=$id .* ping len=[0-9]* cookie=\([0-9a-fx]*\).*/\1/p" | head -n 1)
+[ -n "$c" ] &&
+	printf '%s\n' "$t" | grep -q "fos_msg_rx: node=$id .* ping len=[0-9]* cookie=$c\$" &&
+	printf '%s\n' "$t" | grep -q "fos_msg_tx: node=$id .* pong len=[0-9]* cookie=$c\$" &&
+	printf '%s\n' "$t" | grep -q "fos_msg_rx: node=$id .* pong len=[0-9]* cookie=$c\$"
+ok $? "fos_msg_tx/rx: a PING and its PONG, sent and received, share the cookie ${c:-(none)}"
 ! printf '%s\n' "$t" | grep -q "fos_proto_error"
 ok $? "no fos_proto_error"
 printf '%s\n' "$t" | grep fos_ | head -n 4 | sed 's/^/# /'
