@@ -148,7 +148,7 @@ static struct dentry *fos_debugfs;
 
 /*
  * Per-peer limits on what a peer may make this node hold: requests served
- * in process context (COPY, GRANT, LOOKUP) at a time, and grants (memory
+ * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ) at a time, and grants (memory
  * regions) out at a time.  Over them the request is answered EAGAIN.
  */
 static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
