@@ -148,8 +148,9 @@ static struct dentry *fos_debugfs;
 
 /*
  * Per-peer limits on what a peer may make this node hold: requests served
- * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ) at a time, and grants (memory
- * regions) out at a time.  Over them the request is answered EAGAIN.
+ * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ) at a time, and
+ * grants (memory regions) out at a time.  Over them the request is
+ * answered EAGAIN.
  */
 static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
 	[FOS_PEER_WORK] = 64,
