@@ -527,12 +527,12 @@ struct fos_remote_ops {
 };
 
 /* object.c: the registered vector (never NULL) */
-extern const struct fos_remote_ops *fos_remote_ops;
+extern const struct fos_remote_ops *fos_remote_cur;
 void fos_remote_set_ops(const struct fos_remote_ops *ops);
 
 static inline const struct fos_remote_ops *fos_remote(void)
 {
-	return READ_ONCE(fos_remote_ops);
+	return READ_ONCE(fos_remote_cur);
 }
 
 /* kernel/remote/: objects of other nodes ("Remote objects" in remote.c) */

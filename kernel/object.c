@@ -160,7 +160,7 @@ static const struct fos_remote_ops fos_remote_local = {
 	.copy = fos_local_copy,
 };
 
-const struct fos_remote_ops *fos_remote_ops = &fos_remote_local;
+const struct fos_remote_ops *fos_remote_cur __read_mostly = &fos_remote_local;
 
 /**
  * fos_remote_set_ops - register the remote layer, or take it back
@@ -172,7 +172,7 @@ const struct fos_remote_ops *fos_remote_ops = &fos_remote_local;
  */
 void fos_remote_set_ops(const struct fos_remote_ops *ops)
 {
-	WRITE_ONCE(fos_remote_ops, ops ? ops : &fos_remote_local);
+	WRITE_ONCE(fos_remote_cur, ops ? ops : &fos_remote_local);
 }
 
 int fos_object_init(void)

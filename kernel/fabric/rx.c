@@ -268,7 +268,8 @@ void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
  * DOC: Held credits
  *
  * COPY, GRANT and LOOKUP are served in process context, after their
- * receive buffer was posted again.  Their credit is not returned then but
+ * receive buffer was posted again, and a REVOKE_REQ waits there for the
+ * object's keys to die.  Their credit is not returned then but
  * held, at most half of the ring per connection, until the handler says
  * the request was served: a peer cannot have more requests waiting here
  * than credits it gave up, and the other half of the ring stays free for

@@ -391,36 +391,87 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 }
 
 /**
- * fos_revoke_req_serve - a holder asks us to revoke one of our objects
- * @peer: the holder's node
- * @o: the object, as the REVOKE_REQ named it
- *
- * On fos_copy_wq (a REVOKE_REQ's credit is held until it is served): as
- * for a local CAP_REVOKE on the owner, the answer goes only once no node
- * can read the object's pages any more, so that the holder's CAP_REVOKE
- * of its proxy returns with the keys dead too (a wait of at most
- * FOS_GRANT_END_WAIT, which must not stall the receive path: the pullers'
- * RELEASEs come through it).  May sleep.
- *
- * Return: the status for the ACK.
+ * struct fos_revoke_work - a REVOKE_REQ's wait for the object's keys
+ * @work: on fos_copy_wq
+ * @peer: the holder's node (a reference)
+ * @obj: the object it asked us to revoke (a reference)
+ * @cookie: its cookie, for the ACK
  */
-int fos_revoke_req_serve(struct fos_peer *peer, const struct fos_wire_obj *o)
-{
-	struct fos_object *obj = NULL;
-	int ret = -EKEYREVOKED;
+struct fos_revoke_work {
+	struct work_struct work;
+	struct fos_peer *peer;
+	struct fos_object *obj;
+	u64 cookie;
+};
 
-	might_sleep();
-	if (le32_to_cpu(o->epoch) == fos_epoch)
-		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	if (!obj)
-		return ret;
-	ret = fos_obj_revoke(obj);
-	fos_obj_put(obj);
+static void fos_revoke_ack(struct fos_peer *peer, u64 cookie, int status)
+{
+	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
+
+	fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack), NULL,
+			FOS_SEND_QUEUE);
+	/* Its receive credit was held until now ("Held credits"). */
+	fos_fabric_credit_done(peer);
+}
+
+static void fos_revoke_work_fn(struct work_struct *work)
+{
+	struct fos_revoke_work *rw = container_of(work, struct fos_revoke_work,
+						  work);
+	int ret = fos_obj_revoke(rw->obj);
+
+	fos_obj_put(rw->obj);
 	if (!ret)
 		fos_remote_grants_sync();
-	return ret;
+	fos_revoke_ack(rw->peer, rw->cookie, ret);
+	fos_peer_res_put(rw->peer, FOS_PEER_WORK);
+	fos_peer_put(rw->peer);
+	kfree(rw);
+}
+
+/*
+ * A holder asks us to revoke one of our objects.  Whether it holds it is
+ * decided here, in the receive path, in order with its DROPs.  As for a
+ * local CAP_REVOKE on the owner, the answer goes only once no node can
+ * read the object's pages any more, so that the holder's CAP_REVOKE of its
+ * proxy returns with the keys dead too: that wait (at most
+ * FOS_GRANT_END_WAIT) runs on fos_copy_wq, since the pullers' RELEASEs come
+ * through this receive path, and the credit is held until the ACK.  A
+ * revocation is never refused for load: without a work slot
+ * (fabric_peer_work) or memory it is done here and answered at once, the
+ * keys then dying within FOS_GRANT_END_WAIT.
+ */
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+			 const void *payload, u32 len)
+{
+	const struct fos_wire_obj *o = payload;
+	u64 cookie = le64_to_cpu(hdr->cookie);
+	struct fos_object *obj = NULL;
+	struct fos_revoke_work *rw;
+
+	if (le32_to_cpu(o->epoch) == fos_epoch)
+		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
+	if (IS_ERR_OR_NULL(obj)) {
+		fos_revoke_ack(peer, cookie, obj ? PTR_ERR(obj) : -EKEYREVOKED);
+		return;
+	}
+	if (fos_peer_res_get(peer, FOS_PEER_WORK)) {
+		rw = kmalloc(sizeof(*rw), GFP_KERNEL);
+		if (rw) {
+			rw->peer = fos_peer_find(fos_peer_node_id(peer));
+			if (rw->peer) {
+				rw->obj = obj;
+				rw->cookie = cookie;
+				INIT_WORK(&rw->work, fos_revoke_work_fn);
+				queue_work(fos_copy_wq, &rw->work);
+				return;
+			}
+			kfree(rw);
+		}
+		fos_peer_res_put(peer, FOS_PEER_WORK);
+	}
+	fos_revoke_ack(peer, cookie, fos_obj_revoke(obj));
+	fos_obj_put(obj);
 }
 
 /* A node is about to send @node a capability to one of ours: count it. */

@@ -357,16 +357,13 @@ static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
 }
 
 /**
- * struct fos_copy_work - a COPY, GRANT, LOOKUP or REVOKE_REQ served in
- *	process context
+ * struct fos_copy_work - a COPY, GRANT or LOOKUP served in process context
  * @work: on fos_copy_wq
  * @peer: the sender (a reference)
- * @type: FOS_WIRE_COPY, FOS_WIRE_GRANT, FOS_WIRE_LOOKUP or
- *	FOS_WIRE_REVOKE_REQ
+ * @type: FOS_WIRE_COPY, FOS_WIRE_GRANT or FOS_WIRE_LOOKUP
  * @cookie: the sender's cookie
- * @msg: the payload, copied whole: @msg.copy (COPY), @msg.grant (GRANT),
- *	@msg.obj (REVOKE_REQ), or @msg.lookup (LOOKUP) and @msg.name, room
- *	for the name that follows it
+ * @msg: the payload, copied whole: @msg.copy (COPY), @msg.grant (GRANT), or
+ *	@msg.lookup (LOOKUP) and @msg.name, room for the name that follows it
  */
 struct fos_copy_work {
 	struct work_struct work;
@@ -376,7 +373,6 @@ struct fos_copy_work {
 	union {
 		struct fos_wire_copy copy;
 		struct fos_wire_grant grant;
-		struct fos_wire_obj obj;
 		struct {
 			struct fos_wire_lookup lookup;
 			char name[FOS_WIRE_NAME_MAX];
@@ -395,7 +391,7 @@ static void fos_copy_reply(struct fos_peer *peer, u8 type, u64 cookie,
 				sizeof(lr), NULL, FOS_SEND_QUEUE);
 		return;
 	}
-	if (type == FOS_WIRE_COPY || type == FOS_WIRE_REVOKE_REQ) {
+	if (type == FOS_WIRE_COPY) {
 		fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
 				NULL, FOS_SEND_QUEUE);
 		return;
@@ -420,8 +416,6 @@ static void fos_copy_work_fn(struct work_struct *work)
 	}
 	if (cw->type == FOS_WIRE_COPY)
 		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
-	else if (cw->type == FOS_WIRE_REVOKE_REQ)
-		ret = fos_revoke_req_serve(cw->peer, &cw->msg.obj);
 	else
 		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
 	/* A reply that cannot go leaves the caller to its timeout. */
@@ -434,8 +428,7 @@ out:
 }
 
 /*
- * COPY, GRANT and LOOKUP wait for the fabric, REVOKE_REQ for the pullers
- * of the object's grants: they run on fos_copy_wq.
+ * COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq.
  * Their receive credit is held until they are served, or refused here
  * (fos_fabric_credit_done(), "Held credits" in fabric/rx.c).
  */
@@ -495,12 +488,6 @@ void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 
 void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len)
-{
-	fos_copy_queue(peer, hdr, payload, len);
-}
-
-void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-			 const void *payload, u32 len)
 {
 	fos_copy_queue(peer, hdr, payload, len);
 }

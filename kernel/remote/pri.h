@@ -215,7 +215,6 @@ void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len);
 void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			 const void *payload, u32 len);
-int fos_revoke_req_serve(struct fos_peer *peer, const struct fos_wire_obj *o);
 void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len);
 void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,

@@ -98,7 +98,7 @@
  *   READ for that copy (the copy fails with EKEYREVOKED) and sends RELEASE
  *   once the READs it posted have completed; the owner deregisters the
  *   region then.  CAP_REVOKE on the owner, and a holder's REVOKE_REQ
- *   (served on fos_copy_wq, answered after), wait for those RELEASEs, at
+ *   (its wait on fos_copy_wq, answered after), wait for those RELEASEs, at
  *   most FOS_GRANT_END_WAIT (2 s), and deregister what is left themselves
  *   (fos_remote_grants_sync()): when they return, the keys are dead.  It
  *   does not deregister at once because an RDMA READ that hits a dead

@@ -543,11 +543,11 @@ static void refused(const char *what, const struct sockaddr_in *src,
 /* What the application side of the test does, in its own thread. */
 struct app {
 	int fd;
-	uint32_t mem, dim, mem2, dim2, proxy;
+	uint32_t mem, dim, mem2, dim2[2], proxy;
 	struct fractos_cap_info dim_info, mem2_info;
 	int lookup_ret, invoke_ret, invoke2_ret;
 	/*
-	 * 1: invoked; 3: main asks for a second invoke (with @dim2);
+	 * 1: invoked; 3: main asks for a second invoke (with the two @dim2);
 	 * 4: invoked again; 2: main is done
 	 */
 	volatile int stage;
@@ -570,7 +570,7 @@ static void *app_fn(void *arg)
 	while (a->stage != 2 && a->stage != 3)
 		usleep(10 * 1000);
 	if (a->stage == 3) {
-		a->invoke2_ret = invoke(a->fd, a->proxy, NULL, 0, &a->dim2, 1) ?
+		a->invoke2_ret = invoke(a->fd, a->proxy, NULL, 0, a->dim2, 2) ?
 				 -errno : 0;
 		a->stage = 4;
 		while (a->stage != 2)
@@ -925,18 +925,56 @@ static void views(void)
 	 * grant is gone, so its key is deregistered: an RDMA READ with a
 	 * dead key is tried below, last, as it ends our connection.)
 	 */
-	ok = !fos_diminish(a.fd, a.mem2, FRACTOS_PERM_WRITE, 0, 512, &a.dim2);
+	{
+		/* A view names its object: the second is of a third Memory. */
+		void *b3 = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint32_t mem3;
+
+		ok = b3 != MAP_FAILED &&
+		     !fos_diminish(a.fd, a.mem2, FRACTOS_PERM_WRITE, 0, 512,
+				   &a.dim2[0]) &&
+		     !fos_mem_create(a.fd, b3, 4096, FRACTOS_PERM_ALL, &mem3) &&
+		     !fos_diminish(a.fd, mem3, FRACTOS_PERM_WRITE, 1024, 512,
+				   &a.dim2[1]);
+	}
 	a.stage = 3;
 	h.payload_out = msg;
 	ok = ok && !hp_recv(&h, W_INVOKE, 10000, &cookie);
 	memcpy(&c, msg + sizeof(struct w_invoke), sizeof(c));
-	ack.status = 0;
-	ok = ok && !hp_send(&h, W_ACK, cookie, &ack, sizeof(ack));
-	for (st = 0; ok && a.stage != 4 && st < 1000; st++)
-		usleep(10 * 1000);
-	tap_ok(ok && a.stage == 4 && !a.invoke2_ret && c.len == 512,
-	       "a second view, [0, +512) of another Memory (ok %d, stage %d, invoke %d, len %llu)",
-	       ok, a.stage, a.invoke2_ret, (unsigned long long)c.len);
+	{
+		struct w_cap c3;
+		struct w_obj o;
+		struct fractos_cap_info info;
+		double t0;
+		int rv;
+
+		memcpy(&c3, msg + sizeof(struct w_invoke) + sizeof(c), sizeof(c3));
+		ack.status = 0;
+		ok = ok && !hp_send(&h, W_ACK, cookie, &ack, sizeof(ack));
+		for (st = 0; ok && a.stage != 4 && st < 1000; st++)
+			usleep(10 * 1000);
+		tap_ok(ok && a.stage == 4 && !a.invoke2_ret && c.len == 512 &&
+		       c3.len == 512,
+		       "two more views, [0, +512) of a second Memory and [1024, +512) of a third (ok %d, stage %d, invoke %d)",
+		       ok, a.stage, a.invoke2_ret);
+		/* A revocation is not refused for load: it is done at once. */
+		o = (struct w_obj){ .oid = c3.oid, .epoch = c3.epoch };
+		fos_set_param("fabric_peer_work", 0);
+		t0 = now_s();
+		h.payload_out = &ack;
+		ack.status = 999;
+		ok = !hp_send(&h, W_REVOKE_REQ, 0x79, &o, sizeof(o)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		t0 = now_s() - t0;
+		fos_set_param("fabric_peer_work", 64);
+		h.payload_out = msg;
+		rv = fos_info(a.fd, a.dim2[1], &info) ? -errno :
+		     !!(info.info_flags & FRACTOS_INFO_REVOKED);
+		tap_ok(ok && ack.status == 0 && rv == 1 && t0 < 1.5,
+		       "fabric_peer_work=0: our REVOKE_REQ is still served, at once (%.2f s, status %u, revoked %d)",
+		       t0, ack.status, rv);
+	}
 	st = grant(&h, &c, 0, 512, &gr);
 	{
 		struct w_obj o = { .oid = c.oid, .epoch = c.epoch };
@@ -954,7 +992,7 @@ static void views(void)
 		     !hp_recv(&h, W_ACK, 10000, &cookie);
 		dt = now_s() - t0;
 		h.payload_out = msg;
-		rs = fos_info(a.fd, a.dim2, &info) ? -errno :
+		rs = fos_info(a.fd, a.dim2[0], &info) ? -errno :
 		     !!(info.info_flags & FRACTOS_INFO_REVOKED);
 		tap_ok(ok && ack.status == 0 && dt >= 1.5 && dt < 10 &&
 		       fos_live("grants") == 0 && rs == 1,
@@ -1081,7 +1119,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(68);
+	tap_plan(69);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");

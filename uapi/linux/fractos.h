@@ -253,9 +253,8 @@
  *                           restarted);
  *                   ETIMEDOUT  no credit within 5 s (nothing was sent), or
  *                           no answer within 10 s (delivery unknown);
- *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP, CAP_REVOKE of a
- *                           proxy) the other node serves as many of
- *                           this node's requests, or
+ *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP) the other node
+ *                           serves as many of this node's requests, or
  *                           holds as many of its grants, as its
  *                           fabric_peer_work / fabric_peer_grants allow;
  *                   ENOMEM.
