@@ -308,13 +308,12 @@ out:
 
 /* ---- the owner's side: receive handlers (registered by remote.c) ---- */
 
-static void fos_send_ack(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
-			 int status)
+static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 {
 	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
 
-	fos_fabric_send(peer, FOS_WIRE_ACK, le64_to_cpu(hdr->cookie), &ack,
-			sizeof(ack), NULL, FOS_SEND_QUEUE);
+	fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack), NULL,
+			FOS_SEND_QUEUE);
 }
 
 static int fos_invoke_deliver(struct fos_peer *peer,
@@ -378,7 +377,8 @@ out_disown:
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		     const void *payload, u32 len)
 {
-	fos_send_ack(peer, hdr, fos_invoke_deliver(peer, payload));
+	fos_send_ack(peer, le64_to_cpu(hdr->cookie),
+		     fos_invoke_deliver(peer, payload));
 }
 
 void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
@@ -404,13 +404,10 @@ struct fos_revoke_work {
 	u64 cookie;
 };
 
+/* A REVOKE_REQ's answer; its receive credit was held until now. */
 static void fos_revoke_ack(struct fos_peer *peer, u64 cookie, int status)
 {
-	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
-
-	fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack), NULL,
-			FOS_SEND_QUEUE);
-	/* Its receive credit was held until now ("Held credits"). */
+	fos_send_ack(peer, cookie, status);
 	fos_fabric_credit_done(peer);
 }
 
@@ -427,6 +424,33 @@ static void fos_revoke_work_fn(struct work_struct *work)
 	fos_peer_res_put(rw->peer, FOS_PEER_WORK);
 	fos_peer_put(rw->peer);
 	kfree(rw);
+}
+
+/*
+ * Hand @obj's revocation to fos_copy_wq, taking a work slot of @peer's.
+ * Return: queued (the work owns the reference on @obj), or false with
+ * nothing taken.
+ */
+static bool fos_revoke_queue(struct fos_peer *peer, struct fos_object *obj,
+			     u64 cookie)
+{
+	struct fos_revoke_work *rw;
+
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK))
+		return false;
+	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
+	if (rw)
+		rw->peer = fos_peer_find(fos_peer_node_id(peer));
+	if (!rw || !rw->peer) {
+		kfree(rw);
+		fos_peer_res_put(peer, FOS_PEER_WORK);
+		return false;
+	}
+	rw->obj = obj;
+	rw->cookie = cookie;
+	INIT_WORK(&rw->work, fos_revoke_work_fn);
+	queue_work(fos_copy_wq, &rw->work);
+	return true;
 }
 
 /*
@@ -447,7 +471,6 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	const struct fos_wire_obj *o = payload;
 	u64 cookie = le64_to_cpu(hdr->cookie);
 	struct fos_object *obj = NULL;
-	struct fos_revoke_work *rw;
 
 	if (le32_to_cpu(o->epoch) == fos_epoch)
 		obj = fos_export_get(le64_to_cpu(o->oid), peer, NULL);
@@ -455,21 +478,8 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 		fos_revoke_ack(peer, cookie, obj ? PTR_ERR(obj) : -EKEYREVOKED);
 		return;
 	}
-	if (fos_peer_res_get(peer, FOS_PEER_WORK)) {
-		rw = kmalloc(sizeof(*rw), GFP_KERNEL);
-		if (rw) {
-			rw->peer = fos_peer_find(fos_peer_node_id(peer));
-			if (rw->peer) {
-				rw->obj = obj;
-				rw->cookie = cookie;
-				INIT_WORK(&rw->work, fos_revoke_work_fn);
-				queue_work(fos_copy_wq, &rw->work);
-				return;
-			}
-			kfree(rw);
-		}
-		fos_peer_res_put(peer, FOS_PEER_WORK);
-	}
+	if (fos_revoke_queue(peer, obj, cookie))
+		return;
 	fos_revoke_ack(peer, cookie, fos_obj_revoke(obj));
 	fos_obj_put(obj);
 }
@@ -503,7 +513,7 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			ret = -EHOSTUNREACH;
 		}
 	}
-	fos_send_ack(peer, hdr, ret);
+	fos_send_ack(peer, le64_to_cpu(hdr->cookie), ret);
 }
 
 /* Descriptions held by a node ended: it, or a forwarder for it, says so. */

@@ -720,6 +720,35 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/*
+ * Send REVOKE_REQ for @c's object and wait for its ACK: the ACK's status
+ * (or -1); *@dt: the seconds it took.
+ */
+static int revoke_req(struct hp *p, const struct w_cap *c, double *dt)
+{
+	struct w_obj o = { .oid = c->oid, .epoch = c->epoch };
+	struct w_status ack = { .status = 999 };
+	void *out = p->payload_out;
+	double t0 = now_s();
+	int ok;
+
+	p->payload_out = &ack;
+	ok = !hp_send(p, W_REVOKE_REQ, 0x7a, &o, sizeof(o)) &&
+	     !hp_recv(p, W_ACK, 10000, NULL);
+	*dt = now_s() - t0;
+	p->payload_out = out;
+	return ok ? (int)ack.status : -1;
+}
+
+/* 1 if capability @cid of @fd is revoked, 0 if not, else -errno. */
+static int cap_revoked(int fd, uint32_t cid)
+{
+	struct fractos_cap_info info;
+
+	return fos_info(fd, cid, &info) ? -errno :
+	       !!(info.info_flags & FRACTOS_INFO_REVOKED);
+}
+
 static void views(void)
 {
 	uint8_t msg[W_MSG], mac[32];
@@ -944,9 +973,7 @@ static void views(void)
 	memcpy(&c, msg + sizeof(struct w_invoke), sizeof(c));
 	{
 		struct w_cap c3;
-		struct w_obj o;
-		struct fractos_cap_info info;
-		double t0;
+		double dt;
 		int rv;
 
 		memcpy(&c3, msg + sizeof(struct w_invoke) + sizeof(c), sizeof(c3));
@@ -959,45 +986,28 @@ static void views(void)
 		       "two more views, [0, +512) of a second Memory and [1024, +512) of a third (ok %d, stage %d, invoke %d)",
 		       ok, a.stage, a.invoke2_ret);
 		/* A revocation is not refused for load: it is done at once. */
-		o = (struct w_obj){ .oid = c3.oid, .epoch = c3.epoch };
 		fos_set_param("fabric_peer_work", 0);
-		t0 = now_s();
-		h.payload_out = &ack;
-		ack.status = 999;
-		ok = !hp_send(&h, W_REVOKE_REQ, 0x79, &o, sizeof(o)) &&
-		     !hp_recv(&h, W_ACK, 10000, &cookie);
-		t0 = now_s() - t0;
+		st = revoke_req(&h, &c3, &dt);
 		fos_set_param("fabric_peer_work", 64);
-		h.payload_out = msg;
-		rv = fos_info(a.fd, a.dim2[1], &info) ? -errno :
-		     !!(info.info_flags & FRACTOS_INFO_REVOKED);
-		tap_ok(ok && ack.status == 0 && rv == 1 && t0 < 1.5,
-		       "fabric_peer_work=0: our REVOKE_REQ is still served, at once (%.2f s, status %u, revoked %d)",
-		       t0, ack.status, rv);
+		rv = cap_revoked(a.fd, a.dim2[1]);
+		tap_ok(st == 0 && rv == 1 && dt < 1.5,
+		       "fabric_peer_work=0: our REVOKE_REQ is still served, at once (%.2f s, status %d, revoked %d)",
+		       dt, st, rv);
 	}
 	st = grant(&h, &c, 0, 512, &gr);
 	{
-		struct w_obj o = { .oid = c.oid, .epoch = c.epoch };
-		struct fractos_cap_info info;
 		uint8_t got[512];
-		double t0, dt;
+		double dt;
 		int rs = st ? -1 : hp_read(&h, got, 512, gr.addr, gr.rkey);
 
 		tap_ok(!st && !rs && !memcmp(got, (uint8_t *)a.buf + 4096, 512),
 		       "its grant reads with RDMA (grant %d, read %d)", st, rs);
-		t0 = now_s();
-		h.payload_out = &ack;
-		ack.status = 999;
-		ok = !hp_send(&h, W_REVOKE_REQ, 0x7a, &o, sizeof(o)) &&
-		     !hp_recv(&h, W_ACK, 10000, &cookie);
-		dt = now_s() - t0;
-		h.payload_out = msg;
-		rs = fos_info(a.fd, a.dim2[0], &info) ? -errno :
-		     !!(info.info_flags & FRACTOS_INFO_REVOKED);
-		tap_ok(ok && ack.status == 0 && dt >= 1.5 && dt < 10 &&
+		st = revoke_req(&h, &c, &dt);
+		rs = cap_revoked(a.fd, a.dim2[0]);
+		tap_ok(st == 0 && dt >= 1.5 && dt < 10 &&
 		       fos_live("grants") == 0 && rs == 1,
-		       "our REVOKE_REQ is answered after %.1f s, with the object revoked and our grant ended (status %u, revoked %d, grants %lld)",
-		       dt, ack.status, rs, fos_live("grants"));
+		       "our REVOKE_REQ is answered after %.1f s, with the object revoked and our grant ended (status %d, revoked %d, grants %lld)",
+		       dt, st, rs, fos_live("grants"));
 	}
 
 	/* A grant we keep, read with RDMA, then its object revoked. */

@@ -8,21 +8,7 @@
 # Usage: bench-plot-test.sh (from tools/)
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fail=0
-
-check() { # NAME COND...
-	name=$1; shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		fail=$((fail + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # run KERNEL FILE SCALE RATIO4K: a fabric run whose latencies are SCALE
 # times a base curve and whose 4 KiB ratio is RATIO4K.
@@ -87,5 +73,4 @@ sh "$here/bench.sh" --plot >/dev/null 2>&1
 rc=$?
 check "--plot without a directory: usage error" [ $rc -eq 2 ]
 
-echo "1..$n"
-[ $fail -eq 0 ]
+tap_end

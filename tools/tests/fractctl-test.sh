@@ -6,21 +6,7 @@
 # Usage: fractctl-test.sh [PATH-TO-FRACTCTL]
 set -u
 fractctl=$(realpath "${1:-./fractctl}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fail=0
-
-check() { # NAME COND...
-	name=$1; shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		fail=$((fail + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 run() { # ROOT ARGS... -> $out $err $rc
 	root=$1; shift
@@ -251,5 +237,4 @@ check "help lists ping" has "$out" 'ping ID'
 run "$loaded" st
 check "\"st\" is still status, not stats" has "$out" "^module *loaded"
 
-echo "1..$n"
-[ "$fail" = 0 ]
+tap_end
