@@ -18,10 +18,13 @@
  * netlink side (LIST, DETACH).
  *
  * A command (struct fblk_cmd) holds a reference on its device and counts
- * in its volume's and its device's @inflight from submission until its
- * continuation was invoked.  A volume is freed only by DESTROY or DETACH,
- * after its @inflight reached zero; a device by its last reference, after
- * DETACH waited for its @inflight to reach zero.  Both wait on the
+ * in its volume's and its device's @inflight (the queue depth, what LIST
+ * shows) from submission until just before its continuation is invoked,
+ * and in their @active until it is answered and freed: whoever got the
+ * answer finds the slot free already, and DESTROY and DETACH answer only
+ * after every command's answer.  A volume is freed only by DESTROY or
+ * DETACH, after its @active reached zero; a device by its last reference,
+ * after DETACH waited for its @active to reach zero.  Both wait on the
  * device's @idle_wq; completions touch neither the volume nor the wait
  * queue after their reference is gone (wake-up before kref_put).
  */
@@ -125,7 +128,8 @@ struct fblk_dev;
  * @size: bytes
  * @rd: the root read Request (owned by the device's provider)
  * @wr: the root write Request
- * @inflight: commands submitted and not yet answered
+ * @inflight: commands submitted and not yet answered (queue depth, LIST)
+ * @active: commands not yet answered and freed (DESTROY waits for zero)
  * @dead: destroyed or detached: new commands fail with EKEYREVOKED and
  *	completions report it; set under dev->lock
  */
@@ -137,6 +141,7 @@ struct fblk_vol {
 	struct fos_kcap *rd;
 	struct fos_kcap *wr;
 	atomic_t inflight;
+	atomic_t active;
 	bool dead;
 };
 
@@ -163,8 +168,9 @@ struct fblk_vol {
  * @label: the label as on the device (FBLK_LABEL_BYTES, page-backed)
  * @label_pages: the pages under @label
  * @vols: volume id -> struct fblk_vol
- * @inflight: commands in flight on the device
- * @idle_wq: DESTROY and DETACH wait here for @inflight to drop
+ * @inflight: commands in flight on the device, as the volume's
+ * @active: commands of the device not yet answered and freed
+ * @idle_wq: DESTROY and DETACH wait here for @active to drop
  * @dead: DETACH has begun
  * @stats: FBLK_* counters
  */
@@ -188,6 +194,7 @@ struct fblk_dev {
 	struct page *label_pages;
 	struct xarray vols;
 	atomic_t inflight;
+	atomic_t active;
 	wait_queue_head_t idle_wq;
 	bool dead;
 	atomic64_t stats[FBLK_NSTATS];

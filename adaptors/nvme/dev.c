@@ -152,6 +152,7 @@ static struct fblk_vol *fblk_vol_new(struct fblk_dev *dev, u64 id, u64 start,
 	v->start = start;
 	v->size = size;
 	atomic_set(&v->inflight, 0);
+	atomic_set(&v->active, 0);
 	v->rd = fos_kreq_create(dev->prov, fblk_tag(id, false), NULL, 0, NULL,
 				0);
 	if (IS_ERR(v->rd)) {
@@ -192,7 +193,7 @@ static void fblk_vol_kill(struct fblk_dev *dev, struct fblk_vol *v)
 	mutex_unlock(&dev->lock);
 	fos_kcap_revoke(v->rd);
 	fos_kcap_revoke(v->wr);
-	wait_event(dev->idle_wq, !atomic_read(&v->inflight));
+	wait_event(dev->idle_wq, !atomic_read(&v->active));
 }
 
 static void fblk_vol_free(struct fblk_vol *v)
@@ -565,7 +566,7 @@ static void fblk_teardown(struct fblk_dev *dev)
 	mutex_unlock(&dev->mgmt_lock);
 
 	fos_provider_drain(dev->prov);
-	wait_event(dev->idle_wq, !atomic_read(&dev->inflight));
+	wait_event(dev->idle_wq, !atomic_read(&dev->active));
 	fos_provider_destroy(dev->prov);
 	fblk_free_vols(dev);
 	fos_kcap_put(dev->mgmt);

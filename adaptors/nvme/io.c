@@ -80,11 +80,18 @@ static void fblk_answer(struct fblk_dev *dev, struct fos_kcap *done,
 	}
 }
 
-/* Give a queue-depth slot back; DESTROY and DETACH wait for them. */
+/* Give a queue-depth slot back, before the command is answered. */
 static void fblk_slot_put(struct fblk_dev *dev, struct fblk_vol *vol)
 {
 	atomic_dec(&vol->inflight);
 	atomic_dec(&dev->inflight);
+}
+
+/* The command was answered and freed; DESTROY and DETACH wait for these. */
+static void fblk_active_put(struct fblk_dev *dev, struct fblk_vol *vol)
+{
+	atomic_dec(&vol->active);
+	atomic_dec(&dev->active);
 	wake_up(&dev->idle_wq);
 }
 
@@ -107,11 +114,13 @@ static void fblk_cmd_work(struct work_struct *work)
 		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
 			  cmd->len);
 	}
+	/* Whoever the answer wakes finds the slot free. */
+	fblk_slot_put(dev, vol);
 	fblk_answer(dev, cmd->done, cmd->err, result);
 	fblk_cmd_free(cmd);
 
 	/* Neither @vol nor the wait queue is touched after the wake-up... */
-	fblk_slot_put(dev, vol);
+	fblk_active_put(dev, vol);
 	/* ...and @dev lives until this reference is gone. */
 	fblk_dev_put(dev);
 }
@@ -223,13 +232,13 @@ static bool fblk_slot_get(struct fblk_dev *dev, struct fblk_vol *vol)
 		goto busy_vol;
 	if (atomic_inc_return(&dev->inflight) > READ_ONCE(fblk_qd_device))
 		goto busy_dev;
+	atomic_inc(&vol->active);
+	atomic_inc(&dev->active);
 	return true;
 busy_dev:
-	fblk_slot_put(dev, vol);
-	return false;
+	atomic_dec(&dev->inflight);
 busy_vol:
 	atomic_dec(&vol->inflight);
-	wake_up(&dev->idle_wq);
 	return false;
 }
 
@@ -360,6 +369,7 @@ fail_cmd:
 	fblk_cmd_free(cmd);
 fail_slot:
 	fblk_slot_put(dev, vol);
+	fblk_active_put(dev, vol);
 fail:
 	fblk_answer(dev, m->caps[1], err, ret);
 }

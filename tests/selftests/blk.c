@@ -350,6 +350,17 @@ int main(void)
 	}
 	tap_ok(ok + busy == 200 && busy > 0 && ok >= 2,
 	       "each answered: %d written, %d refused with EAGAIN", ok, busy);
+	/* A command leaves the queue before its answer: depth 1, no EAGAIN. */
+	tap_eq(fos_write_ull("/sys/module/fractos_nvme/parameters/queue_depth_volume", 1), 0,
+	       "queue_depth_volume=1");
+	ok = 0;
+	for (i = 0; i < 100; i++) {
+		if (io_send(wr2, 0, lbs, src))
+			break;
+		ok += io_recv() == (int64_t)lbs;
+	}
+	tap_ok(i == 100 && ok == 100,
+	       "100 writes, each sent from the last one's answer: %d written", ok);
 	fos_write_ull("/sys/module/fractos_nvme/parameters/queue_depth_volume",
 		      FRACTOS_BLK_QD_VOLUME);
 	tap_eq(fos_blk_get(dev, &d), 0, "LIST");

@@ -91,7 +91,10 @@
  *   EAGAIN  queue_depth_volume commands of the volume or
  *           queue_depth_device of the device are in flight (module
  *           parameters; at most FRACTOS_BLK_QD_VOLUME and _DEVICE), or
- *           64 MiB of staging buffers for other nodes' Memory are in use
+ *           64 MiB of staging buffers for other nodes' Memory are in use.
+ *           A command leaves "in flight" (INFLIGHT, VOL_INFLIGHT) before
+ *           its continuation is invoked: a client that sends its next
+ *           command from the answer of the last finds the slot free.
  *   EKEYREVOKED  the volume was destroyed or the device detached (before
  *           or during the I/O), or the memory was revoked
  *   EIO     the device failed the command
