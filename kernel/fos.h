@@ -85,6 +85,7 @@
 
 #include <linux/atomic.h>
 #include <linux/fs.h>
+#include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
@@ -121,6 +122,7 @@ enum fos_counter {
 	FOS_LIVE_PROXIES,
 	FOS_LIVE_GRANTS,
 	FOS_LIVE_MONITORS,
+	FOS_LIVE_DMABUFS,
 	FOS_LIVE_NR,
 };
 
@@ -150,7 +152,11 @@ extern u32 fos_epoch;
  *	a reference held with get_uid()
  * @mm: the mm the pin shows in (pinned_vm, not limited), grabbed with
  *	mmgrab()
- * @writable: pages were pinned with FOLL_WRITE
+ * @writable: pages were pinned with FOLL_WRITE (dma-buf: its file is
+ *	open for writing and WRITE was asked)
+ * @dmabuf: the dma-buf the pages are taken from (dmabuf.c), or NULL; its
+ *	pages are neither pinned by us nor charged (@user is NULL)
+ * @map: @dmabuf's kernel mapping, held as long as @pages are used
  * @dead: link on a local list of memories to release outside the lock
  */
 struct fos_mem {
@@ -162,6 +168,8 @@ struct fos_mem {
 	struct user_struct *user;
 	struct mm_struct *mm;
 	bool writable;
+	struct dma_buf *dmabuf;
+	struct iosys_map map;
 	struct list_head dead;
 };
 
@@ -434,7 +442,12 @@ void fos_monitors_cancel(struct fos_ep *ep);
 
 /* memory.c */
 void fos_mem_put(struct fos_mem *mem);
+/* The most pages one Memory spans: its page array fits kvmalloc(). */
+#define FOS_MAX_PIN_PAGES	((u64)INT_MAX / sizeof(struct page *))
+
 struct fos_mem *fos_mem_alloc_kernel(u64 len);
+struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable);
+void fos_mem_release_dmabuf(struct fos_mem *mem);
 s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait);
 int fos_mem_copy_local(const struct fos_cap *src, u64 soff,

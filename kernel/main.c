@@ -73,6 +73,7 @@ static struct fos_live_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(proxies, FOS_LIVE_PROXIES),
 	FOS_LIVE_ATTR(grants, FOS_LIVE_GRANTS),
 	FOS_LIVE_ATTR(monitors, FOS_LIVE_MONITORS),
+	FOS_LIVE_ATTR(dmabufs, FOS_LIVE_DMABUFS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];

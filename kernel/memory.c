@@ -17,9 +17,6 @@
 /* Pages pinned per pin_user_pages_fast() call. */
 #define FOS_PIN_BATCH	512
 
-/* The most pages one Memory spans: its page array fits kvmalloc(). */
-#define FOS_MAX_PIN_PAGES	((u64)INT_MAX / sizeof(struct page *))
-
 /* Return what fos_mem_charge() took. */
 static void fos_mem_uncharge(struct user_struct *user, struct mm_struct *mm,
 			     unsigned long npages)
@@ -33,7 +30,9 @@ static void fos_mem_release(struct kref *ref)
 	struct fos_mem *mem = container_of(ref, struct fos_mem, ref);
 	unsigned long i;
 
-	if (mem->user) {
+	if (mem->dmabuf) {
+		fos_mem_release_dmabuf(mem);
+	} else if (mem->user) {
 		unpin_user_pages_dirty_lock(mem->pages, mem->npages,
 					    mem->writable);
 		fos_mem_uncharge(mem->user, mem->mm, mem->npages);
@@ -43,7 +42,8 @@ static void fos_mem_release(struct kref *ref)
 		for (i = 0; i < mem->npages; i++)
 			__free_page(mem->pages[i]);
 	}
-	fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
+	if (!mem->dmabuf)
+		fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
 	fos_live_add(FOS_LIVE_MEMORIES, -1);
 	kvfree(mem->pages);
 	kfree(mem);
@@ -208,8 +208,10 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 	u64 end;
 	int ret;
 
-	if (a->flags || a->__pad ||
+	if ((a->flags & ~FRACTOS_MEMORY_DMABUF) ||
 	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if (!(a->flags & FRACTOS_MEMORY_DMABUF) && a->dmabuf_fd)
 		return -EINVAL;
 	if (!a->perms || (a->perms & ~FRACTOS_PERM_ALL))
 		return -EINVAL;
@@ -217,10 +219,16 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 		return -EINVAL;
 	if (fos_max_pin_bytes && a->len > fos_max_pin_bytes)
 		return -EINVAL;
-	if (!access_ok(u64_to_user_ptr(a->addr), a->len))
-		return -EFAULT;
 
-	mem = fos_mem_pin(a->addr, a->len, a->perms & FRACTOS_PERM_WRITE);
+	if (a->flags & FRACTOS_MEMORY_DMABUF) {
+		mem = fos_mem_import_dmabuf(a->dmabuf_fd, a->addr, a->len,
+					    a->perms & FRACTOS_PERM_WRITE);
+	} else {
+		if (!access_ok(u64_to_user_ptr(a->addr), a->len))
+			return -EFAULT;
+		mem = fos_mem_pin(a->addr, a->len,
+				  a->perms & FRACTOS_PERM_WRITE);
+	}
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 

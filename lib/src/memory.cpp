@@ -17,6 +17,20 @@ result<cap> memory_create(const space &sp, void *addr, std::size_t len, perm per
 	return cap(sp.fd(), a.cid);
 }
 
+result<cap> memory_import_dmabuf(const space &sp, int dmabuf_fd, std::uint64_t offset,
+				 std::size_t len, perm perms) noexcept
+{
+	fractos_memory_create a{};
+	a.addr = offset;
+	a.len = len;
+	a.perms = std::uint32_t(perms);
+	a.flags = FRACTOS_MEMORY_DMABUF;
+	a.dmabuf_fd = dmabuf_fd;
+	if (auto r = detail::call<FRACTOS_IOC_MEMORY_CREATE>(sp.fd(), a); !r)
+		return r.error();
+	return cap(sp.fd(), a.cid);
+}
+
 result<cap> memory_diminish(const cap &c, std::uint64_t offset, std::uint64_t len,
 			    perm drop_perms) noexcept
 {

@@ -40,7 +40,7 @@ static_assert(tiles({F(fractos_space_info, abi_version), F(fractos_space_info, n
 		    sizeof(fractos_space_info)));
 static_assert(tiles({F(fractos_memory_create, addr), F(fractos_memory_create, len),
 		     F(fractos_memory_create, perms), F(fractos_memory_create, flags),
-		     F(fractos_memory_create, cid), F(fractos_memory_create, __pad),
+		     F(fractos_memory_create, cid), F(fractos_memory_create, dmabuf_fd),
 		     F(fractos_memory_create, reserved)},
 		    sizeof(fractos_memory_create)));
 static_assert(tiles({F(fractos_memory_diminish, cid), F(fractos_memory_diminish, drop_perms),

@@ -74,8 +74,9 @@ struct fz_op {
 
 static struct fz_op ops[OP_NR] = {
 	[OP_SPACE_INFO] = { "space_info", FRACTOS_IOC_SPACE_INFO, 2, E(0), 0, 0 },
+	/* EBADF: FRACTOS_MEMORY_DMABUF's fd 0, if closed. */
 	[OP_MEM_CREATE] = { "memory_create", FRACTOS_IOC_MEMORY_CREATE, 10,
-			    E(EMFILE, EINTR, EOPNOTSUPP), 0, 0 },
+			    E(EMFILE, EINTR, EOPNOTSUPP, EBADF), 0, 0 },
 	[OP_DIMINISH] = { "memory_diminish", FRACTOS_IOC_MEMORY_DIMINISH, 7,
 			  E(EMFILE, ERANGE), 1, 0 },
 	[OP_COPY] = { "memory_copy", FRACTOS_IOC_MEMORY_COPY, 7,
@@ -731,6 +732,7 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 			   pick_len(r, room);
 		a.mc.perms = chance(r, 85) ? 1 + below(r, 3) : pick_flags(r, 0);
 		a.mc.flags = pick_flags(r, 0);
+		/* FRACTOS_MEMORY_DMABUF with fd 0, which is no dma-buf. */
 		c.must_fail = a.mc.flags || !a.mc.perms ||
 			      (a.mc.perms & ~FRACTOS_PERM_ALL);
 		note(" addr %#llx len %#llx perms %#x", (unsigned long long)a.mc.addr,

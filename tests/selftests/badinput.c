@@ -229,7 +229,10 @@ static const struct op ops[] = {
 	  su_none },
 	{ "MEMORY_CREATE", FRACTOS_IOC_MEMORY_CREATE,
 	  sizeof(struct fractos_memory_create),
-	  OFF(fractos_memory_create, flags), 0, PAD(fractos_memory_create),
+	  OFF(fractos_memory_create, flags), FRACTOS_MEMORY_DMABUF,
+	  /* dmabuf_fd must be 0 without FRACTOS_MEMORY_DMABUF */
+	  OFF(fractos_memory_create, dmabuf_fd),
+	  sizeof(((struct fractos_memory_create *)0)->dmabuf_fd),
 	  OFF(fractos_memory_create, reserved), 0, su_create },
 	{ "MEMORY_DIMINISH", FRACTOS_IOC_MEMORY_DIMINISH,
 	  sizeof(struct fractos_memory_diminish),

@@ -3,13 +3,15 @@
  * libcaladan against the real module: RAII closes every capability (the
  * live "caps" counter returns to its baseline), errors are values, the
  * request builder, receive modes, monitors, fd export/import, and the
- * io_uring ring with batches of 16 and 256 invokes and receives.
+ * io_uring ring with batches of 16 and 256 invokes and receives, and
+ * memory_import_dmabuf() on a dma-buf of whichever exporter imports.
  */
 #include <caladan/caladan.hpp>
 #include <caladan/ring.hpp>
 #include <caladan/sysfs.hpp>
 
 #include "tap.h"
+#include "fos_dmabuf.h"
 
 #include <algorithm>
 #include <chrono>
@@ -357,6 +359,42 @@ void test_ring_misc(const space &sp, const cap &req, buffer &buf)
 
 } // namespace
 
+/* memory_import_dmabuf(): a dma-buf's bytes through a Memory, and its errors. */
+void test_dmabuf(const space &sp, buffer &buf)
+{
+	constexpr std::size_t sz = 16384;
+
+	fails(memory_import_dmabuf(sp, -1, 0, sz, perm::all), EBADF, "import_dmabuf(-1)");
+	for (const auto &e : fos_exporters) {
+		int fd = e.alloc(sz, 1);
+
+		if (fd < 0)
+			continue;
+		auto m = memory_import_dmabuf(sp, fd, 0, sz, perm::all);
+		if (!m) {
+			::close(fd);
+			continue;	/* EOPNOTSUPP: no kernel mapping (dmabuf.c checks) */
+		}
+		auto *map = static_cast<unsigned char *>(
+			::mmap(nullptr, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+		::close(fd);	/* the Memory holds the dma-buf */
+		if (map == MAP_FAILED)
+			tap_bail("mmap of the dma-buf");
+		for (std::size_t i = 0; i < sz; i++)
+			buf.p[i] = char(i * 7 + 3);
+		auto src = memory_create(sp, buf.p, sz, perm::read).value();
+		auto n = memory_copy(sp, src, *m, {0, 0, sz});
+		tap_ok(n && *n == sz && !std::memcmp(map, buf.p, sz),
+		       "memory_import_dmabuf (%s): a copy into it is in the exporter's mmap", e.name);
+		fails(memory_import_dmabuf(sp, fd, 0, sz, perm::all), EBADF,
+		      "import_dmabuf of a closed fd");
+		::munmap(map, sz);
+		return;
+	}
+	tap_skip("no dma-buf exporter with a kernel mapping here");
+	tap_skip("no dma-buf exporter with a kernel mapping here");
+}
+
 int main()
 {
 	auto sp = space::open();
@@ -374,6 +412,7 @@ int main()
 	test_export(*sp, sp2, buf);
 	test_requests(*sp, sp2, buf);
 	test_names(*sp, sp2);
+	test_dmabuf(*sp, buf);
 	{
 		auto mem = memory_create(*sp, buf.p, 4096, perm::read).value();
 		auto req = sp->request().set_tag(0x77).create().value();

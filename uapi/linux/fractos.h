@@ -111,6 +111,17 @@
  *                   EINTR   a fatal signal arrived while pinning.
  *                   EOPNOTSUPP  the pages cannot be pinned long-term
  *                           (for example a file system DAX mapping).
+ *                   With FRACTOS_MEMORY_DMABUF (no EFAULT, no ENOMEM
+ *                   for RLIMIT_MEMLOCK):
+ *                   EBADF   dmabuf_fd is not an open file descriptor.
+ *                   EINVAL  also: dmabuf_fd is not a dma-buf; without
+ *                           the flag, dmabuf_fd is not 0.
+ *                   EACCES  FRACTOS_PERM_WRITE, but the dma-buf is not
+ *                           open for writing.
+ *                   ERANGE  addr + len passes the dma-buf's size.
+ *                   EOPNOTSUPP  the exporter gives no kernel mapping, or
+ *                           the buffer is not in system memory (device
+ *                           memory such as GPU VRAM).
  *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
  *                           in drop_perms.
  *                   ERANGE  [offset, offset + len) is not inside the view.
@@ -316,12 +327,14 @@ struct fractos_space_info {
 
 /**
  * struct fractos_memory_create - FRACTOS_IOC_MEMORY_CREATE
- * @addr: in, user address of the buffer (any alignment)
+ * @addr: in, user address of the buffer (any alignment); with
+ *	FRACTOS_MEMORY_DMABUF, the byte offset into the dma-buf
  * @len: in, length in bytes, > 0
  * @perms: in, FRACTOS_PERM_* rights holders get; at least one
- * @flags: in, must be 0
+ * @flags: in, 0 or FRACTOS_MEMORY_DMABUF
  * @cid: out, the new capability (view: whole buffer, @perms)
- * @__pad: must be 0
+ * @dmabuf_fd: in, with FRACTOS_MEMORY_DMABUF the dma-buf's file
+ *	descriptor; else must be 0
  * @reserved: must be 0
  *
  * Pins the pages long-term (FOLL_LONGTERM).  The pages a Memory spans are
@@ -331,6 +344,18 @@ struct fractos_space_info {
  * after they exit; they also show in the creating process's VmPin.  The
  * charge is returned, and the pages unpinned, when the object is revoked
  * (or its last capability dropped) and no copy is using them.
+ *
+ * With FRACTOS_MEMORY_DMABUF the Memory is [@addr, @addr + @len) of a
+ * buffer another driver exports as a dma-buf (a GPU driver's buffer
+ * object through PRIME, udmabuf, a DMA heap).  The kernel maps the buffer
+ * (dma_buf_vmap(), which keeps it in place) and holds a reference on the
+ * dma-buf until the Memory is released, so @dmabuf_fd may be closed at
+ * once.  Such a Memory works everywhere a pinned one does (copies,
+ * grants, other nodes, providers), needs the dma-buf open for writing for
+ * FRACTOS_PERM_WRITE, and is charged where its exporter charges the
+ * buffer, not to RLIMIT_MEMLOCK.  Only buffers in system memory can be
+ * imported: device memory (a BAR, as GPU VRAM) and exporters without a
+ * kernel mapping give EOPNOTSUPP.
  */
 struct fractos_memory_create {
 	__u64 addr;
@@ -338,9 +363,12 @@ struct fractos_memory_create {
 	__u32 perms;
 	__u32 flags;
 	__u32 cid;
-	__u32 __pad;
+	__s32 dmabuf_fd;
 	__u64 reserved[2];
 };
+
+/* fractos_memory_create.flags */
+#define FRACTOS_MEMORY_DMABUF	0x1U	/* import a dma-buf */
 
 /**
  * struct fractos_memory_diminish - FRACTOS_IOC_MEMORY_DIMINISH

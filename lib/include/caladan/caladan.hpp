@@ -493,6 +493,18 @@ private:
 result<cap> memory_create(const space &sp, void *addr, std::size_t len, perm perms) noexcept;
 
 /**
+ * FRACTOS_IOC_MEMORY_CREATE with FRACTOS_MEMORY_DMABUF: a Memory over
+ * [@p offset, @p offset + @p len) of the dma-buf @p dmabuf_fd (a GPU
+ * driver's PRIME export, udmabuf, a DMA heap).  The kernel holds the
+ * dma-buf for the Memory's life: the fd may be closed afterwards.  Errors:
+ * EBADF, EINVAL (not a dma-buf), EACCES (perm::write on a dma-buf not open
+ * for writing), ERANGE (past its end), EOPNOTSUPP (device memory, or an
+ * exporter without a kernel mapping); EINVAL from kernels without it.
+ */
+result<cap> memory_import_dmabuf(const space &sp, int dmabuf_fd, std::uint64_t offset,
+				 std::size_t len, perm perms) noexcept;
+
+/**
  * FRACTOS_IOC_MEMORY_DIMINISH: a new capability, in @p c's space, to the
  * *same* object with the view [@p offset, @p offset + @p len) of @p c's view
  * and the rights of @p c minus @p drop_perms.  Revoking it revokes the
