@@ -52,14 +52,21 @@ struct fblk_cmd {
 	struct work_struct stage_work;
 };
 
+/* Give the staging buffer and its bytes back (no-op without one). */
+static void fblk_stage_put(struct fblk_cmd *cmd)
+{
+	if (!cmd->stage)
+		return;
+	fos_kcap_revoke(cmd->stage);
+	fos_kcap_put(cmd->stage);
+	cmd->stage = NULL;
+	atomic64_sub(cmd->len, &cmd->dev->staged);
+}
+
 static void fblk_cmd_free(struct fblk_cmd *cmd)
 {
 	fos_kmem_unmap(&cmd->map);
-	if (cmd->stage) {
-		fos_kcap_revoke(cmd->stage);
-		fos_kcap_put(cmd->stage);
-		atomic64_sub(cmd->len, &cmd->dev->staged);
-	}
+	fblk_stage_put(cmd);
 	fos_kcap_put(cmd->mem);
 	fos_kcap_put(cmd->done);
 	fos_kcap_put(cmd->err);
@@ -114,7 +121,8 @@ static void fblk_cmd_work(struct work_struct *work)
 		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
 			  cmd->len);
 	}
-	/* Whoever the answer wakes finds the slot free. */
+	/* Whoever the answer wakes finds the slot and the staging bytes free. */
+	fblk_stage_put(cmd);
 	fblk_slot_put(dev, vol);
 	fblk_answer(dev, cmd->done, cmd->err, result);
 	fblk_cmd_free(cmd);
