@@ -79,8 +79,8 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 	struct dma_buf *dmabuf;
 	struct fos_mem *mem;
 	unsigned long i, npages;
+	u64 end, npages64;
 	void *base;
-	u64 end;
 	int ret;
 
 	dmabuf = dma_buf_get(fd);
@@ -92,11 +92,11 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 	ret = -ERANGE;
 	if (check_add_overflow(off, len, &end) || end > dmabuf->size)
 		goto err_put;
+	npages64 = (PAGE_ALIGN(end) - (off & PAGE_MASK)) >> PAGE_SHIFT;
 	ret = -EINVAL;
-	if ((PAGE_ALIGN(end) - (off & PAGE_MASK)) >> PAGE_SHIFT >
-	    FOS_MAX_PIN_PAGES)
+	if (npages64 > FOS_MAX_PIN_PAGES)
 		goto err_put;
-	npages = (PAGE_ALIGN(end) - (off & PAGE_MASK)) >> PAGE_SHIFT;
+	npages = npages64;
 
 	ret = -ENOMEM;
 	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
@@ -124,15 +124,9 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 			goto err_vunmap;
 	}
 
-	kref_init(&mem->ref);
-	mem->npages = npages;
-	mem->first_off = offset_in_page(off);
-	mem->len = len;
-	mem->writable = writable;
+	fos_mem_init(mem, npages, offset_in_page(off), len, writable);
 	mem->dmabuf = dmabuf;
-	INIT_LIST_HEAD(&mem->dead);
 	fos_live_add(FOS_LIVE_DMABUFS, 1);
-	fos_live_add(FOS_LIVE_MEMORIES, 1);
 	return mem;
 
 err_vunmap:

@@ -445,6 +445,8 @@ void fos_mem_put(struct fos_mem *mem);
 /* The most pages one Memory spans: its page array fits kvmalloc(). */
 #define FOS_MAX_PIN_PAGES	((u64)INT_MAX / sizeof(struct page *))
 
+void fos_mem_init(struct fos_mem *mem, unsigned long npages,
+		  unsigned long first_off, u64 len, bool writable);
 struct fos_mem *fos_mem_alloc_kernel(u64 len);
 struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable);
 void fos_mem_release_dmabuf(struct fos_mem *mem);

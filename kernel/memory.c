@@ -32,21 +32,44 @@ static void fos_mem_release(struct kref *ref)
 
 	if (mem->dmabuf) {
 		fos_mem_release_dmabuf(mem);
-	} else if (mem->user) {
-		unpin_user_pages_dirty_lock(mem->pages, mem->npages,
-					    mem->writable);
-		fos_mem_uncharge(mem->user, mem->mm, mem->npages);
-		free_uid(mem->user);
-		mmdrop(mem->mm);
 	} else {
-		for (i = 0; i < mem->npages; i++)
-			__free_page(mem->pages[i]);
-	}
-	if (!mem->dmabuf)
+		if (mem->user) {
+			unpin_user_pages_dirty_lock(mem->pages, mem->npages,
+						    mem->writable);
+			fos_mem_uncharge(mem->user, mem->mm, mem->npages);
+			free_uid(mem->user);
+			mmdrop(mem->mm);
+		} else {
+			for (i = 0; i < mem->npages; i++)
+				__free_page(mem->pages[i]);
+		}
 		fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
+	}
 	fos_live_add(FOS_LIVE_MEMORIES, -1);
 	kvfree(mem->pages);
 	kfree(mem);
+}
+
+/**
+ * fos_mem_init - the fields every kind of Memory sets once its pages are in
+ * @mem: zeroed, with @mem->pages filled in
+ * @npages: entries in @mem->pages
+ * @first_off: offset of the first byte in pages[0]
+ * @len: bytes
+ * @writable: the pages may be written
+ *
+ * Counts the Memory; the caller counts its pages (pinned_pages, dmabufs).
+ */
+void fos_mem_init(struct fos_mem *mem, unsigned long npages,
+		  unsigned long first_off, u64 len, bool writable)
+{
+	kref_init(&mem->ref);
+	mem->npages = npages;
+	mem->first_off = first_off;
+	mem->len = len;
+	mem->writable = writable;
+	INIT_LIST_HEAD(&mem->dead);
+	fos_live_add(FOS_LIVE_MEMORIES, 1);
 }
 
 /* May sleep: the last put unpins the pages. */
@@ -128,17 +151,11 @@ static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
 		}
 	}
 
-	kref_init(&mem->ref);
-	mem->npages = npages;
-	mem->first_off = first_off;
-	mem->len = len;
-	mem->writable = writable;
+	fos_mem_init(mem, npages, first_off, len, writable);
 	mem->user = user;
 	mmgrab(mm);
 	mem->mm = mm;
-	INIT_LIST_HEAD(&mem->dead);
 	fos_live_add(FOS_LIVE_PINNED_PAGES, npages);
-	fos_live_add(FOS_LIVE_MEMORIES, 1);
 	return mem;
 
 err_unpin:
@@ -181,13 +198,8 @@ struct fos_mem *fos_mem_alloc_kernel(u64 len)
 		if (!mem->pages[i])
 			goto err_pages;
 	}
-	kref_init(&mem->ref);
-	mem->npages = npages;
-	mem->len = len;
-	mem->writable = true;
-	INIT_LIST_HEAD(&mem->dead);
+	fos_mem_init(mem, npages, 0, len, true);
 	fos_live_add(FOS_LIVE_PINNED_PAGES, npages);
-	fos_live_add(FOS_LIVE_MEMORIES, 1);
 	return mem;
 
 err_pages:

@@ -6,29 +6,34 @@
 
 namespace caladan {
 
-result<cap> memory_create(const space &sp, void *addr, std::size_t len, perm perms) noexcept
+namespace {
+
+/* MEMORY_CREATE: @addr is a user address, or with @flags' DMABUF an offset. */
+result<cap> create(const space &sp, std::uint64_t addr, std::size_t len, perm perms,
+		   std::uint32_t flags, int dmabuf_fd) noexcept
 {
 	fractos_memory_create a{};
-	a.addr = reinterpret_cast<std::uintptr_t>(addr);
+	a.addr = addr;
 	a.len = len;
 	a.perms = std::uint32_t(perms);
+	a.flags = flags;
+	a.dmabuf_fd = dmabuf_fd;
 	if (auto r = detail::call<FRACTOS_IOC_MEMORY_CREATE>(sp.fd(), a); !r)
 		return r.error();
 	return cap(sp.fd(), a.cid);
 }
 
+} // namespace
+
+result<cap> memory_create(const space &sp, void *addr, std::size_t len, perm perms) noexcept
+{
+	return create(sp, reinterpret_cast<std::uintptr_t>(addr), len, perms, 0, 0);
+}
+
 result<cap> memory_import_dmabuf(const space &sp, int dmabuf_fd, std::uint64_t offset,
 				 std::size_t len, perm perms) noexcept
 {
-	fractos_memory_create a{};
-	a.addr = offset;
-	a.len = len;
-	a.perms = std::uint32_t(perms);
-	a.flags = FRACTOS_MEMORY_DMABUF;
-	a.dmabuf_fd = dmabuf_fd;
-	if (auto r = detail::call<FRACTOS_IOC_MEMORY_CREATE>(sp.fd(), a); !r)
-		return r.error();
-	return cap(sp.fd(), a.cid);
+	return create(sp, offset, len, perms, FRACTOS_MEMORY_DMABUF, dmabuf_fd);
 }
 
 result<cap> memory_diminish(const cap &c, std::uint64_t offset, std::uint64_t len,
