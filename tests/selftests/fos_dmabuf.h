@@ -16,8 +16,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include <drm/drm.h>
-#include <drm/drm_mode.h>
+/*
+ * The DRM uAPI from Debian's libdrm-dev (pkg-config libdrm: -I.../libdrm,
+ * as libdrm's own users include it): Debian 12's linux-libc-dev (6.1) has
+ * no drm/ headers, only bookworm-backports' one has.  udmabuf's and the
+ * DMA heaps' uAPI are in linux-libc-dev 6.1 (since 4.20 and 5.6).
+ */
+#include <drm.h>
+#include <drm_mode.h>
 #include <linux/dma-heap.h>
 #include <linux/udmabuf.h>
 #include <sys/mman.h>
