@@ -280,17 +280,31 @@ out:
 
 /*
  * A Request made by fos_req_make() reached nobody: take its new
- * delegations back (before revoking it).  Nobody else can reach @obj yet,
- * so its contents are still there.
+ * delegations back, then revoke it.
+ *
+ * @obj became reachable to other threads' revocation when it was made (a
+ * derived Request through its base, a root through its owner's space and
+ * provider), so a concurrent revocation may already have taken its
+ * contents (@obj->req is then NULL).  The contents are taken under
+ * fos_tree_lock with a reference of our own; if they are gone, their
+ * delegations ended with them, as those of any revoked Request do.
  */
 static void fos_req_unmake(struct fos_object *obj, u32 delegated)
 {
-	struct fos_args_buf b = {
-		.caps = obj->req->caps,
-		.delegated = delegated,
-	};
+	struct fos_args_buf b = { .delegated = delegated };
+	struct fos_req *req;
 
-	fos_args_undelegate(&b);
+	spin_lock(&fos_tree_lock);
+	req = obj->req;
+	if (req)
+		kref_get(&req->ref);
+	spin_unlock(&fos_tree_lock);
+
+	if (req) {
+		b.caps = req->caps;
+		fos_args_undelegate(&b);
+		fos_req_put(req);
+	}
 	fos_obj_revoke(obj);
 }
 
