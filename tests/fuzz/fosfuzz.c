@@ -5,7 +5,7 @@
  *
  *   fosfuzz [--seed N] [--duration S] [--programs N] [--ops N]
  *           [--loopback | --peer NODE] [--replay FILE]... [--out DIR] [--uid UID]
- *           [--memlock BYTES] [--cov-sites N] [--no-minimize] [-v]
+ *           [--memlock BYTES] [--cov-sites N] [--no-minimize] [--low-limits] [-v]
  *
  * The driver generates programs (ops.c: lists of op seeds, from a master
  * generator seeded by --seed, so a run without coverage feedback is
@@ -30,6 +30,14 @@
  * fosfuzz --peer back at the same time, the nodes already connected),
  * lookups with FRACTOS_NAME_NODE ask NODE, whose workers publish the same
  * names: the programs reach each other's objects through proxies.
+ *
+ * With --low-limits every limit of the module is lowered for the run (and
+ * restored after it): max_caps 40, max_queue 6, max_names 4, max_pin_bytes
+ * 256 KiB, fabric_peer_work 2, fabric_peer_grants 4, and the workers'
+ * RLIMIT_MEMLOCK 256 KiB unless --memlock says otherwise.  Programs then
+ * hit "over the limit" paths (EMFILE, EAGAIN, ENOSPC, ...) all the time
+ * while other processes revoke, kill and close: the error paths that undo
+ * work another thread can already see (issue 27's REQUEST_CREATE oops).
  *
  * With KCOV (the debug kernel), programs that reach new PCs of the module
  * are kept and mutated (coverage-guided); --cov-sites (the number of
@@ -643,11 +651,73 @@ static void loopback_off(void)
 	fos_nl_node_del(fz_opts.node);
 }
 
+/* --low-limits: each module parameter, its low value, and the saved one. */
+static struct low_limit {
+	const char *name;
+	unsigned long long low;
+	long long saved;
+} low_limits[] = {
+	{ "max_caps", 40, -1 },
+	{ "max_queue", 6, -1 },
+	{ "max_names", 4, -1 },
+	{ "max_pin_bytes", 256 << 10, -1 },
+	{ "fabric_peer_work", 2, -1 },
+	{ "fabric_peer_grants", 4, -1 },
+};
+#define NLOW (sizeof(low_limits) / sizeof(low_limits[0]))
+static pid_t low_set;	/* the driver that lowered them */
+
+/* Only the driver restores: forked workers inherit its atexit handler. */
+static void low_limits_restore(void)
+{
+	unsigned int i;
+
+	if (low_set != getpid())
+		return;
+	for (i = 0; i < NLOW; i++)
+		if (low_limits[i].saved >= 0)
+			fos_set_param(low_limits[i].name, low_limits[i].saved);
+	low_set = 0;
+}
+
+static void low_limits_sig(int sig)
+{
+	low_limits_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int low_limits_apply(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NLOW; i++) {
+		low_limits[i].saved = fos_param(low_limits[i].name);
+		if (low_limits[i].saved < 0) {
+			fprintf(stderr, "fosfuzz: no parameter %s\n",
+				low_limits[i].name);
+			return -1;
+		}
+	}
+	low_set = getpid();
+	atexit(low_limits_restore);
+	signal(SIGTERM, low_limits_sig);
+	signal(SIGINT, low_limits_sig);
+	for (i = 0; i < NLOW; i++) {
+		if (fos_set_param(low_limits[i].name, low_limits[i].low)) {
+			fprintf(stderr, "fosfuzz: cannot set %s\n",
+				low_limits[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fosfuzz [--seed N] [--duration S] [--programs N] [--ops N]\n"
 		"               [--loopback | --peer NODE] [--replay FILE]... [--out DIR] [--uid UID]\n"
-		"               [--memlock BYTES] [--cov-sites N] [--no-minimize] [-v]\n");
+		"               [--memlock BYTES] [--cov-sites N] [--no-minimize] [--low-limits] [-v]\n");
 	exit(2);
 }
 
@@ -666,6 +736,7 @@ int main(int argc, char **argv)
 		{ "memlock", required_argument, NULL, 'm' },
 		{ "cov-sites", required_argument, NULL, 'c' },
 		{ "no-minimize", no_argument, NULL, 'n' },
+		{ "low-limits", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -673,7 +744,7 @@ int main(int argc, char **argv)
 	unsigned int nreplay = 0, i;
 	unsigned long programs = 0, maxprogs = 0, fails = 0, kept = 0;
 	uint64_t seed = 0;
-	int have_seed = 0, c, lb_ok = 0;
+	int have_seed = 0, have_memlock = 0, low = 0, c, lb_ok = 0;
 	double duration = 60, t0;
 	static struct fz_prog p;
 	struct result res;
@@ -693,7 +764,11 @@ int main(int argc, char **argv)
 			break;
 		case 'O': outdir = optarg; break;
 		case 'u': fz_opts.uid = strtoul(optarg, NULL, 0); break;
-		case 'm': fz_opts.memlock = strtoul(optarg, NULL, 0); break;
+		case 'm':
+			fz_opts.memlock = strtoul(optarg, NULL, 0);
+			have_memlock = 1;
+			break;
+		case 'L': low = 1; break;
 		case 'c': cov_sites = strtoul(optarg, NULL, 0); break;
 		case 'n': minimize = 0; break;
 		case 'v': fz_opts.verbose = 1; break;
@@ -722,17 +797,23 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	kcov_setup();
 	fz_ops_init();
+	if (low && !have_memlock)
+		fz_opts.memlock = 256 << 10;
 	printf("TAP version 13\n1..%u\n", nreplay + 2);
-	printf("# fosfuzz: seed %llu (reproduce: tests/fuzz/run --seed %llu%s), %s\n",
+	printf("# fosfuzz: seed %llu (reproduce: tests/fuzz/run --seed %llu%s%s), %s%s\n",
 	       (unsigned long long)seed, (unsigned long long)seed,
 	       fz_opts.loopback ? " --loopback" : "",
-	       fz_opts.kcov ? "KCOV-guided" : "random (no KCOV)");
+	       low ? " -- --low-limits" : "",
+	       fz_opts.kcov ? "KCOV-guided" : "random (no KCOV)",
+	       low ? ", every limit low" : "");
 	fflush(stdout);
 	if (fz_opts.loopback) {
 		lb_ok = !loopback_on();
 		if (!lb_ok)
 			return 2;
 	}
+	if (low && low_limits_apply())
+		return 2;
 	live_baseline();
 	kmsg_open();
 
@@ -804,5 +885,6 @@ int main(int argc, char **argv)
 	printf("\n");
 	if (lb_ok)
 		loopback_off();
+	low_limits_restore();
 	return tap_bad ? 1 : 0;
 }
