@@ -139,16 +139,17 @@ debug-kernel:
 # as in CI (the debug kernel runs them 5 to 10 times slower): 128 Ki caps
 # instead of the million, exitrace with 5000 objects and 20 provider
 # deaths of 200 objects each, killany 100 times, the fuzzer 120 + 60 s,
-# then 120 + 60 s with every limit low (--low-limits), limitrace 2 s a case.
+# then 120 + 60 s with every limit low (--low-limits), limitrace 2 s a case,
+# blkstress 90 s (600 s with DEBUG_FULL=1).
 # DEBUG_FULL=1: at full size but exitrace's provider deaths: 100 of them
 # (2000 objects each did not finish in 30 minutes, nor did 200 deaths:
 # 150 in 30 minutes on 2026-11-25); about 90 minutes for the selftests.
 DEBUG_VM_MEM ?= 4096
-DEBUG_FULL_ENV := FOS_TEST_ARGS_exitrace='-i 100 -p 200'
+DEBUG_FULL_ENV := FOS_TEST_ARGS_exitrace='-i 100 -p 200' FOS_TEST_ARGS_blkstress='-t 600'
 DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200' \
 	FOS_TEST_ARGS_killany='-i 100' FUZZ_DURATION=120 FUZZ_LOOPBACK_DURATION=60 \
 	FUZZ_LOWLIMIT_DURATION=120 FUZZ_LOWLIMIT_LOOPBACK_DURATION=60 \
-	FOS_TEST_ARGS_limitrace='-t 2'
+	FOS_TEST_ARGS_limitrace='-t 2' FOS_TEST_ARGS_blkstress='-t 90'
 check-debug: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel$(if $(DEBUG_FULL), (full size), (sizes as in CI)) ==="
 	@rc=0; \
@@ -171,7 +172,7 @@ check-debug-ci: deps userspace debug-kernel
 
 # When CI has less time left than check-debug-ci needs (.ci/run): a few
 # selftests on the debug kernel, those of the newest code first (~8 min).
-DEBUG_SHORT_TESTS ?= limitrace blk caladan_blk caladan_fs remote request caps
+DEBUG_SHORT_TESTS ?= limitrace blk blkstress caladan_blk caladan_fs remote request caps
 check-debug-short: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's short subset: $(DEBUG_SHORT_TESTS)) ==="
 	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-1200} \
