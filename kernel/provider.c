@@ -350,6 +350,108 @@ int fos_kinvoke(const struct fos_kcap *req, const void *imm, u32 imm_len,
 }
 EXPORT_SYMBOL_GPL(fos_kinvoke);
 
+static bool fos_kcap_is_req(const struct fos_kcap *c)
+{
+	return c->cap.obj->type == FRACTOS_OBJ_REQUEST;
+}
+
+static bool fos_kmsg_layout_valid(const struct fos_kmsg_layout *l)
+{
+	return l->min_caps <= l->max_caps &&
+	       l->max_caps <= FOS_KMSG_LAYOUT_MAX &&
+	       l->done < l->min_caps && l->err < l->max_caps &&
+	       (l->ans_errno == sizeof(s32) || l->ans_errno == sizeof(s64)) &&
+	       l->ans_len >= l->ans_errno && l->ans_len <= FOS_KMSG_ANSWER_MAX;
+}
+
+/* Does @m have the count and the types @l says? */
+static bool fos_kmsg_well_formed(const struct fos_kmsg *m,
+				 const struct fos_kmsg_layout *l)
+{
+	u32 i, want;
+
+	if (m->ncaps < l->min_caps || m->ncaps > l->max_caps)
+		return false;
+	for (i = 0; i < m->ncaps; i++) {
+		want = i == l->done || i == l->err ? FRACTOS_OBJ_REQUEST :
+						     l->types[i];
+		if (want != FRACTOS_OBJ_NONE && m->caps[i]->cap.obj->type != want)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The continuation a malformed @m is answered on: the Request at the error
+ * position, else at the done position, else the last Request; NULL if
+ * there is none.
+ */
+static struct fos_kcap *fos_kmsg_answer_to(const struct fos_kmsg *m,
+					   const struct fos_kmsg_layout *l)
+{
+	u32 i;
+
+	if (l->err < m->ncaps && fos_kcap_is_req(m->caps[l->err]))
+		return m->caps[l->err];
+	if (l->done < m->ncaps && fos_kcap_is_req(m->caps[l->done]))
+		return m->caps[l->done];
+	for (i = m->ncaps; i-- > 0;)
+		if (fos_kcap_is_req(m->caps[i]))
+			return m->caps[i];
+	return NULL;
+}
+
+/**
+ * fos_kmsg_conts - find a message's continuations, answer it if malformed
+ * @m: the message, in the receive callback
+ * @l: where the adaptor's protocol puts its continuations
+ * @c: filled in
+ *
+ * The one rule of every adaptor (see "Kernel providers"): a message whose
+ * capabilities name a continuation is answered, exactly once, whatever
+ * else is wrong with it.  A well-formed capability list (as @l says) gives
+ * the adaptor its continuations, for it to answer once it has served or
+ * refused the message.  A malformed one (too few or too many
+ * capabilities, a type where @l wants another) is answered here with
+ * EINVAL, as @l's error answer, on the Request at @l->err, else the one at
+ * @l->done, else the last Request in the list.  A message with no Request
+ * at all names nobody to answer: the adaptor drops it (and should count
+ * it).  Only the capabilities are checked: the immediates are the
+ * adaptor's.
+ *
+ * Return: 0 (well formed: @c->done and @c->err set), -EINVAL (malformed,
+ * answered on @c->err, with fos_kinvoke()'s result in @c->answer), or
+ * -ENOMSG (no continuation: nothing was answered).
+ */
+int fos_kmsg_conts(const struct fos_kmsg *m, const struct fos_kmsg_layout *l,
+		   struct fos_kconts *c)
+{
+	u8 ans[FOS_KMSG_ANSWER_MAX] = { 0 };
+	s64 e64 = -EINVAL;
+	s32 e32 = -EINVAL;
+
+	might_sleep();
+	memset(c, 0, sizeof(*c));
+	if (WARN_ON_ONCE(!fos_kmsg_layout_valid(l)) ||
+	    WARN_ON_ONCE(m->ncaps > FRACTOS_REQ_MAX_CAPS))
+		return -ENOMSG;
+	if (fos_kmsg_well_formed(m, l)) {
+		c->done = m->caps[l->done];
+		c->err = l->err < m->ncaps ? m->caps[l->err] : c->done;
+		return 0;
+	}
+	c->err = fos_kmsg_answer_to(m, l);
+	if (!c->err)
+		return -ENOMSG;
+	if (l->ans_errno == sizeof(e64))
+		memcpy(ans, &e64, sizeof(e64));
+	else
+		memcpy(ans, &e32, sizeof(e32));
+	c->answer = fos_kinvoke(c->err, ans, l->ans_len, NULL, 0);
+	return -EINVAL;
+}
+EXPORT_SYMBOL_GPL(fos_kmsg_conts);
+
 /**
  * fos_kcap_dup - another handle of the same capability
  * @c: the capability (a message's may be lent)

@@ -29,6 +29,19 @@
  * capabilities are lent to the callback for its duration only:
  * fos_kcap_dup() keeps one.
  *
+ * Answering: a message whose capabilities name a continuation gets exactly
+ * one answer, whatever else is wrong with it; only a message that names
+ * none is dropped.  fos_kmsg_conts() is that rule, in one place for every
+ * adaptor: given where the adaptor's protocol puts its continuations
+ * (&struct fos_kmsg_layout), it finds them in a well-formed message, and
+ * answers a malformed capability list (a count or a type the protocol
+ * does not have) with EINVAL on the error continuation, else the done
+ * one, else the last Request in the list.  Capabilities are positional,
+ * counted from the first: a derived Request's own come before the
+ * invoker's, so a Request derived with the first arguments fixed is
+ * invoked with the rest only; a client that passes them again shifts the
+ * continuations, which is a malformed list, answered.
+ *
  * Context: every function here may sleep unless its comment says otherwise,
  * and none may be called with a spinlock held or in interrupt context (a
  * bio's end_io must defer to a work item).
@@ -111,6 +124,53 @@ struct fos_kmem_map {
 	void *mem;
 };
 
+/* Capability positions a struct fos_kmsg_layout describes at most. */
+#define FOS_KMSG_LAYOUT_MAX	8
+/* Bytes of a protocol's error answer at most. */
+#define FOS_KMSG_ANSWER_MAX	64
+
+/**
+ * struct fos_kmsg_layout - where a protocol puts its continuations
+ * @min_caps: capabilities of a well-formed message, at least (> @done)
+ * @max_caps: and at most (at most FOS_KMSG_LAYOUT_MAX, > @err)
+ * @done: index in &fos_kmsg.caps of the success continuation
+ * @err: index of the error continuation, or @done for a protocol with one
+ *	continuation; a well-formed message shorter than @err + 1 has none
+ *	(errors go to done)
+ * @types: what each index holds in a well-formed message: FRACTOS_OBJ_*,
+ *	or FRACTOS_OBJ_NONE for anything (@done and @err hold Requests
+ *	whatever it says)
+ * @ans_len: bytes of the protocol's error answer (at most
+ *	FOS_KMSG_ANSWER_MAX)
+ * @ans_errno: bytes of the negative errno at its start (4 or 8, a
+ *	signed integer in host order); the rest of the answer is zero
+ */
+struct fos_kmsg_layout {
+	u8 min_caps;
+	u8 max_caps;
+	u8 done;
+	u8 err;
+	u32 types[FOS_KMSG_LAYOUT_MAX];
+	u16 ans_len;
+	u8 ans_errno;
+};
+
+/**
+ * struct fos_kconts - a message's continuations, found by fos_kmsg_conts()
+ * @done: the success continuation; NULL unless the message is well formed
+ * @err: where errors go (the error continuation, else @done); NULL when
+ *	the message names no continuation
+ * @answer: for a malformed message, what invoking @err with EINVAL
+ *	returned (fos_kinvoke(): 0 or a negative errno)
+ *
+ * Both are the message's: lent until the receive callback returns.
+ */
+struct fos_kconts {
+	struct fos_kcap *done;
+	struct fos_kcap *err;
+	int answer;
+};
+
 struct fos_provider *fos_provider_create(const struct fos_provider_ops *ops,
 					 void *priv);
 void *fos_provider_priv(const struct fos_provider *p);
@@ -127,6 +187,9 @@ struct fos_kcap *fos_kreq_derive(struct fos_provider *p,
 struct fos_kcap *fos_kmem_create(struct fos_provider *p, u64 len);
 int fos_kinvoke(const struct fos_kcap *req, const void *imm, u32 imm_len,
 		struct fos_kcap *const *caps, u32 ncaps);
+
+int fos_kmsg_conts(const struct fos_kmsg *m, const struct fos_kmsg_layout *l,
+		   struct fos_kconts *c);
 
 struct fos_kcap *fos_kcap_dup(const struct fos_kcap *c);
 struct fos_kcap *fos_kcap_diminish(const struct fos_kcap *c, u64 off,

@@ -392,6 +392,40 @@ static int fblk_destroy(struct fblk_dev *dev, u64 id, struct fos_kcap *ok)
 }
 
 /**
+ * fblk_conts - the continuations of a message, by the protocol's @l
+ * @dev: the device (counts what is dropped or refused)
+ * @m: the message
+ * @l: fblk_mgmt_layout or the I/O's
+ * @c: filled in (see fos_kmsg_conts())
+ *
+ * Return: 0 when @m is well formed and is the caller's to serve, -EINVAL
+ * when it was answered here, -ENOMSG when it names no continuation (it is
+ * dropped, and counted).
+ */
+int fblk_conts(struct fblk_dev *dev, const struct fos_kmsg *m,
+	       const struct fos_kmsg_layout *l, struct fos_kconts *c)
+{
+	int ret = fos_kmsg_conts(m, l, c);
+
+	if (ret == -ENOMSG)
+		fblk_stat(dev, FBLK_DROPPED, 1);
+	else if (ret && c->answer)
+		fblk_stat(dev, FBLK_CONT_FAILED, 1);
+	return ret;
+}
+
+/* [reply] or [reply, error] (fractos_blk.h). */
+static const struct fos_kmsg_layout fblk_mgmt_layout = {
+	.min_caps = 1,
+	.max_caps = 2,
+	.done = 0,
+	.err = 1,
+	.types = { FRACTOS_OBJ_REQUEST, FRACTOS_OBJ_REQUEST },
+	.ans_len = sizeof(struct fractos_blk_reply),
+	.ans_errno = sizeof_field(struct fractos_blk_reply, status),
+};
+
+/**
  * fblk_mgmt - serve one invocation of the management Request
  * @dev: the device
  * @m: the message (see "The management Request" in fractos_blk.h)
@@ -401,28 +435,16 @@ static int fblk_destroy(struct fblk_dev *dev, u64 id, struct fos_kcap *ok)
 void fblk_mgmt(struct fblk_dev *dev, const struct fos_kmsg *m)
 {
 	struct fractos_blk_reply r = { .block_size = dev->lbs };
-	struct fos_kcap *ok, *err = NULL;
+	struct fos_kcap *ok, *err;
 	struct fractos_blk_mgmt a;
-	struct fos_kcap_info ci;
+	struct fos_kconts c;
 	struct fblk_vol *v;
 	int ret = -EINVAL;
 
-	if (!m->ncaps || m->ncaps > 2) {
-		fblk_stat(dev, FBLK_DROPPED, 1);
+	if (fblk_conts(dev, m, &fblk_mgmt_layout, &c))
 		return;
-	}
-	ok = m->caps[0];
-	fos_kcap_info(ok, &ci);
-	if (ci.type != FRACTOS_OBJ_REQUEST) {
-		fblk_stat(dev, FBLK_DROPPED, 1);
-		return;
-	}
-	if (m->ncaps == 2) {
-		err = m->caps[1];
-		fos_kcap_info(err, &ci);
-		if (ci.type != FRACTOS_OBJ_REQUEST)
-			goto fail;
-	}
+	ok = c.done;
+	err = c.err;
 	if (m->imm_len != sizeof(a))
 		goto fail;
 	memcpy(&a, m->imm, sizeof(a));

@@ -285,6 +285,17 @@ check:
 	return 0;
 }
 
+/* [memory, done] or [memory, done, error] (fractos_blk.h). */
+static const struct fos_kmsg_layout fblk_io_layout = {
+	.min_caps = 2,
+	.max_caps = 3,
+	.done = 1,
+	.err = 2,
+	.types = { FRACTOS_OBJ_MEMORY, FRACTOS_OBJ_REQUEST, FRACTOS_OBJ_REQUEST },
+	.ans_len = sizeof(struct fractos_blk_done),
+	.ans_errno = sizeof_field(struct fractos_blk_done, result),
+};
+
 /**
  * fblk_io - serve one invocation of a volume's read or write Request
  * @dev: the device
@@ -295,32 +306,21 @@ check:
 void fblk_io(struct fblk_dev *dev, const struct fos_kmsg *m)
 {
 	bool write = m->tag & 1;
-	struct fos_kcap_info mi, ci;
+	struct fos_kcap_info mi;
+	struct fos_kconts c;
 	struct fblk_vol *vol;
 	struct fblk_cmd *cmd;
 	struct fractos_blk_io a;
 	struct fos_kcap *err;
 	int ret;
 
-	/* Without a continuation there is nobody to answer. */
-	if (m->ncaps < 2 || m->ncaps > 3) {
-		fblk_stat(dev, FBLK_DROPPED, 1);
+	ret = fblk_conts(dev, m, &fblk_io_layout, &c);
+	if (ret) {
+		if (ret == -EINVAL)	/* answered: a failed I/O */
+			fblk_stat(dev, FBLK_ERRORS, 1);
 		return;
 	}
-	fos_kcap_info(m->caps[1], &ci);
-	if (ci.type != FRACTOS_OBJ_REQUEST) {
-		fblk_stat(dev, FBLK_DROPPED, 1);
-		return;
-	}
-	err = m->ncaps == 3 ? m->caps[2] : NULL;
-	if (err) {
-		fos_kcap_info(err, &ci);
-		if (ci.type != FRACTOS_OBJ_REQUEST) {
-			ret = -EINVAL;
-			err = NULL;
-			goto fail;
-		}
-	}
+	err = c.err == c.done ? NULL : c.err;
 	if (m->imm_len != sizeof(a)) {
 		ret = -EINVAL;
 		goto fail;
@@ -379,5 +379,5 @@ fail_slot:
 	fblk_slot_put(dev, vol);
 	fblk_active_put(dev, vol);
 fail:
-	fblk_answer(dev, m->caps[1], err, ret);
+	fblk_answer(dev, c.done, err, ret);
 }

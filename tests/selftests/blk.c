@@ -3,8 +3,10 @@
  * The block adaptor (fractos_nvme.ko) on QEMU's NVMe device (vm/run
  * --nvme): attach and detach, volumes that survive a detach and a module
  * reload, reads and writes checked byte for byte at the alignment edges,
- * every bad input with its errno through the error continuation, a derived
- * Request fixed to one range, revocation and detach while I/O is in
+ * every bad input with its errno through the error continuation, every
+ * malformed capability list answered once (or dropped and counted when it
+ * names no continuation), fixed and random, a derived Request fixed to one
+ * range, revocation and detach while I/O is in
  * flight, queue-depth overflow, a client killed mid-I/O, and a read whose
  * continuation runs in a third process with no user process in between;
  * a read into and a write from a dma-buf Memory.
@@ -16,6 +18,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/fractos.h>
 #include "tap.h"
@@ -123,6 +126,100 @@ static int nothing_queued(int sfd)
 
 	return ioctl(sfd, FRACTOS_IOC_REQUEST_RECEIVE, &a) == -1 &&
 	       errno == EAGAIN;
+}
+
+/*
+ * Invoke @req with @caps and take its one answer: *@tag, and *@res the
+ * signed errno or byte count it starts with (struct fractos_blk_done, or
+ * struct fractos_blk_reply's status).  0, or negative: no answer (the
+ * receive timed out), an answer of neither shape, or a second answer.
+ */
+static int answer_once(uint32_t req, const void *imm, uint32_t imm_len,
+		       const uint32_t *caps, uint32_t ncaps, uint64_t *tag,
+		       int64_t *res)
+{
+	struct fractos_blk_reply r;
+	struct fractos_blk_done d;
+	struct msg m;
+
+	if (invoke(fd, req, imm, imm_len, caps, ncaps))
+		return -1000 - errno;
+	if (receive(fd, &m))
+		return -2000 - errno;
+	*tag = m.tag;
+	if (m.imm_len == sizeof(d)) {
+		memcpy(&d, m.imm, sizeof(d));
+		*res = d.result;
+	} else if (m.imm_len == sizeof(r)) {
+		memcpy(&r, m.imm, sizeof(r));
+		*res = r.status;
+	} else {
+		return -3000;
+	}
+	close_all(fd, &m);
+	usleep(20000);
+	return nothing_queued(fd) ? 0 : -4000;
+}
+
+/* answer_once(), expecting @want on the continuation tagged @want_tag. */
+static void expect_answer(uint32_t req, const void *imm, uint32_t imm_len,
+			  const uint32_t *caps, uint32_t ncaps,
+			  uint64_t want_tag, int64_t want, const char *what)
+{
+	uint64_t tag = 0;
+	int64_t res = 0;
+	int ret = answer_once(req, imm, imm_len, caps, ncaps, &tag, &res);
+
+	if (!tap_ok(!ret && tag == want_tag && res == want,
+		    "%s: one answer, %lld on %s", what, (long long)want,
+		    want_tag == TAG_ERR ? "error" : "done"))
+		tap_diag("  ret %d, tag %llu, result %lld", ret,
+			 (unsigned long long)tag, (long long)res);
+}
+
+/* STATS DROPPED of device @dev, once it reached @want (2 s at most). */
+static uint64_t dropped_wait(uint32_t dev, uint64_t want)
+{
+	struct fos_blk_dev d;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (fos_blk_get(dev, &d))
+			return (uint64_t)-1;
+		if (d.stats[FRACTOS_BLK_STAT_DROPPED] >= want)
+			break;
+		usleep(10000);
+	}
+	return d.stats[FRACTOS_BLK_STAT_DROPPED];
+}
+
+/*
+ * The answer fractos_blk.h ("Answers") promises for a capability list of
+ * Memory (0), done (1, a Request tagged TAG_OK) and error (2, TAG_ERR)
+ * where the continuations are at @done and @err, @min to @max of them:
+ * -1 when none (dropped), else whether it is well formed (*@wf) and the
+ * tag of the continuation the answer goes to.
+ */
+static int64_t rule_tag(const int *kind, int n, int done, int err, int min,
+			int max, int *wf)
+{
+	int i;
+
+	/* Well formed: the count, Requests at done and error, else Memory. */
+	*wf = n >= min && n <= max;
+	for (i = 0; i < n; i++)
+		if (!!kind[i] != (i == done || i == err))
+			*wf = 0;
+	if (*wf)
+		return kind[done] == 1 ? TAG_OK : TAG_ERR;
+	if (err < n && kind[err])
+		return kind[err] == 1 ? TAG_OK : TAG_ERR;
+	if (done < n && kind[done])
+		return kind[done] == 1 ? TAG_OK : TAG_ERR;
+	for (i = n - 1; i >= 0; i--)
+		if (kind[i])
+			return kind[i] == 1 ? TAG_OK : TAG_ERR;
+	return -1;
 }
 
 static void pattern(unsigned char *p, size_t len, unsigned int seed)
@@ -353,6 +450,127 @@ int main(void)
 		(void)caps;
 		tap_eq(io_raw(base, &more, sizeof(more), (uint32_t[]){ dst, ok_cid, err_cid }, 3),
 		       -EINVAL, "more immediates through it: EINVAL");
+	}
+
+	/*
+	 * Malformed capability lists (issue 27): every invocation that names a
+	 * continuation is answered exactly once, with EINVAL, on the Request
+	 * at the error position, else at done's, else the last one; only one
+	 * with no Request at all is dropped, and counted.
+	 */
+	{
+		struct fractos_blk_io a = { 0, lbs };
+		struct fractos_blk_mgmt ma = { .op = FRACTOS_BLK_OPEN, .volume = vol };
+		uint64_t drop0, drop;
+		uint32_t fixed, fixed2;
+		unsigned int seed = time(NULL);
+		int answers = 0, predicted = 0, wrong = 0, drops = 0;
+
+		tap_eq(fos_blk_get(dev, &d), 0, "LIST");
+		drop0 = d.stats[FRACTOS_BLK_STAT_DROPPED];
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ dst, ok_cid, err_cid, dst }, 4,
+			      TAG_ERR, -EINVAL, "I/O with [mem, done, err, mem]");
+		expect_answer(rd, &a, sizeof(a),
+			      (uint32_t[]){ dst, ok_cid, err_cid, dst, dst, ok_cid }, 6,
+			      TAG_ERR, -EINVAL, "I/O with six capabilities");
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ dst, dst, err_cid }, 3,
+			      TAG_ERR, -EINVAL, "I/O with a Memory at done, a valid error");
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ dst, ok_cid, dst }, 3,
+			      TAG_OK, -EINVAL, "I/O with a Memory at error, a valid done");
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ ok_cid }, 1,
+			      TAG_OK, -EINVAL, "I/O with [done] only (no memory)");
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ dst, dst, dst, err_cid }, 4,
+			      TAG_ERR, -EINVAL, "I/O with its only Request last, at index 3");
+		expect_answer(rd, &a, sizeof(a), (uint32_t[]){ ok_cid, ok_cid, err_cid }, 3,
+			      TAG_ERR, -EINVAL, "I/O with a Request where the memory goes");
+
+		tap_errno(req_create(fd, rd, 0, NULL, 0, &dst, 1, &fixed), 0,
+			  "derive a read with the Memory fixed");
+		memset(dp, 0, lbs);
+		expect_answer(fixed, &a, sizeof(a), (uint32_t[]){ ok_cid, err_cid }, 2,
+			      TAG_OK, lbs, "it, invoked with [done, err]: reads");
+		expect_answer(fixed, &a, sizeof(a), (uint32_t[]){ ok_cid }, 1,
+			      TAG_OK, lbs, "it, invoked with [done]: reads");
+		expect_answer(fixed, &a, sizeof(a), (uint32_t[]){ dst, ok_cid, err_cid }, 3,
+			      TAG_OK, -EINVAL,
+			      "it, invoked with [mem, done, err] (so [mem, mem, done, err])");
+		tap_errno(req_create(fd, fixed, 0, NULL, 0, (uint32_t[]){ ok_cid }, 1, &fixed2),
+			  0, "derive from it with done fixed too");
+		expect_answer(fixed2, &a, sizeof(a), (uint32_t[]){ err_cid }, 1,
+			      TAG_OK, lbs, "that, invoked with [err]: reads");
+		expect_answer(fixed2, &a, sizeof(a), NULL, 0,
+			      TAG_OK, lbs, "that, invoked with nothing: reads");
+		expect_answer(fixed2, &a, sizeof(a), (uint32_t[]){ dst, err_cid }, 2,
+			      TAG_OK, -EINVAL, "that, invoked with [mem, err]: EINVAL");
+		fos_close(fd, fixed2);
+		fos_close(fd, fixed);
+
+		expect_answer(mgmt, &ma, sizeof(ma), (uint32_t[]){ ok_cid, err_cid, dst }, 3,
+			      TAG_ERR, -EINVAL, "management with [reply, err, extra]");
+		expect_answer(mgmt, &ma, sizeof(ma), (uint32_t[]){ ok_cid, err_cid, ok_cid }, 3,
+			      TAG_ERR, -EINVAL, "management with [reply, err, reply]");
+		expect_answer(mgmt, &ma, sizeof(ma), (uint32_t[]){ dst, err_cid }, 2,
+			      TAG_ERR, -EINVAL, "management with [mem, err]: err only");
+		expect_answer(mgmt, &ma, sizeof(ma), (uint32_t[]){ ok_cid, dst }, 2,
+			      TAG_OK, -EINVAL, "management with a Memory at error, a valid reply");
+		expect_answer(mgmt, &ma, sizeof(ma), (uint32_t[]){ ok_cid, err_cid }, 2,
+			      TAG_OK, 0, "management with [reply, err]: OPEN works");
+
+		tap_errno(invoke(fd, rd, &a, sizeof(a), (uint32_t[]){ dst }, 1), 0,
+			  "I/O with [mem] only: no continuation");
+		tap_errno(invoke(fd, rd, &a, sizeof(a), (uint32_t[]){ dst, dst, dst }, 3), 0,
+			  "I/O with three Memory");
+		tap_errno(invoke(fd, rd, &a, sizeof(a), NULL, 0), 0, "I/O with nothing");
+		tap_errno(invoke(fd, mgmt, &ma, sizeof(ma), (uint32_t[]){ dst }, 1), 0,
+			  "management with [mem]");
+		tap_errno(invoke(fd, mgmt, &ma, sizeof(ma), NULL, 0), 0,
+			  "management with nothing");
+		drop = dropped_wait(dev, drop0 + 5);
+		tap_ok(drop == drop0 + 5 && nothing_queued(fd),
+		       "those five are dropped and counted (DROPPED +%lld), no answer",
+		       (long long)(drop - drop0));
+
+		/* Random traffic, as in the issue: each list checked by the rule. */
+		tap_diag("random capability lists: seed %u", seed);
+		srand(seed);
+		for (i = 0; i < 300; i++) {
+			int mg = i % 4 == 3, n = rand() % 6, kind[5], wf, k;
+			uint32_t caps[5], pool[3] = { dst, ok_cid, err_cid };
+			int64_t want, res;
+			uint64_t tag;
+
+			for (k = 0; k < n; k++) {
+				kind[k] = rand() % 3;
+				caps[k] = pool[kind[k]];
+			}
+			want = mg ? rule_tag(kind, n, 0, 1, 1, 2, &wf) :
+				    rule_tag(kind, n, 1, 2, 2, 3, &wf);
+			if (want < 0) {
+				drops++;
+				if (invoke(fd, mg ? mgmt : rd, mg ? (void *)&ma : (void *)&a,
+					   mg ? sizeof(ma) : sizeof(a), caps, n))
+					wrong++;
+				continue;
+			}
+			predicted++;
+			if (answer_once(mg ? mgmt : rd, mg ? (void *)&ma : (void *)&a,
+					mg ? sizeof(ma) : sizeof(a), caps, n, &tag, &res))
+				continue;
+			answers++;
+			if ((uint64_t)want != tag ||
+			    res != (wf ? (mg ? 0 : (int64_t)lbs) : -EINVAL)) {
+				if (!wrong++)
+					tap_diag("  list %d of %d (%s): tag %llu result %lld",
+						 i, n, mg ? "mgmt" : "I/O",
+						 (unsigned long long)tag, (long long)res);
+			}
+		}
+		tap_ok(answers == predicted && !wrong,
+		       "300 random lists: %d answered once each of %d named a continuation, %d wrong",
+		       answers, predicted, wrong);
+		drop = dropped_wait(dev, drop0 + 5 + drops);
+		tap_ok(drop == drop0 + 5 + drops && nothing_queued(fd),
+		       "the %d with no Request dropped and counted", drops);
 	}
 
 	/* Revocation: one child alone, then OPEN gives new ones. */

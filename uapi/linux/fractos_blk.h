@@ -32,6 +32,26 @@
  *        not fit one message comes in several consecutive ones, each
  *        with the device's attributes and the next volumes.
  *
+ * DOC: Answers, and malformed capability lists
+ *
+ * Every invocation whose capabilities name a continuation gets exactly one
+ * answer, whatever else is wrong with it.  Capabilities are positional,
+ * counted from the first, the Request's own (fixed by a derivation) before
+ * the invoker's: a Request derived with the memory fixed is invoked with
+ * [done] or [done, error], and one that fixes [memory, done] with [] or
+ * [error].  A capability list of the wrong length, or with a capability
+ * of the wrong type at a position (a Memory where a continuation goes, a
+ * Request where the memory goes), is answered with EINVAL, and only that
+ * (struct fractos_blk_done or struct fractos_blk_reply zero but for the
+ * errno), on the Request at the error continuation's position (index 2 of
+ * an I/O, 1 of a management call) if there is one there, else on the one
+ * at done's (1; 0), else on the last Request of the list.  So [memory,
+ * done, error, memory] is answered on error; a Request derived with the
+ * memory fixed and invoked with [memory, done, error] (so [memory, memory,
+ * done, error]) on done; [reply, error, anything] on error.  An invocation
+ * with no Request among its capabilities has nobody to answer: it is
+ * dropped and counted (STATS DROPPED).
+ *
  * DOC: The management Request
  *
  * Invoked with immediates struct fractos_blk_mgmt and capabilities
@@ -49,9 +69,10 @@
  *
  * A failure invokes error (or reply, if no error was given) with @status
  * the negative errno: EINVAL (bad struct or op, a size that is 0 or not a
- * multiple of the block size), ENOSPC (no free range that large, or
- * FRACTOS_BLK_MAX_VOLUMES volumes), ENOENT (no such volume), EKEYREVOKED
- * (the device is being detached), EIO, ENOMEM.
+ * multiple of the block size, a bad capability list: see "Answers"),
+ * ENOSPC (no free range that large, or FRACTOS_BLK_MAX_VOLUMES volumes),
+ * ENOENT (no such volume), EKEYREVOKED (the device is being detached),
+ * EIO, ENOMEM.
  *
  * A CREATE whose reply cannot be delivered (the reply Request revoked
  * meanwhile) leaves the volume: LIST shows it, OPEN reaches it.  DESTROY
@@ -81,8 +102,8 @@
  *
  * Errors of an I/O, through its error continuation:
  *   EINVAL  the immediates are not exactly one struct fractos_blk_io, a
- *           capability is missing or of the wrong type (a bad error
- *           continuation: the error goes to done), @len is 0 or over
+ *           capability is missing, extra or of the wrong type (see
+ *           "Answers" for which continuation gets it), @len is 0 or over
  *           FRACTOS_BLK_MAX_IO, or @offset, @len or the view's first byte
  *           is not a multiple of the device's logical block size
  *   ERANGE  @offset + @len is past the volume, or @len past the view
@@ -99,8 +120,8 @@
  *           or during the I/O), or the memory was revoked
  *   EIO     the device failed the command
  *   ENOMEM, and the fabric's errors for another node's memory
- * An invocation whose capabilities name no continuation is dropped (and
- * counted: STATS DROPPED).
+ * An invocation with no Request among its capabilities is dropped (and
+ * counted: STATS DROPPED); any other is answered (see "Answers").
  */
 #ifndef _UAPI_LINUX_FRACTOS_BLK_H
 #define _UAPI_LINUX_FRACTOS_BLK_H
@@ -165,7 +186,7 @@ enum fractos_blk_stat {
 	FRACTOS_BLK_STAT_ERRORS,	/* I/Os failed, any errno */
 	FRACTOS_BLK_STAT_BUSY,		/* I/Os refused with EAGAIN */
 	FRACTOS_BLK_STAT_STAGED,	/* I/Os through a staging buffer */
-	FRACTOS_BLK_STAT_DROPPED,	/* invocations with no continuation */
+	FRACTOS_BLK_STAT_DROPPED,	/* invocations with no Request: no answer */
 	FRACTOS_BLK_STAT_CONT_FAILED,	/* continuations that failed */
 	__FRACTOS_BLK_STAT_MAX,
 };
