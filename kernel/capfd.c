@@ -116,7 +116,7 @@ int fos_op_cap_import(struct fos_space *s, struct fos_call *c)
 	}
 	ret = fos_cap_install(s, file->private_data, &a->cid);
 	if (!ret)
-		c->new_cid = a->cid;
+		fos_call_new_cid(c, a->cid, file->private_data);
 out:
 	fput(file);
 	return ret;

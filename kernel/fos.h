@@ -560,6 +560,7 @@ void fos_space_exit(void);
 int fos_cap_get(struct fos_space *s, u32 cid, struct fos_cap *out);
 int fos_cap_install(struct fos_space *s, const struct fos_cap *c, u32 *cid);
 int fos_cap_close(struct fos_space *s, u32 cid);
+int fos_cap_close_if(struct fos_space *s, u32 cid, const struct fos_cap *want);
 extern const struct file_operations fos_space_fops;
 
 /* capfd.c */
@@ -590,6 +591,9 @@ union fos_args {
  * @args: the operation's struct, zero-extended to the kernel's size
  * @new_cid: set by operations that installed a cid, so that the front door
  *	can close it again if the result cannot be written back
+ * @new_cap: what was installed at @new_cid (no reference: compared only,
+ *	so that the front door never closes a capability another thread of
+ *	the space put at that cid meanwhile)
  * @pending_file: CAP_EXPORT: the file to install at @pending_fd on success
  * @pending_fd: CAP_EXPORT: the reserved descriptor
  * @pending_delegated: CAP_EXPORT: the file's capability is a new
@@ -602,6 +606,7 @@ union fos_args {
 struct fos_call {
 	union fos_args args;
 	u32 new_cid;
+	struct fos_cap new_cap;
 	struct file *pending_file;
 	int pending_fd;
 	bool pending_delegated;
@@ -611,6 +616,15 @@ struct fos_call {
 
 int fos_call_user(struct fos_space *s, unsigned int cmd, void __user *uarg,
 		  bool nowait);
+
+/* An operation installed @cap at @cid (see &fos_call.new_cid). */
+static inline void fos_call_new_cid(struct fos_call *c, u32 cid,
+				    const struct fos_cap *cap)
+{
+	c->new_cid = cid;
+	c->new_cap = *cap;
+}
+
 long fos_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* uring.c */

@@ -258,7 +258,7 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 	if (ret)
 		fos_obj_revoke(obj);	/* nobody can reach it: unpin now */
 	else
-		c->new_cid = a->cid;
+		fos_call_new_cid(c, a->cid, &cap);
 	fos_obj_put(obj);
 	return ret;
 }
@@ -315,7 +315,7 @@ int fos_op_memory_diminish(struct fos_space *s, struct fos_call *c)
 	cap.perms &= ~a->drop_perms;
 	ret = fos_cap_install(s, &cap, &a->new_cid);
 	if (!ret)
-		c->new_cid = a->new_cid;
+		fos_call_new_cid(c, a->new_cid, &cap);
 out:
 	fos_obj_put(cap.obj);
 	return ret;

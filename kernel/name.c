@@ -323,7 +323,7 @@ int fos_op_name_lookup(struct fos_space *s, struct fos_call *c)
 
 	ret = fos_cap_install(s, &cap, &a->cid);
 	if (!ret)
-		c->new_cid = a->cid;
+		fos_call_new_cid(c, a->cid, &cap);
 	fos_obj_put(cap.obj);
 	return ret;
 }

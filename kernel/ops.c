@@ -106,7 +106,7 @@ static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 		return;
 	}
 	if (!written && c->new_cid != FRACTOS_CID_INVALID)
-		fos_cap_close(s, c->new_cid);
+		fos_cap_close_if(s, c->new_cid, &c->new_cap);
 }
 
 /**

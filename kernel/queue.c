@@ -337,7 +337,7 @@ int fos_op_request_receive(struct fos_space *s, struct fos_call *c)
 
 out_close:
 	for (i = 0; i < n; i++)
-		fos_cap_close(s, cids[i]);
+		fos_cap_close_if(s, cids[i], &msg->caps[i]);
 	if (ret == -EMFILE) {
 		a->imm_len = msg->imm_len;
 		a->ncaps = msg->ncaps;

@@ -347,7 +347,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 	if (ret)
 		fos_req_unmake(obj, delegated);
 	else
-		c->new_cid = a->cid;
+		fos_call_new_cid(c, a->cid, &cap);
 	fos_obj_put(obj);
 out:
 	if (base_obj)

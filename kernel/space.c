@@ -105,6 +105,37 @@ int fos_cap_close(struct fos_space *s, u32 cid)
 	return 0;
 }
 
+/**
+ * fos_cap_close_if - undo an install: close @cid if it still holds @want
+ * @s: the space
+ * @cid: the cid an operation installed @want at
+ * @want: the capability it installed (compared: object, view, rights)
+ *
+ * The cid was visible to the space's other threads from the moment it was
+ * installed: one may have closed it, and a later install reused it.  The
+ * operation that fails afterwards must not close that other capability.
+ *
+ * Return: 0, or -EBADF if @cid holds something else (or nothing) now.
+ */
+int fos_cap_close_if(struct fos_space *s, u32 cid, const struct fos_cap *want)
+{
+	struct fos_cap *c;
+
+	xa_lock(&s->caps);
+	c = xa_load(&s->caps, cid);
+	if (c && c->obj == want->obj && c->off == want->off &&
+	    c->len == want->len && c->perms == want->perms)
+		__xa_erase(&s->caps, cid);
+	else
+		c = NULL;
+	xa_unlock(&s->caps);
+	if (!c)
+		return -EBADF;
+	atomic_dec(&s->ncaps);
+	fos_cap_free(c);
+	return 0;
+}
+
 static int fos_space_open(struct inode *inode, struct file *file)
 {
 	struct fos_space *s;
@@ -253,7 +284,7 @@ int fos_op_cap_create_revtree(struct fos_space *s, struct fos_call *c)
 	if (ret)
 		fos_obj_revoke(child);
 	else
-		c->new_cid = a->new_cid;
+		fos_call_new_cid(c, a->new_cid, &cap);
 	fos_obj_put(child);
 	return ret;
 }
@@ -280,7 +311,7 @@ int fos_op_cap_dup(struct fos_space *s, struct fos_call *c)
 		return ret;
 	ret = fos_cap_install(s, &cap, &a->new_cid);
 	if (!ret)
-		c->new_cid = a->new_cid;
+		fos_call_new_cid(c, a->new_cid, &cap);
 	fos_obj_put(cap.obj);
 	return ret;
 }

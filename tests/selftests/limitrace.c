@@ -19,12 +19,16 @@
  *    closes it and makes the next C;
  *  - revtree: CAP_CREATE_REVTREE of C, the same way;
  *  - receive: REQUEST_RECEIVE of a message with two capabilities, room for
- *    one, while the sender revokes what the message carries.
+ *    one, while the sender revokes what the message carries;
+ *  - undo: REQUEST_RECEIVE into an unwritable cid buffer (EFAULT: the cids
+ *    it installed are closed again) while another thread of the space
+ *    closes the cid the receive takes and dups into it: the failed
+ *    receive must close only what it installed, never the dup.
  * Every result must be one the uAPI header lists, the kernel must survive,
  * the delegate monitor must still fire exactly once when the last real
  * delegation ends, and nothing may be left behind.
  *
- * Usage: limitrace [-t SECONDS]   (per case; default 4)
+ * Usage: limitrace [-t SECONDS] [CASE...]   (per case; default 4 s, all)
  */
 #define _GNU_SOURCE
 #include "fos_proc.h"
@@ -33,6 +37,102 @@
 
 static long old_max_caps = -1;
 static double run_s = 4.0;
+
+/*
+ * undo: one thread fails REQUEST_RECEIVEs with EFAULT, the other closes
+ * the cid they install (blindly: the lowest free one) and dups into it.
+ */
+struct urace {
+	int fd;
+	__u32 base, k;
+	volatile int stop;
+	long efault, other, dups, lost;
+	int other_errno;
+};
+
+static void *ureceiver(void *p)
+{
+	struct urace *u = p;
+	static char imm[64];
+
+	while (!__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE)) {
+		struct fractos_request_receive a = {
+			.flags = FRACTOS_RECV_NONBLOCK,
+			.imms = (uintptr_t)imm, .imm_len = sizeof(imm),
+			.caps = BADPTR, .ncaps = 4,
+		};
+
+		if (!ioctl(u->fd, FRACTOS_IOC_REQUEST_RECEIVE, &a) ||
+		    errno != EFAULT) {
+			u->other++;
+			u->other_errno = errno;
+			break;
+		}
+		u->efault++;
+	}
+	return NULL;
+}
+
+static void *uduper(void *p)
+{
+	struct urace *u = p;
+	struct fractos_cap_info want, got;
+	__u32 d;
+
+	cap_info(u->fd, u->base, &want);
+	while (!__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE)) {
+		cap_close(u->fd, u->k);		/* maybe the receive's */
+		if (cap_op(u->fd, FRACTOS_IOC_CAP_DUP, u->base, &d))
+			continue;
+		u->dups++;
+		if (cap_info(u->fd, d, &got) || got.oid.id != want.oid.id ||
+		    cap_close(u->fd, d))
+			u->lost++;	/* a failed receive closed our dup */
+	}
+	return NULL;
+}
+
+static void test_undo_vs_reuse(void)
+{
+	struct urace u = { 0 };
+	struct snap before;
+	pthread_t ta, tb;
+	static char page[4096];
+	__u32 own, mem = 0, caps[1];
+	double end;
+	int n0;
+
+	snap_take(&before);
+	u.fd = dev_open();
+	tap_errno(req_new(u.fd, NONE, 3, NULL, 0, NULL, 0, &own), 0,
+		  "undo: a Request to this space");
+	tap_errno(mem_new(u.fd, page, sizeof(page), FRACTOS_PERM_ALL, &mem), 0,
+		  "undo: a Memory");
+	caps[0] = mem;
+	tap_errno(invoke(u.fd, own, 0, "m", 1, caps, 1), 0,
+		  "undo: a message carrying it, queued");
+	u.base = own;
+	n0 = space_ncaps(u.fd);
+	u.k = n0;	/* the lowest free cid */
+
+	pthread_create(&ta, NULL, ureceiver, &u);
+	pthread_create(&tb, NULL, uduper, &u);
+	end = now_ms() + run_s * 1000;
+	while (now_ms() < end)
+		usleep(50000);
+	__atomic_store_n(&u.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	printf("# undo: %ld receives failed with EFAULT, %ld dups\n", u.efault,
+	       u.dups);
+	tap_ok(u.efault > 1000 && u.dups > 1000, "undo: both threads ran");
+	tap_ok(!u.other, "undo: every receive failed with EFAULT (%s)",
+	       u.other ? strerror(u.other_errno) : "yes");
+	tap_eq(u.lost, 0, "undo: no failed receive closed another thread's cid");
+	tap_eq(space_ncaps(u.fd), n0, "undo: nothing left installed");
+	close(u.fd);
+	snap_check(&before, "undo");
+}
 
 static void restore_limit(void)
 {
@@ -294,6 +394,18 @@ static void test_receive_vs_revoke(void)
 	snap_check(&before, "receive");
 }
 
+static int want(int argc, char **argv, const char *name)
+{
+	int i;
+
+	if (optind >= argc)
+		return 1;
+	for (i = optind; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int c;
@@ -311,8 +423,13 @@ int main(int argc, char **argv)
 		tap_bail("max_caps parameter");
 	atexit(restore_limit);
 
-	test_make_vs_revoke(0, "derive");
-	test_make_vs_revoke(1, "revtree");
-	test_receive_vs_revoke();
+	if (want(argc, argv, "derive"))
+		test_make_vs_revoke(0, "derive");
+	if (want(argc, argv, "revtree"))
+		test_make_vs_revoke(1, "revtree");
+	if (want(argc, argv, "receive"))
+		test_receive_vs_revoke();
+	if (want(argc, argv, "undo"))
+		test_undo_vs_reuse();
 	return tap_end();
 }

@@ -76,6 +76,11 @@
  *
  * Every operation may return:
  *   EFAULT       the argument (or a buffer it points to) is not accessible.
+ *                An operation that installed a cid and then cannot write
+ *                it back closes it again, unless another thread of the
+ *                space closed it and a different capability took the cid
+ *                meanwhile: a failed call never closes what it did not
+ *                install.
  *   EINVAL       unknown flag bit, non-zero reserved/pad field, a struct
  *                shorter than the operation's, or a malformed value (zero
  *                length, offset + len overflow, ...).
