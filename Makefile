@@ -24,6 +24,9 @@
 #                        daemons, man pages, udev rule, systemd units:
 #                        PREFIX=/usr/local DESTDIR= (make uninstall undoes it)
 #   make deb             the Debian packages, into build/deb/ (lintian-clean)
+#   make fresh-check     (root) build and boot as a fresh Debian 12 machine would:
+#                        a debootstrapped root with only what vm/install-deps
+#                        installs (vm/fresh-check; COMMITTED=1: HEAD's files)
 #   make man-check       fractos(4) is what tools/man/gen-fractos4.py writes
 #   make clean
 #
@@ -56,7 +59,8 @@ KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
 	checkpatch static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
-	fuzz robustness install uninstall install-module install-user man-check deb packaging FORCE
+	fuzz robustness install uninstall install-module install-user man-check deb packaging \
+	fresh-check FORCE
 
 all: module userspace
 
@@ -64,14 +68,23 @@ all: module userspace
 deps:
 	@if [ "$$(id -u)" = 0 ]; then vm/install-deps; else vm/install-deps --check; fi
 
+# A kernel whose modules carry BTF and whose headers ship vmlinux (6.12)
+# runs pahole on each module: say so rather than fail in kbuild when
+# dwarves is missing.
+need_pahole = grep -qs '^CONFIG_DEBUG_INFO_BTF_MODULES=y' $(1)/.config && test -f $(1)/vmlinux && \
+	! command -v pahole >/dev/null && \
+	{ echo "$(1): its modules need BTF, made by pahole: install dwarves (vm/install-deps)" >&2; exit 1; }; :
+
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers found: run vm/install-deps" >&2; exit 1; }
+	@$(call need_pahole,$(KDIR))
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # An out-of-place build per kernel, so that 6.1 and 6.12 modules coexist:
 # the sources are mirrored into build/<release>/ and built there.
 kmod:
 	@test -n "$(KDIR)" || { echo "no kernel headers for KVER=$(KVER)" >&2; exit 1; }
+	@$(call need_pahole,$(KDIR))
 	@d=build/$(call krel,$(KDIR)); mkdir -p $(addprefix $$d/,$(KDIRS)); \
 	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $(addprefix $$d/,$(KDIRS)); \
 		echo "$(KDIR)" > $$d/.kdir; }; \
@@ -114,6 +127,12 @@ multinode: userspace kmods
 	@rc=0; for v in $(KVERS); do \
 		tests/multinode/suite.sh $$v || rc=1; \
 	done; exit $$rc
+
+# A fresh Debian 12 machine (vm/fresh-check): in a debootstrapped root with
+# nothing but what vm/install-deps installs, make userspace, kmods and deb,
+# and one guest.  Its roots are cached in /var/cache/fractos/fresh-root.
+fresh-check:
+	@vm/fresh-check $(if $(COMMITTED),--committed)
 
 # Stops at the first stage that fails; ends with one total line either way.
 check: deps
