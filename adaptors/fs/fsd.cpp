@@ -24,6 +24,11 @@ constexpr std::uint64_t kTagService = 0x4653000000000001ULL;
 constexpr std::uint64_t kTagFile = 0x4654000000000000ULL;
 constexpr std::uint64_t kTagKindMask = 0xffff000000000000ULL;
 
+/* Capabilities: [reply], or [memory, reply] for read and write (fs.hpp). */
+const msg_layout kCallLayout{.min_caps = 1, .max_caps = 1, .done = 0, .err = 0, .types = {}};
+const msg_layout kIoLayout{
+	.min_caps = 2, .max_caps = 2, .done = 1, .err = 1, .types = {obj_type::memory}};
+
 std::uint64_t now_ns()
 {
 	timespec ts{};
@@ -463,17 +468,31 @@ void service::dispatch(message &m)
 	bool file = (m.tag & kTagKindMask) == kTagFile;
 	if (!svc && !file)
 		return;	/* a late block reply, after its call timed out */
-	if (m.caps.empty())
-		return;	/* nowhere to answer */
 	auto q = m.imm<wire_req>();
+	op o = q ? op(q->op) : op(0);
+	bool io = o == op::read || o == op::write;
+	bool named = o == op::create || o == op::open || o == op::stat || o == op::unlink;
+	/*
+	 * Every call that names a reply is answered (fs.hpp, "Answers"): a
+	 * malformed capability list with EINVAL; one with no Request at all
+	 * has nobody to answer.
+	 */
+	msg_conts c = find_conts(m, io ? kIoLayout : kCallLayout);
+	if (!c.err)
+		return;
+	if (!c.well_formed()) {
+		wire_reply e;
+
+		e.status = -EINVAL;
+		(void)sp_.request(*c.err).set_imm(e).invoke();
+		return;
+	}
+	/* Well formed: the reply is the last capability (reply_cap()). */
 	if (!q)
 		return fail(m, EINVAL);
 	std::string_view name = m.imm_string().substr(sizeof(wire_req));
-	op o = op(q->op);
-	bool io = o == op::read || o == op::write;
-	bool named = o == op::create || o == op::open || o == op::stat || o == op::unlink;
 
-	if (m.caps.size() != (io ? 2U : 1U) || (!named && !name.empty()))
+	if (!named && !name.empty())
 		return fail(m, EINVAL);
 	if (named && !valid_name(name))
 		return fail(m, name.size() > fs::name_max ? ENAMETOOLONG : EINVAL);

@@ -252,4 +252,39 @@ result<cap> request_builder::create() const noexcept
 	return do_create(fd_, a);
 }
 
+msg_conts find_conts(const message &m, const msg_layout &l) noexcept
+{
+	std::size_t n = m.caps.size();
+	msg_conts c;
+	auto type = [&m](std::size_t i) {
+		auto info = m.caps[i].info();
+		return info ? info->type : obj_type::none;
+	};
+	auto is_req = [&](std::size_t i) { return i < n && type(i) == obj_type::request; };
+
+	bool ok = n >= l.min_caps && n <= l.max_caps && n <= l.types.size();
+	for (std::size_t i = 0; ok && i < n; i++) {
+		obj_type want = i == l.done || i == l.err ? obj_type::request : l.types[i];
+		ok = want == obj_type::none || type(i) == want;
+	}
+	if (ok && l.done < n) {
+		c.done = &m.caps[l.done];
+		c.err = l.err < n ? &m.caps[l.err] : c.done;
+		return c;
+	}
+	if (is_req(l.err)) {
+		c.err = &m.caps[l.err];
+	} else if (is_req(l.done)) {
+		c.err = &m.caps[l.done];
+	} else {
+		for (std::size_t i = n; i-- > 0;) {
+			if (is_req(i)) {
+				c.err = &m.caps[i];
+				break;
+			}
+		}
+	}
+	return c;
+}
+
 } // namespace caladan

@@ -142,6 +142,26 @@ TEST(Message, ImmAccess)
 	EXPECT_STREQ(to_string(obj_type::request), "request");
 }
 
+TEST(Message, FindContsWithoutRequests)
+{
+	message m;
+	msg_layout l;
+
+	/* No capability: nobody to answer. */
+	msg_conts c = find_conts(m, l);
+	EXPECT_FALSE(c.well_formed());
+	EXPECT_EQ(c.err, nullptr);
+	/* Capabilities whose info fails (no space here) are no Requests. */
+	m.caps.resize(3);
+	l.min_caps = 2;
+	l.max_caps = 3;
+	l.done = 1;
+	l.err = 2;
+	c = find_conts(m, l);
+	EXPECT_EQ(c.done, nullptr);
+	EXPECT_EQ(c.err, nullptr);
+}
+
 TEST(Lease, DefaultIsInactive)
 {
 	lease l;

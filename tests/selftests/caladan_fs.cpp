@@ -2,7 +2,8 @@
 /*
  * The file-system service (adaptors/fs/fractos-fsd) on QEMU's NVMe device,
  * through libcaladan's client (caladan/fs.hpp) and the fractos-fs CLI:
- * every operation and its errors; FS-mode reads and writes at unaligned
+ * every operation and its errors, every malformed capability list
+ * answered once; FS-mode reads and writes at unaligned
  * offsets across extents; DAX opens whose Requests reach the device
  * directly, diminished to the open mode, revoked by close, unlink and the
  * daemon's death; SIGKILL of the daemon in the middle of writes loses
@@ -29,6 +30,7 @@
 
 using namespace caladan;
 using namespace std::chrono_literals;
+using namespace std::string_view_literals;
 
 namespace {
 
@@ -251,6 +253,81 @@ int main()
 	auto fro = svc->open(*sp, "a", 0, 0, 10s);
 	w = fro ? fro->write(*sp, a.mem, 0, 10, 10s) : result<std::uint64_t>(fro.error());
 	tap_ok(!w && fos_is_errno(w.error(), EBADF), "a write through a read-only open: EBADF");
+	/*
+	 * Malformed capability lists (issue 27): each call that names a
+	 * Request is answered exactly once, EINVAL on the Request at the
+	 * reply's position, else the last one; one with none is dropped.
+	 */
+	{
+		auto r1 = request_create(*sp, 0x7e51);
+		auto r2 = request_create(*sp, 0x7e52);
+		if (!r1 || !r2)
+			tap_bail("reply Requests");
+		auto none_queued = [&] {
+			usleep(20000);
+			auto x = request_receive(*sp, FRACTOS_RECV_NONBLOCK);
+			return !x && fos_is_errno(x.error(), EAGAIN);
+		};
+		/* One answer: its tag and status, or tag 0 if none came in 5 s. */
+		auto answer = [&](const cap &req, const fs::wire_req &q, std::string_view name,
+				  std::initializer_list<const cap *> caps, std::int32_t *status) {
+			request_builder b = sp->request(req);
+			b.set_imm(q);
+			if (!name.empty())
+				b.set_imm(name);
+			for (const cap *c : caps)
+				b.set_cap(*c);
+			if (!b.invoke())
+				return std::uint64_t(1);
+			auto m = request_receive(*sp, FRACTOS_RECV_TIMEOUT, 5000000000ULL);
+			if (!m)
+				return std::uint64_t(0);
+			auto rep = m->imm<fs::wire_reply>();
+			*status = rep ? rep->status : 1;
+			return none_queued() ? m->tag : std::uint64_t(2);
+		};
+		fs::wire_req q;
+		std::int32_t status = 0;
+		std::uint64_t tag;
+
+		q.op = std::uint32_t(fs::op::stat);
+		tag = answer(svc->request(), q, "a", {&*r1, &a.mem}, &status);
+		tap_ok(tag == 0x7e51 && status == -EINVAL,
+		       "stat with [reply, mem]: EINVAL on reply (tag %#llx, %d)",
+		       (unsigned long long)tag, status);
+		tag = answer(svc->request(), q, "a", {&*r1, &*r2}, &status);
+		tap_ok(tag == 0x7e51 && status == -EINVAL,
+		       "stat with [reply, reply2]: EINVAL on reply, at the reply's position");
+		tag = answer(svc->request(), q, "a", {&a.mem, &*r2, &a.mem}, &status);
+		tap_ok(tag == 0x7e52 && status == -EINVAL,
+		       "stat with [mem, reply, mem]: EINVAL on the only Request");
+		q.op = std::uint32_t(fs::op::read);
+		q.offset = 0;
+		q.len = 10;
+		tag = answer(f->request(), q, {}, {&b.mem, &*r1, &b.mem}, &status);
+		tap_ok(tag == 0x7e51 && status == -EINVAL, "read with [mem, reply, mem]: EINVAL on reply");
+		tag = answer(f->request(), q, {}, {&*r1}, &status);
+		tap_ok(tag == 0x7e51 && status == -EINVAL, "read with [reply] only: EINVAL on reply");
+		auto fixed = sp->request(f->request()).set_cap(b.mem).derive();
+		tap_ok(bool(fixed), "derive the file Request with the Memory fixed");
+		if (fixed) {
+			std::memset(b.p, 0, 10);
+			tag = answer(*fixed, q, {}, {&*r1}, &status);
+			tap_ok(tag == 0x7e51 && status == 0 && check_pattern(b.p, 10, 0, 1),
+			       "it, invoked with [reply]: reads");
+			tag = answer(*fixed, q, {}, {&b.mem, &*r1}, &status);
+			tap_ok(tag == 0x7e51 && status == -EINVAL,
+			       "it, invoked with [mem, reply] (so [mem, mem, reply]): EINVAL on reply");
+		}
+		q.op = std::uint32_t(fs::op::stat);
+		auto dropped = sp->request(svc->request()).set_imm(q).set_imm("a"sv)
+				       .set_cap(a.mem).invoke();
+		auto x = request_receive(*sp, FRACTOS_RECV_TIMEOUT, 1000000000ULL);
+		tap_ok(dropped && !x && fos_is_errno(x.error(), ETIMEDOUT),
+		       "stat with [mem]: no Request, dropped");
+		auto st2 = svc->stat(*sp, "a", 10s);
+		tap_ok(st2 && st2->size == total, "the daemon goes on");
+	}
 	fsck_clean(*sp, *svc, "after the FS-mode writes");
 
 	/* ---- DAX ---- */

@@ -57,6 +57,7 @@
 
 #include <linux/fractos.h>
 
+#include <array>
 #include <cassert>
 #include <cerrno>
 #include <compare>
@@ -832,6 +833,51 @@ inline const cap *reply_cap(const message &m) noexcept
 {
 	return m.caps.empty() ? nullptr : &m.caps.back();
 }
+
+/**
+ * Where a protocol puts its continuations among a message's capabilities
+ * (what a kernel provider's struct fos_kmsg_layout says, for a user
+ * provider).  Capabilities are positional, counted from the first: a
+ * derived Request's own come before the invoker's.
+ */
+struct msg_layout {
+	/// Capabilities of a well-formed message: at least, at most.
+	std::size_t min_caps = 1;
+	std::size_t max_caps = 1;
+	/// Index of the success continuation (below min_caps).
+	std::size_t done = 0;
+	/// Index of the error continuation, or done for a protocol with one
+	/// continuation; a well-formed message shorter than err + 1 has none.
+	std::size_t err = 0;
+	/// What each index holds in a well-formed message (obj_type::none:
+	/// anything); done and err hold Requests whatever it says.
+	std::array<obj_type, 8> types{};
+};
+
+/// A message's continuations, by find_conts().
+struct msg_conts {
+	/// The success continuation; null unless the message is well formed.
+	const cap *done = nullptr;
+	/// Where errors go (the error continuation, else done); null when the
+	/// message names no continuation.
+	const cap *err = nullptr;
+
+	bool well_formed() const noexcept { return done != nullptr; }
+};
+
+/**
+ * The rule every provider of fractos follows (the kernel's adaptors by
+ * fos_kmsg_conts()): a message whose capabilities name a continuation is
+ * answered exactly once, whatever else is wrong with it.  A well-formed
+ * capability list (count and types as @p l says) gives its continuations:
+ * serve or refuse the message and answer done or err.  A malformed one
+ * gives only err, to answer with EINVAL: the Request at l.err, else the
+ * one at l.done, else the last Request of the list.  A message with no
+ * Request at all gives neither: nobody can be answered (drop it).  One
+ * FRACTOS_IOC_CAP_INFO per capability (a capability whose info fails
+ * counts as no Request).  The pointers are into @p m.
+ */
+msg_conts find_conts(const message &m, const msg_layout &l) noexcept;
 
 } // namespace caladan
 

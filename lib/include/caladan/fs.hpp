@@ -69,6 +69,18 @@
  * A revoked file Request (closed, unlinked) fails the invocation itself
  * with EKEYREVOKED.
  *
+ * Answers: every call whose capabilities name a Request is answered
+ * exactly once, as the block adaptor's are (fractos_blk.h, "Answers";
+ * find_conts() with [reply], or [memory, reply] for read and write).
+ * Capabilities are positional from the first (a derived Request's own come
+ * first).  A capability list of the wrong length or with the wrong type
+ * at a position is answered with EINVAL (a wire_reply with only @status)
+ * on the Request at the reply's position if there is one there, else on
+ * the last Request of the list: [reply, extra] and [memory, reply, extra]
+ * on reply, a read with [reply] only on reply, [memory, memory, reply] on
+ * reply.  A call with no Request among its capabilities has nobody to
+ * answer and is dropped.
+ *
  * DAX: a DAX open's Requests are the block adaptor's (caladan/blk.hpp):
  * I/O through them goes straight to the device and never through the
  * daemon (aligned to the device's block size).  Writes past the size need
