@@ -9,6 +9,8 @@
  * range, revocation and detach while I/O is in
  * flight, queue-depth overflow, a client killed mid-I/O, and a read whose
  * continuation runs in a third process with no user process in between;
+ * writes whose Memory is revoked, or whose device is detached, mid-write:
+ * a buffer reused the moment its answer arrives never reaches the disk;
  * a read into and a write from a dma-buf Memory.
  * Every live counter back where it was, and the module unloads.
  */
@@ -225,6 +227,126 @@ static int64_t rule_tag(const int *kind, int n, int done, int err, int min,
 static void pattern(unsigned char *p, size_t len, unsigned int seed)
 {
 	fos_fill(p, len, seed);
+}
+
+/*
+ * Issue 27, part 2: a write whose Memory is revoked, or whose device is
+ * detached, while the device reads its pages.  NW writes of 1 MiB, each
+ * from its own buffer (pattern 40 + i) onto a region that held pattern
+ * 20 + i, each with its own done Request (tag 100 + i); the moment a
+ * write's answer arrives its buffer is overwritten with 0x5a.  Then every
+ * region must hold the written pattern where the write succeeded, and
+ * nowhere a 0x5a block: the device never reads a buffer after its answer.
+ */
+#define NW	8
+
+struct reuse {
+	uint32_t mem[NW], done[NW];
+	unsigned char *p[NW];
+	int64_t res[NW];
+};
+
+static void reuse_setup(struct reuse *u, uint32_t wr, uint32_t src,
+			unsigned char *sp)
+{
+	int i;
+
+	for (i = 0; i < NW; i++) {
+		pattern(sp, BUF, 20 + i);
+		if (io(wr, (uint64_t)i * BUF, BUF, src) != BUF)
+			tap_bail("reuse: the old contents");
+		u->mem[i] = mem_new(BUF, FRACTOS_PERM_ALL, &u->p[i]);
+		pattern(u->p[i], BUF, 40 + i);
+		if (req_create(fd, FRACTOS_CID_INVALID, 100 + i, NULL, 0, NULL, 0,
+			       &u->done[i]))
+			tap_bail("reuse: continuations");
+		u->res[i] = 1;
+	}
+}
+
+static int reuse_send(struct reuse *u, uint32_t wr)
+{
+	struct fractos_blk_io a = { .len = BUF };
+	int i;
+
+	for (i = 0; i < NW; i++) {
+		a.offset = (uint64_t)i * BUF;
+		if (invoke(fd, wr, &a, sizeof(a),
+			   (uint32_t[]){ u->mem[i], u->done[i] }, 2))
+			return -1;
+	}
+	return 0;
+}
+
+/* Each answer, and the buffer overwritten the moment it arrives. */
+static int reuse_answers(struct reuse *u)
+{
+	struct fractos_blk_done d;
+	struct msg m;
+	int i, n = 0;
+
+	for (i = 0; i < NW; i++) {
+		if (receive(fd, &m) || m.tag < 100 || m.tag >= 100 + NW ||
+		    m.imm_len != sizeof(d))
+			break;
+		memset(u->p[m.tag - 100], 0x5a, BUF);
+		memcpy(&d, m.imm, sizeof(d));
+		u->res[m.tag - 100] = d.result;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Read the regions back: *@written regions that hold their write, *@old
+ * blocks still the old contents (failed writes); -1 if a block holds
+ * anything else (0x5a: a reused buffer reached the disk).
+ */
+static int reuse_check(struct reuse *u, uint32_t rd, uint32_t dst,
+		       unsigned char *dp, int *written, int *old)
+{
+	unsigned char *want = malloc(BUF), *was = malloc(BUF);
+	int i, ok = 0;
+	uint64_t b;
+
+	*written = *old = 0;
+	for (i = 0; want && was && i < NW; i++) {
+		if (io(rd, (uint64_t)i * BUF, BUF, dst) != BUF)
+			goto out;
+		pattern(want, BUF, 40 + i);
+		pattern(was, BUF, 20 + i);
+		if (u->res[i] == BUF) {
+			if (memcmp(dp, want, BUF))
+				goto out;
+			(*written)++;
+			continue;
+		}
+		for (b = 0; b < BUF; b += lbs) {
+			if (!memcmp(dp + b, was + b, lbs))
+				(*old)++;
+			else if (memcmp(dp + b, want + b, lbs))
+				goto out;
+		}
+	}
+	ok = 1;
+out:
+	if (!ok)
+		for (i = 0; i < NW; i++)
+			tap_diag("  write %d: %lld", i, (long long)u->res[i]);
+	free(want);
+	free(was);
+	return ok ? 0 : -1;
+}
+
+static void reuse_free(struct reuse *u)
+{
+	int i;
+
+	for (i = 0; i < NW; i++) {
+		fos_close(fd, u->mem[i]);
+		fos_close(fd, u->done[i]);
+		munmap(u->p[i], BUF);
+	}
 }
 
 /* Write @len bytes of pattern @seed at @off and read them back. */
@@ -794,6 +916,52 @@ int main(void)
 			pclose(f);
 		}
 		tap_eq(n, 301, "fractctl -j blk list shows every volume");
+	}
+
+	/* A write's Memory revoked, then its device detached, mid-write. */
+	{
+		struct reuse u;
+		int n, written, old, st, i2, ret;
+		pid_t pid;
+
+		reuse_setup(&u, wr, src, sp);
+		tap_errno(reuse_send(&u, wr), 0, "8 writes of 1 MiB, each from its own Memory");
+		for (i = 0; i < NW; i++)
+			fos_revoke(fd, u.mem[i]);
+		n = reuse_answers(&u);
+		tap_eq(n, NW, "their Memory revoked at once: each answered");
+		ret = reuse_check(&u, rd, dst, dp, &written, &old);
+		tap_ok(!ret, "each buffer, overwritten the moment its answer came, never reached the disk (%d written, %d blocks untouched)",
+		       written, old);
+		reuse_free(&u);
+
+		reuse_setup(&u, wr, src, sp);
+		tap_errno(reuse_send(&u, wr), 0, "8 more writes");
+		pid = fork();
+		if (!pid)
+			_exit(fos_blk_detach(dev) ? 1 : 0);
+		n = reuse_answers(&u);
+		st = fos_reap_within(pid, 60000);
+		tap_ok(n == NW && WIFEXITED(st) && !WEXITSTATUS(st),
+		       "detach meanwhile: each answered (%d), the detach done", n);
+		for (i = i2 = 0; i < NW; i++)
+			i2 += u.res[i] == BUF || u.res[i] == -EKEYREVOKED;
+		tap_eq(i2, NW, "written or EKEYREVOKED");
+		fos_close(fd, mgmt);
+		fos_close(fd, rd);
+		fos_close(fd, wr);
+		tap_eq(fos_blk_attach(nvme, "blk0", 0, 0, &dev), 0, "attach it again");
+		{
+			struct fractos_name a = { .name = (uintptr_t)"blk0", .name_len = 4 };
+
+			ioctl(fd, FRACTOS_IOC_NAME_LOOKUP, &a);
+			mgmt = a.cid;
+		}
+		tap_eq(mgmt_call(mgmt, FRACTOS_BLK_OPEN, 0, vol, &r, &rd, &wr), 0, "OPEN the volume");
+		ret = reuse_check(&u, rd, dst, dp, &written, &old);
+		tap_ok(!ret, "no overwritten buffer reached the disk (%d written, %d blocks untouched)",
+		       written, old);
+		reuse_free(&u);
 	}
 
 	/* Detach with I/O in flight. */

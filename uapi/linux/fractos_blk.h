@@ -93,6 +93,11 @@
  *   fractos_blk_done (@result the byte count); on failure error (or done
  *   if no error was given) with @result the negative errno.  A write is
  *   answered once it is durable (FUA).
+ * - An I/O is answered only once the device is done with the view's
+ *   pages (or when it never reached them), whatever the answer: the
+ *   Memory revoked, the volume destroyed or the device detached mid-write
+ *   included.  The buffer may be reused the moment the answer arrives;
+ *   nothing written to it afterwards reaches the volume.
  * - The storage node dying answers nothing: the client learns it from
  *   its Requests of that node being revoked (monitors fire).
  * - A holder may derive a Request whose immediates fix @offset and @len
