@@ -163,7 +163,8 @@ struct fos_kmsg_layout {
  * @answer: for a malformed message, what invoking @err with EINVAL
  *	returned (fos_kinvoke(): 0 or a negative errno)
  *
- * Both are the message's: lent until the receive callback returns.
+ * @done and @err are the message's: lent until the receive callback
+ * returns (fos_kcap_dup() to keep one).
  */
 struct fos_kconts {
 	struct fos_kcap *done;
