@@ -3,7 +3,7 @@
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
  *
- * DOC: Wire format, version 6
+ * DOC: Wire format, version 7
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -37,6 +37,23 @@
  * has verified it, and any other first message ends the connection.
  * Nodes that an admin set to insecure mode send key_id 0 with
  * FOS_WIRE_HELLO_INSECURE and all-zero MACs, and admit only each other.
+ *
+ * Channel binding (version 7): every message, AUTH included, is bound to
+ * the handshake.  Both ends derive two 128-bit session keys from it,
+ *
+ *   k_i2r = HMAC(k, "fractos v7 key i2r" | hello_i | hello_r)[0..15]
+ *   k_r2i = HMAC(k, "fractos v7 key r2i" | hello_i | hello_r)[0..15]
+ *
+ * (all zero in insecure mode), and each message carries hdr.seq, the
+ * number of messages its sender sent before it on this connection
+ * (from 0, per direction), and hdr.tag = SipHash-2-4 keyed with the
+ * sender's direction key over the whole message (header and payload)
+ * with the tag field zero.  A receiver checks both right after the
+ * header's own checks (version, type, length), before the payload's or
+ * anything else: a message out of sequence or with a wrong tag
+ * (replayed, reordered, dropped, or injected by a relay that forwarded
+ * the handshake and does not know the secret) ends the connection.  The bytes RDMA READs move for
+ * a copy are not covered (see Documentation/security.rst).
  *
  * After that, every message is one RDMA SEND of at most the peer's buffer
  * size: a struct fos_wire_hdr followed by hdr.len payload bytes.  hdr.credits
@@ -73,8 +90,9 @@
  * 5: counted IMPORT and DROP (exports end when nobody holds them),
  * 6: authenticated admission (hello nonce and key id, AUTH), views per
  *    importer (IMPORT carries the view)
+ * 7: channel binding (hdr.seq and hdr.tag under session keys)
  */
-#define FOS_WIRE_VERSION	6
+#define FOS_WIRE_VERSION	7
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are
@@ -125,7 +143,7 @@ struct fos_wire_hello {
 /**
  * struct fos_wire_accept - rdma_cm private data of an accept
  * @hello: the responder's hello
- * @mac: HMAC(secret, "fractos v6 accept" | initiator's hello | @hello)
+ * @mac: HMAC(secret, "fractos v7 accept" | initiator's hello | @hello)
  */
 struct fos_wire_accept {
 	struct fos_wire_hello hello;
@@ -134,7 +152,7 @@ struct fos_wire_accept {
 
 /**
  * struct fos_wire_auth - the initiator's first message (FOS_WIRE_AUTH)
- * @mac: HMAC(secret, "fractos v6 auth" | its hello | responder's hello)
+ * @mac: HMAC(secret, "fractos v7 auth" | its hello | responder's hello)
  */
 struct fos_wire_auth {
 	__u8 mac[FOS_WIRE_MAC_LEN];
@@ -205,6 +223,9 @@ enum fos_wire_type {
  * @credits: receive buffers re-posted by the sender since its last report
  * @len: payload bytes after the header
  * @cookie: sender's token; replies echo the request's
+ * @seq: messages the sender sent on this connection before this one
+ * @tag: SipHash-2-4 of the message with @tag zero, keyed with the
+ *	sender's session key ("Channel binding" above)
  */
 struct fos_wire_hdr {
 	__u8 version;
@@ -212,6 +233,8 @@ struct fos_wire_hdr {
 	__le16 credits;
 	__le32 len;
 	__le64 cookie;
+	__le64 seq;
+	__le64 tag;
 };
 
 /**
@@ -515,7 +538,7 @@ static_assert(sizeof(struct fos_wire_hello) == 48);
 static_assert(sizeof(struct fos_wire_accept) == 80);
 static_assert(sizeof(struct fos_wire_auth) == 32);
 static_assert(sizeof(struct fos_wire_reject) == 12);
-static_assert(sizeof(struct fos_wire_hdr) == 16);
+static_assert(sizeof(struct fos_wire_hdr) == 32);
 static_assert(sizeof(struct fos_wire_ping) == 16);
 static_assert(sizeof(struct fos_wire_cap) == 48);
 static_assert(sizeof(struct fos_wire_invoke) == 24);

@@ -54,8 +54,12 @@ static struct fos_auth_key *fos_auth_cur;
 static struct fos_auth_key *fos_auth_prev;
 
 static const char fos_auth_label_id[] = "fractos key id";
-static const char fos_auth_label_accept[] = "fractos v6 accept";
-static const char fos_auth_label_auth[] = "fractos v6 auth";
+static const char *const fos_auth_labels[] = {
+	[FOS_AUTH_ACCEPT] = "fractos v7 accept",
+	[FOS_AUTH_INITIATOR] = "fractos v7 auth",
+	[FOS_AUTH_KEY_I2R] = "fractos v7 key i2r",
+	[FOS_AUTH_KEY_R2I] = "fractos v7 key r2i",
+};
 
 static void fos_auth_release(struct kref *ref)
 {
@@ -277,8 +281,7 @@ int fos_auth_find(u32 key_id, struct fos_auth_key **key)
 void fos_auth_mac(const struct fos_auth_key *key, enum fos_auth_role role,
 		  const struct fos_auth_transcript *t, u8 *mac)
 {
-	const char *label = role == FOS_AUTH_ACCEPT ? fos_auth_label_accept :
-						      fos_auth_label_auth;
+	const char *label = fos_auth_labels[role];
 	int ret;
 
 	memset(mac, 0, FOS_WIRE_MAC_LEN);
@@ -321,6 +324,31 @@ bool fos_auth_verify(const struct fos_auth_key *key, enum fos_auth_role role,
 	ok = !crypto_memneq(want, mac, FOS_WIRE_MAC_LEN);
 	memzero_explicit(want, sizeof(want));
 	return ok;
+}
+
+/**
+ * fos_auth_session - the session keys of a connection
+ * @key: the handshake's secret, or NULL in insecure mode (zero keys)
+ * @t: both hellos, as sent
+ * @i2r: set: the key of what the initiator sends
+ * @r2i: set: the key of what the responder sends
+ *
+ * Each is the first 128 bits of the handshake MAC of its label, so that a
+ * relay that forwarded the handshake without the secret knows neither.
+ */
+void fos_auth_session(const struct fos_auth_key *key,
+		      const struct fos_auth_transcript *t,
+		      siphash_key_t *i2r, siphash_key_t *r2i)
+{
+	__le64 mac[FOS_WIRE_MAC_LEN / sizeof(__le64)];
+
+	fos_auth_mac(key, FOS_AUTH_KEY_I2R, t, (u8 *)mac);
+	i2r->key[0] = le64_to_cpu(mac[0]);
+	i2r->key[1] = le64_to_cpu(mac[1]);
+	fos_auth_mac(key, FOS_AUTH_KEY_R2I, t, (u8 *)mac);
+	r2i->key[0] = le64_to_cpu(mac[0]);
+	r2i->key[1] = le64_to_cpu(mac[1]);
+	memzero_explicit(mac, sizeof(mac));
 }
 
 void fos_auth_exit(void)

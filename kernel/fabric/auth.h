@@ -7,6 +7,7 @@
 #ifndef FRACTOS_FABRIC_AUTH_H
 #define FRACTOS_FABRIC_AUTH_H
 
+#include <linux/siphash.h>
 #include <linux/types.h>
 
 struct fos_auth_key;
@@ -21,10 +22,15 @@ struct fos_auth_transcript {
 	const struct fos_wire_hello *resp;
 };
 
-/* Which MAC: the responder's (in the accept) or the initiator's (AUTH). */
+/*
+ * Which MAC: the responder's (in the accept), the initiator's (AUTH), or
+ * one of the two session keys ("Channel binding" in wire.h).
+ */
 enum fos_auth_role {
 	FOS_AUTH_ACCEPT,
 	FOS_AUTH_INITIATOR,
+	FOS_AUTH_KEY_I2R,
+	FOS_AUTH_KEY_R2I,
 };
 
 int fos_auth_set_secret(const u8 *secret, size_t len);
@@ -41,6 +47,9 @@ void fos_auth_mac(const struct fos_auth_key *key, enum fos_auth_role role,
 		  const struct fos_auth_transcript *t, u8 *mac);
 bool fos_auth_verify(const struct fos_auth_key *key, enum fos_auth_role role,
 		     const struct fos_auth_transcript *t, const u8 *mac);
+void fos_auth_session(const struct fos_auth_key *key,
+		      const struct fos_auth_transcript *t,
+		      siphash_key_t *i2r, siphash_key_t *r2i);
 
 void fos_auth_exit(void);
 

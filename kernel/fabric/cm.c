@@ -197,6 +197,8 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	t.init = &conn->hello_init;
 	t.resp = &conn->hello_resp;
 	fos_auth_mac(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc.mac);
+	/* Before the accept: the initiator's AUTH may follow it at once. */
+	fos_auth_session(conn->auth_key, &t, &conn->rx_key, &conn->tx_key);
 	fos_conn_param(&param, conn, &acc, sizeof(acc));
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
@@ -283,6 +285,7 @@ static void fos_cm_active_established(struct fos_conn *conn,
 	}
 	conn->admitted = true;
 	fos_auth_mac(conn->auth_key, FOS_AUTH_INITIATOR, &t, auth.mac);
+	fos_auth_session(conn->auth_key, &t, &conn->tx_key, &conn->rx_key);
 	fos_conn_take_hello(conn, &acc->hello);
 	fos_peer_set_epoch(peer, conn->peer_epoch);
 	fos_conn_established(conn, &auth);

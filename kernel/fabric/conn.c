@@ -364,7 +364,7 @@ void fos_conn_free_unpublished(struct fos_conn *conn)
 {
 	fos_auth_put(conn->auth_key);
 	fos_peer_put(conn->peer);
-	kfree(conn);
+	kfree_sensitive(conn);	/* its session keys */
 	fos_live_add(FOS_LIVE_CONNS, -1);
 }
 
@@ -492,7 +492,7 @@ static void fos_conn_close_work(struct work_struct *work)
 	spin_unlock(&peer->lock);
 out:
 	fos_peer_put(peer);
-	kfree(conn);
+	kfree_sensitive(conn);	/* its session keys */
 	fos_live_add(FOS_LIVE_CONNS, -1);
 }
 

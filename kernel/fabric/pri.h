@@ -8,6 +8,7 @@
 #define FRACTOS_FABRIC_PRI_H
 
 #include <linux/kref.h>
+#include <linux/siphash.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -106,7 +107,7 @@ enum fos_conn_state {
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
  * @lock: protects @state, @tx_credits, @owed, @held, @tx_free, @sends,
- *	@backlog, @rdma_wrs, @sq_progress and @quiet
+ *	@backlog, @rdma_wrs, @sq_progress, @quiet and @tx_seq
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
@@ -139,6 +140,12 @@ enum fos_conn_state {
  * @admitting: counted in fos_admitting (passive, not admitted yet)
  * @hello_init: the initiator's hello, as sent (the handshake's transcript)
  * @hello_resp: the responder's hello, as sent
+ * @tx_key: session key of what we send ("Channel binding" in wire.h), set
+ *	before the first message is sent or received, then immutable
+ * @rx_key: session key of what the peer sends, likewise
+ * @tx_seq: messages posted so far (under @lock: the order of the posts)
+ * @rx_seq: messages received and verified so far (only the receive
+ *	completion handler, which runs one at a time per CQ, uses it)
  * @qp_event: the last fatal QP event, for fos_qp_event_work()
  * @qp_event_work: fails the connection after a fatal QP event
  * @close_work: the teardown
@@ -183,6 +190,10 @@ struct fos_conn {
 	bool admitting;
 	struct fos_wire_hello hello_init;
 	struct fos_wire_hello hello_resp;
+	siphash_key_t tx_key;
+	siphash_key_t rx_key;
+	u64 tx_seq;
+	u64 rx_seq;
 	enum ib_event_type qp_event;
 	struct work_struct qp_event_work;
 	struct work_struct close_work;

@@ -165,6 +165,29 @@ static bool fos_conn_admit(struct fos_conn *conn,
 	return true;
 }
 
+/*
+ * Channel binding (wire.h): the message is the peer's next one and its tag
+ * is right.  The receive handler runs one completion at a time, in the
+ * order the QP delivered them, so @rx_seq needs no lock.
+ */
+static bool fos_rx_bound(struct fos_conn *conn, struct fos_wire_hdr *hdr,
+			 u32 byte_len)
+{
+	__le64 tag = hdr->tag;
+	u64 want;
+
+	if (le64_to_cpu(hdr->seq) != conn->rx_seq)
+		return false;
+	hdr->tag = 0;
+	want = siphash(hdr, byte_len, &conn->rx_key);
+	hdr->tag = tag;
+	/* One 64-bit compare: no early exit that depends on the bytes. */
+	if (want != le64_to_cpu(tag))
+		return false;
+	conn->rx_seq++;
+	return true;
+}
+
 void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
@@ -184,6 +207,13 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	if (fos_wire_check(hdr, wc->byte_len)) {
 		fos_proto_error(conn, "bad header");
+		return;
+	}
+	if (!fos_rx_bound(conn, hdr, wc->byte_len)) {
+		if (conn->admitted)
+			fos_proto_error(conn, "bad sequence number or tag");
+		else
+			fos_auth_failed(conn, "bad sequence number or tag");
 		return;
 	}
 	t = READ_ONCE(fos_msg_types[hdr->type]);

@@ -94,8 +94,12 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	hdr->credits = cpu_to_le16(owed);
 	hdr->len = cpu_to_le32(len);
 	hdr->cookie = cpu_to_le64(cookie);
+	hdr->seq = cpu_to_le64(conn->tx_seq);
+	hdr->tag = 0;
 	if (len)
 		memcpy(hdr + 1, payload, len);
+	/* Channel binding (wire.h): posts are in @tx_seq order, under @lock. */
+	hdr->tag = cpu_to_le64(siphash(hdr, total, &conn->tx_key));
 	ib_dma_sync_single_for_device(conn->dev->ibdev, b->dma, total,
 				      DMA_TO_DEVICE);
 
@@ -114,6 +118,7 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		return ret;
 	}
 	list_del_init(&b->free);
+	conn->tx_seq++;
 	fos_conn_sq_posted(conn);
 	conn->sends++;
 	conn->tx_credits--;

@@ -2,7 +2,7 @@
 /*
  * fractos selftest: a hostile peer at the fabric's front door.
  *
- * A userspace program speaks the wire protocol (kernel/wire.h, version 6)
+ * A userspace program speaks the wire protocol (kernel/wire.h, version 7)
  * with librdmacm and libibverbs over rxe to the module in the same guest,
  * which is configured as its own peer at its eth0 address.  The program
  * claims to be that node and tries to get in without the secret, with a
@@ -13,12 +13,22 @@
  * legitimate connection unaffected.  One handshake with the run's secret
  * ($FRACTOS_SECRET, from vm/run) must succeed and get a PING served: the
  * program computes the MACs itself (OpenSSL), so the kernel's side is
- * checked against the protocol as written.  Prints TAP.
+ * checked against the protocol as written.
+ *
+ * Channel binding (version 7): the program derives the session keys and
+ * tags every message it sends with OpenSSL's own SipHash-2-4 (checked
+ * against the kernel's siphash() test vectors first), and checks the seq
+ * and tag of every message the node sends.  A message with a tag under
+ * another key (a relay that forwarded the handshake), a replayed one, one
+ * that skips a seq, one tagged with the other direction's key, and an AUTH
+ * with the right MAC but a wrong tag must each end the connection, counted,
+ * with nothing changed about the node.  Prints TAP.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -30,6 +40,8 @@
 #include <unistd.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 #include "tap.h"
@@ -39,7 +51,7 @@
 
 /* The wire format, as kernel/wire.h has it (little-endian hosts only). */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	6
+#define W_VERSION	7
 #define W_INSECURE	0x01
 #define W_MSG		256	/* the receive buffers we announce */
 #define W_CREDITS	8
@@ -73,6 +85,8 @@ struct w_hdr {
 	uint16_t credits;
 	uint32_t len;
 	uint64_t cookie;
+	uint64_t seq;	/* messages its sender sent before it */
+	uint64_t tag;	/* SipHash-2-4 of the message with tag 0 */
 };
 
 struct w_ping {
@@ -145,7 +159,7 @@ _Static_assert(sizeof(struct w_copy) == 128, "copy");
 
 _Static_assert(sizeof(struct w_hello) == 48, "hello");
 _Static_assert(sizeof(struct w_accept) == 80, "accept");
-_Static_assert(sizeof(struct w_hdr) == 16, "hdr");
+_Static_assert(sizeof(struct w_hdr) == 32, "hdr");
 
 /* One connection of the hostile peer. */
 struct hp {
@@ -165,6 +179,10 @@ struct hp {
 	void *payload_out;	/* hp_recv(): where the payload goes, or NULL */
 	int keepalive;		/* hp_recv() sends heartbeats while it waits */
 	unsigned int idle;
+	/* Channel binding: session keys (set at the handshake), seqs. */
+	uint8_t tx_key[16], rx_key[16];
+	uint64_t tx_seq;	/* messages we posted (sealed) so far */
+	uint64_t rx_seq;	/* messages of the node's received so far */
 };
 
 static uint32_t self_id, self_epoch;
@@ -197,6 +215,105 @@ static uint32_t key_id_of(const uint8_t *key, size_t klen)
 	hmac3(key, klen, "fractos key id", NULL, NULL, d);
 	memcpy(&id, d, 4);
 	return id ? id : 1;
+}
+
+/*
+ * SipHash-2-4 with a 64-bit output, OpenSSL's (EVP_MAC "SIPHASH"; 2 and 4
+ * rounds are its defaults), into @out: the 8 bytes as OpenSSL gives them,
+ * which must be the kernel's siphash() u64 written as __le64 (checked
+ * against the kernel's test vectors by siphash_matches_kernel()).
+ */
+static int siphash24(const uint8_t key[16], const void *msg, size_t len,
+		     uint8_t out[8])
+{
+	static EVP_MAC *mac;
+	size_t size = 8, outl = 0;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_MAC_CTX *ctx;
+	int ok;
+
+	if (!mac)
+		mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	ok = ctx && EVP_MAC_init(ctx, key, 16, params) &&
+	     EVP_MAC_update(ctx, msg, len) &&
+	     EVP_MAC_final(ctx, out, &outl, 8) && outl == 8;
+	EVP_MAC_CTX_free(ctx);
+	if (!ok)
+		tap_bail("OpenSSL's SIPHASH failed");
+	return 0;
+}
+
+/*
+ * The kernel's siphash() self-test (lib/tests/siphash_kunit.c): key
+ * { 0x0706050403020100, 0x0f0e0d0c0b0a0908 }, i.e. the bytes 00..0f, and
+ * vector i = siphash(00 01 .. i-1).  OpenSSL must give each u64 as its
+ * little-endian bytes.
+ */
+static int siphash_matches_kernel(void)
+{
+	static const struct { unsigned int len; uint64_t v; } tv[] = {
+		{ 0, 0x726fdb47dd0e0e31ULL }, { 1, 0x74f839c593dc67fdULL },
+		{ 7, 0xab0200f58b01d137ULL }, { 8, 0x93f5f5799a932462ULL },
+		{ 15, 0xa129ca6149be45e5ULL }, { 23, 0xa80c038ccd5ccec8ULL },
+	};
+	uint8_t key[16], in[32], out[8], le[8];
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(tv) / sizeof(tv[0]); i++) {
+		for (j = 0; j < 8; j++)
+			le[j] = (uint8_t)(tv[i].v >> (8 * j));
+		siphash24(key, in, tv[i].len, out);
+		if (memcmp(out, le, 8)) {
+			tap_diag("  SipHash of %u bytes: OpenSSL %02x%02x%02x%02x%02x%02x%02x%02x, kernel le64 %016llx",
+				 tv[i].len, out[0], out[1], out[2], out[3],
+				 out[4], out[5], out[6], out[7],
+				 (unsigned long long)tv[i].v);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Every message of the node's that hp_recv() checked, and the bad ones. */
+static unsigned int tags_checked, tags_bad;
+
+/*
+ * Set @m's (@bytes, a header and what follows) seq to @seq and its tag to
+ * SipHash-2-4 under @key of the message with the tag zero.
+ */
+static void seal(const uint8_t key[16], void *m, uint32_t bytes, uint64_t seq)
+{
+	struct w_hdr *h = m;
+	uint8_t tag[8];
+
+	h->seq = seq;
+	h->tag = 0;
+	siphash24(key, m, bytes, tag);
+	memcpy(&h->tag, tag, 8);
+}
+
+/*
+ * The session keys of a handshake (hello_i, hello_r, as sent):
+ * k_i2r and k_r2i are the first 16 bytes of
+ * HMAC(secret, "fractos v7 key i2r" | hello_i | hello_r), and "... r2i".
+ */
+static void session_keys(const struct w_hello *hi, const struct w_hello *hr,
+			 uint8_t i2r[16], uint8_t r2i[16])
+{
+	uint8_t d[32];
+
+	hmac3(secret, secret_len, "fractos v7 key i2r", hi, hr, d);
+	memcpy(i2r, d, 16);
+	hmac3(secret, secret_len, "fractos v7 key r2i", hi, hr, d);
+	memcpy(r2i, d, 16);
 }
 
 static int cm_wait(struct hp *p, enum rdma_cm_event_type want, int ms,
@@ -322,8 +439,9 @@ static void hello_fill(struct w_hello *h, uint32_t node, uint32_t epoch,
 }
 
 /*
- * Connect with p->mine as the hello.  Return: 0 (accepted: p->acc), a
- * positive refusal reason, or -1.
+ * Connect with p->mine as the hello.  Return: 0 (accepted: p->acc, and the
+ * session keys derived from the run's secret), a positive refusal reason,
+ * or -1.
  */
 static int hp_connect(struct hp *p)
 {
@@ -344,6 +462,8 @@ static int hp_connect(struct hp *p)
 		if (len < sizeof(p->acc))
 			return -1;
 		memcpy(&p->acc, priv, sizeof(p->acc));
+		/* We are the initiator: we send under k_i2r. */
+		session_keys(&p->mine, &p->acc.hello, p->tx_key, p->rx_key);
 		return 0;
 	}
 	if (ret == -(int)RDMA_CM_EVENT_REJECTED - 1000 &&
@@ -355,13 +475,12 @@ static int hp_connect(struct hp *p)
 	return -1;
 }
 
-/* Send @bytes of @msg (a header and what follows) as one SEND. */
-static int hp_post(struct hp *p, const void *msg, uint32_t bytes)
+/* Send @bytes of @msg exactly as they are (seq and tag too) as one SEND. */
+static int hp_post_raw(struct hp *p, const void *msg, uint32_t bytes)
 {
 	/* (the send buffer is the last W_MSG bytes of p->buf) */
 	uint8_t *b = p->buf + W_CREDITS * W_MSG;
-	struct ibv_sge sge = { .addr = (uintptr_t)b, .length = bytes,
-			       .lkey = p->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)b, .length = bytes };
 	struct ibv_send_wr wr = { .wr_id = 999, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED };
@@ -369,8 +488,9 @@ static int hp_post(struct hp *p, const void *msg, uint32_t bytes)
 	struct ibv_wc wc;
 	int i;
 
-	if (bytes > W_MSG)
+	if (bytes > W_MSG || !p->mr)	/* (no connection: h_admit() failed) */
 		return -1;
+	sge.lkey = p->mr->lkey;
 	memcpy(b, msg, bytes);
 	if (ibv_post_send(p->id->qp, &wr, &bad))
 		return -1;
@@ -383,6 +503,28 @@ static int hp_post(struct hp *p, const void *msg, uint32_t bytes)
 		usleep(1000);
 	}
 	return -1;
+}
+
+/*
+ * Send @bytes of @msg (a header and what follows) as one SEND, as our next
+ * message: with the next seq and a valid tag (whatever else it says).  A
+ * message shorter than the header goes out as it is, and counts for
+ * nothing.
+ */
+static int hp_post(struct hp *p, const void *msg, uint32_t bytes)
+{
+	uint8_t m[W_MSG];
+
+	if (bytes < sizeof(struct w_hdr))
+		return hp_post_raw(p, msg, bytes);
+	if (bytes > sizeof(m))
+		return -1;
+	memcpy(m, msg, bytes);
+	seal(p->tx_key, m, bytes, p->tx_seq);
+	if (hp_post_raw(p, m, bytes))
+		return -1;
+	p->tx_seq++;
+	return 0;
 }
 
 static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
@@ -404,15 +546,49 @@ static int hp_send(struct hp *p, uint8_t type, uint64_t cookie,
 }
 
 /*
+ * A message of the node's (@bytes at @m) must be its next one (seq) with
+ * the right tag; counted in tags_checked, tags_bad.
+ */
+static void hp_check_bound(struct hp *p, const uint8_t *m, uint32_t bytes)
+{
+	uint8_t c[W_MSG], tag[8];
+	struct w_hdr h;
+	int ok = bytes >= sizeof(h) && bytes <= sizeof(c);
+
+	tags_checked++;
+	if (ok) {
+		memcpy(&h, m, sizeof(h));
+		memcpy(c, m, bytes);
+		memset(c + offsetof(struct w_hdr, tag), 0, sizeof(h.tag));
+		siphash24(p->rx_key, c, bytes, tag);
+		ok = h.seq == p->rx_seq && !memcmp(tag, &h.tag, 8);
+		if (!ok && tags_bad < 5)
+			tap_diag("  node's message type %u, %u bytes: seq %llu (want %llu), tag %016llx (want %02x%02x%02x%02x%02x%02x%02x%02x as bytes)",
+				 h.type, bytes, (unsigned long long)h.seq,
+				 (unsigned long long)p->rx_seq,
+				 (unsigned long long)h.tag, tag[0], tag[1],
+				 tag[2], tag[3], tag[4], tag[5], tag[6], tag[7]);
+	} else if (tags_bad < 5) {
+		tap_diag("  node's message of %u bytes", bytes);
+	}
+	p->rx_seq++;
+	if (!ok)
+		tags_bad++;
+}
+
+/*
  * Wait up to @ms for a message of @type (others are consumed); fills
- * @cookie.  Return: 0, -ETIMEDOUT, or -EIO (a failed completion: the
- * connection is gone).
+ * @cookie.  The seq and tag of each are checked (hp_check_bound()).
+ * Return: 0, -ETIMEDOUT, or -EIO (a failed completion: the connection is
+ * gone).
  */
 static int hp_recv(struct hp *p, uint8_t type, int ms, uint64_t *cookie)
 {
 	struct timespec t0, t;
 	struct ibv_wc wc;
 
+	if (!p->cq)	/* (no connection: h_admit() failed) */
+		return -EIO;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int n = ibv_poll_cq(p->cq, 1, &wc);
@@ -425,6 +601,7 @@ static int hp_recv(struct hp *p, uint8_t type, int ms, uint64_t *cookie)
 			if (wc.wr_id == 999)
 				continue;
 			h = (struct w_hdr *)(p->buf + wc.wr_id * W_MSG);
+			hp_check_bound(p, (uint8_t *)h, wc.byte_len);
 			if (h->type == type) {
 				if (cookie)
 					*cookie = h->cookie;
@@ -612,8 +789,10 @@ static int hp_accept(struct hp *p, struct rdma_event_channel *lec)
 		return -1;
 	hello_fill(&p->acc.hello, H_NODE, H_EPOCH, key_id_of(secret, secret_len),
 		   0);
-	hmac3(secret, secret_len, "fractos v6 accept", &p->theirs,
+	hmac3(secret, secret_len, "fractos v7 accept", &p->theirs,
 	      &p->acc.hello, p->acc.mac);
+	/* We are the responder: we send under k_r2i. */
+	session_keys(&p->theirs, &p->acc.hello, p->rx_key, p->tx_key);
 	if (rdma_accept(p->id, &cp))
 		return -1;
 	return cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, 10000, NULL, NULL, NULL);
@@ -638,7 +817,7 @@ static int h_admit(struct hp *h, struct rdma_event_channel *lec)
 	h->payload_out = msg;
 	ret = hp_recv(h, W_AUTH, 10000, NULL);
 	h->payload_out = NULL;
-	hmac3(secret, secret_len, "fractos v6 auth", &h->theirs, &h->acc.hello,
+	hmac3(secret, secret_len, "fractos v7 auth", &h->theirs, &h->acc.hello,
 	      mac);
 	return ret || memcmp(mac, msg, 32) ? -1 : 0;
 }
@@ -658,6 +837,79 @@ static void malformed(struct hp *h, struct rdma_event_channel *lec,
 	       "%s: cut off, one protocol error (sent %d, cut %d, errors +%lld)",
 	       what, sent, cut,
 	       (long long)(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0));
+	hp_close(h);
+	if (h_admit(h, lec))
+		tap_diag("the node did not connect again after: %s", what);
+}
+
+/* Ways to break channel binding on an admitted connection (unbound()). */
+enum unbound_kind {
+	UB_RANDOM_KEY,	/* the next seq, tagged under a random key */
+	UB_REPLAY,	/* the PING before it again: its seq and tag */
+	UB_SKIP,	/* seq + 1, tagged right for it */
+	UB_REFLECT,	/* the next seq, tagged under the node's own key */
+};
+
+/*
+ * On an admitted connection, send a PING and have it answered (we are
+ * admitted and in step), then a PING that breaks channel binding as @kind
+ * says: the node must cut the connection off, count one protocol error,
+ * not serve it, and leave its own connection (@sv) alone.  It connects
+ * again, and we admit it (*@h, for the next case).
+ */
+static void unbound(struct hp *h, struct rdma_event_channel *lec,
+		    const struct self_view *sv, const char *what,
+		    enum unbound_kind kind)
+{
+	uint64_t pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS), pings;
+	uint8_t m[W_MSG] = {}, key[16];
+	struct w_hdr *mh = (struct w_hdr *)m;
+	struct w_ping ping = { .t0 = 1, .seq = 11 };
+	uint32_t n = sizeof(*mh) + sizeof(ping);
+	uint64_t cookie = 0;
+	int served, sent, cut, same;
+	unsigned int i;
+
+	*mh = (struct w_hdr){ .version = W_VERSION, .type = W_PING,
+			      .len = sizeof(ping), .cookie = 0x5b };
+	memcpy(m + sizeof(*mh), &ping, sizeof(ping));
+	/* Sealed here (not by hp_post()), to be replayed as it was. */
+	seal(h->tx_key, m, n, h->tx_seq);
+	h->payload_out = NULL;
+	served = !hp_post_raw(h, m, n);
+	if (served)
+		h->tx_seq++;
+	served = served && !hp_recv(h, W_PONG, 10000, &cookie) &&
+		 cookie == 0x5b;
+	pings = node_stat(H_NODE, FRACTOS_STAT_PINGS_RX);
+	if (kind != UB_REPLAY)
+		mh->cookie = 0x5c;	/* (a replay is m as it was sent) */
+	switch (kind) {
+	case UB_RANDOM_KEY:
+		for (i = 0; i < sizeof(key); i++)
+			key[i] = (uint8_t)rand();
+		seal(key, m, n, h->tx_seq);
+		break;
+	case UB_REPLAY:
+		break;
+	case UB_SKIP:
+		seal(h->tx_key, m, n, h->tx_seq + 1);
+		break;
+	case UB_REFLECT:
+		seal(h->rx_key, m, n, h->tx_seq);
+		break;
+	}
+	sent = !hp_post_raw(h, m, n);
+	cut = sent && hp_cut_off(h, 10000);
+	same = self_same(sv);
+	tap_ok(served && cut &&
+	       node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe0 + 1 &&
+	       node_stat(H_NODE, FRACTOS_STAT_PINGS_RX) == pings && same,
+	       "%s: cut off, one protocol error, not served, the node's own connection unchanged (in step %d, cut %d, errors +%lld, pings +%lld, same %d)",
+	       what, served, cut,
+	       (long long)(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0),
+	       (long long)(node_stat(H_NODE, FRACTOS_STAT_PINGS_RX) - pings),
+	       same);
 	hp_close(h);
 	if (h_admit(h, lec))
 		tap_diag("the node did not connect again after: %s", what);
@@ -781,7 +1033,7 @@ static void views(void)
 	h.keepalive = 1;
 	h.payload_out = msg;
 	ok = ok && !hp_recv(&h, W_AUTH, 10000, NULL);
-	hmac3(secret, secret_len, "fractos v6 auth", &h.theirs, &h.acc.hello, mac);
+	hmac3(secret, secret_len, "fractos v7 auth", &h.theirs, &h.acc.hello, mac);
 	tap_ok(ok && !memcmp(mac, msg, 32), "views: its AUTH verifies: it holds the secret");
 
 	/* The application looks our "svc" up and invokes it with a view. */
@@ -1083,6 +1335,29 @@ static void views(void)
 		     !hp_recv(&h, W_PONG, 10000, &cookie) && cookie == 0x55;
 		tap_ok(ok, "after them the node's new connection serves us: our PING is answered");
 	}
+	/* Channel binding (version 7), on the admitted connection. */
+	{
+		struct w_ping ping = { .seq = 8 };
+		struct self_view sv;
+
+		self_view(&sv);
+		unbound(&h, lec, &sv,
+			"a PING tagged under a random key (a relay that forwarded the handshake, without the session key)",
+			UB_RANDOM_KEY);
+		unbound(&h, lec, &sv,
+			"our last PING replayed (its seq and tag again)",
+			UB_REPLAY);
+		unbound(&h, lec, &sv,
+			"a PING that skips a seq (tagged right for it)",
+			UB_SKIP);
+		unbound(&h, lec, &sv,
+			"a PING tagged under the node's own direction key (a reflection)",
+			UB_REFLECT);
+		h.payload_out = NULL;
+		ok = h.id && !hp_send(&h, W_PING, 0x57, &ping, sizeof(ping)) &&
+		     !hp_recv(&h, W_PONG, 10000, &cookie) && cookie == 0x57;
+		tap_ok(ok, "after them the node's new connection serves us: our PING is answered");
+	}
 	a.stage = 2;
 	pthread_join(th, NULL);
 	close(a.fd);
@@ -1092,6 +1367,48 @@ static void views(void)
 		rdma_destroy_id(lid);
 	if (lec)
 		rdma_destroy_event_channel(lec);
+}
+
+/*
+ * Accepted with the right key id; an AUTH with the right MAC that breaks
+ * channel binding (@skip: seq 1 instead of 0, tagged right; else tagged
+ * under a random key) must be refused as an authentication failure, with
+ * nothing changed about the node (@v0).
+ */
+static void bad_auth_binding(const char *what, int skip,
+			     const struct self_view *v0)
+{
+	uint64_t s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES), n;
+	uint8_t m[sizeof(struct w_hdr) + 32] = {};
+	struct w_hdr *mh = (struct w_hdr *)m;
+	int ok, cut, same;
+	unsigned int i;
+	struct hp p;
+
+	ok = !hp_open(&p, NULL);
+	hello_fill(&p.mine, self_id, self_epoch + 9, key_id_of(secret, secret_len), 0);
+	ok = ok && !hp_connect(&p);
+	*mh = (struct w_hdr){ .version = W_VERSION, .type = W_AUTH, .len = 32 };
+	hmac3(secret, secret_len, "fractos v7 auth", &p.mine, &p.acc.hello,
+	      m + sizeof(*mh));
+	if (skip) {
+		seal(p.tx_key, m, sizeof(m), 1);
+	} else {
+		uint8_t key[16];
+
+		for (i = 0; i < sizeof(key); i++)
+			key[i] = (uint8_t)rand();
+		seal(key, m, sizeof(m), 0);
+	}
+	ok = ok && !hp_post_raw(&p, m, sizeof(m));
+	cut = ok && hp_recv(&p, W_CREDIT, 1000, NULL) != 0 &&
+	      hp_cut_off(&p, 20000);
+	n = fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0;
+	same = self_same(v0);
+	tap_ok(cut && n == 1 && same,
+	       "%s: no credit, cut off, counted as an authentication failure, nothing about the node changed (cut %d, auth failures +%llu, same %d)",
+	       what, cut, (unsigned long long)n, same);
+	hp_close(&p);
 }
 
 static int read_secret(void)
@@ -1129,8 +1446,10 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(69);
+	tap_plan(78);
 	srand(getpid());
+	tap_ok(siphash_matches_kernel(),
+	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");
 	self_addr.sin_family = AF_INET;
 	self_id = fos_param("node_id");
 	self_epoch = fos_param("epoch");
@@ -1175,16 +1494,26 @@ int main(void)
 	t[0] = p.mine;
 	t[1] = p.acc.hello;
 	hmac3((const uint8_t *)"not the secret, not at all", 26,
-	      "fractos v6 accept", &t[0], &t[1], mac);
+	      "fractos v7 accept", &t[0], &t[1], mac);
 	tap_ok(ok && memcmp(mac, p.acc.mac, 32) != 0,
 	       "without the secret the accept's proof cannot be checked");
 	hmac3((const uint8_t *)"not the secret, not at all", 26,
-	      "fractos v6 auth", &t[0], &t[1], mac);
+	      "fractos v7 auth", &t[0], &t[1], mac);
+	/*
+	 * (hp_send() tags it under the real session key, which this sender
+	 * could not know: so it is the MAC that is refused, not the tag.)
+	 */
 	ok = ok && !hp_send(&p, W_AUTH, 0, mac, 32);
 	tap_ok(ok && hp_cut_off(&p, 20000), "an AUTH with a wrong MAC: cut off");
 	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted as an authentication failure");
 	tap_ok(self_same(&v0), "the node's epoch, connection and state did not change");
 	hp_close(&p);
+
+	/* ---- the right MAC, but not bound to the handshake (version 7) */
+	bad_auth_binding("an AUTH with the right MAC tagged under a random key (a relay without the session key)",
+			 0, &v0);
+	bad_auth_binding("an AUTH with the right MAC and seq 1 (tagged right for it)",
+			 1, &v0);
 
 	/* ---- another message in place of AUTH */
 	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
@@ -1216,10 +1545,10 @@ int main(void)
 	ok = ok && !hp_connect(&p);
 	t[0] = p.mine;
 	t[1] = p.acc.hello;
-	hmac3(secret, secret_len, "fractos v6 accept", &t[0], &t[1], mac);
+	hmac3(secret, secret_len, "fractos v7 accept", &t[0], &t[1], mac);
 	tap_ok(ok && p.acc.hello.key_id == key && !memcmp(mac, p.acc.mac, 32),
 	       "with the secret: the accept's MAC is HMAC-SHA256 as specified");
-	hmac3(secret, secret_len, "fractos v6 auth", &t[0], &t[1], mac);
+	hmac3(secret, secret_len, "fractos v7 auth", &t[0], &t[1], mac);
 	recorded = p.mine;
 	memcpy(recorded_auth, mac, 32);
 	memcpy(recorded_accept, p.acc.mac, 32);
@@ -1253,6 +1582,7 @@ int main(void)
 	ok = ok && !hp_connect(&p);
 	tap_ok(ok && memcmp(p.acc.mac, recorded_accept, 32) != 0,
 	       "a replayed hello is answered with a fresh nonce");
+	/* (Its MAC recorded; tagged right for this connection: see above.) */
 	ok = ok && !hp_send(&p, W_AUTH, 0, recorded_auth, 32);
 	tap_ok(ok && hp_cut_off(&p, 20000), "the replayed AUTH: cut off");
 	tap_eq(fab_stat(FRACTOS_STAT_AUTH_FAILURES) - s0, 1, "counted");
@@ -1284,6 +1614,9 @@ int main(void)
 
 	views();
 
+	tap_ok(tags_checked > 0 && !tags_bad,
+	       "every message of the node carried the right seq and tag (%u checked, %u wrong)",
+	       tags_checked, tags_bad);
 	tap_eq(fos_nl_ping(self_id, 5, NULL), 0, "the node still pings itself");
 	tap_eq(fos_nl_node_del(self_id), 0, "NODE_DEL");
 	return tap_finish();
