@@ -1340,19 +1340,24 @@ static void views(void)
 		struct w_ping ping = { .seq = 8 };
 		struct self_view sv;
 
+		static const struct {
+			const char *what;
+			enum unbound_kind how;
+		} ub[] = {
+			{ "a PING tagged under a random key (a relay that forwarded the handshake, without the session key)",
+			  UB_RANDOM_KEY },
+			{ "our last PING replayed (its seq and tag again)",
+			  UB_REPLAY },
+			{ "a PING that skips a seq (tagged right for it)",
+			  UB_SKIP },
+			{ "a PING tagged under the node's own direction key (a reflection)",
+			  UB_REFLECT },
+		};
+		unsigned int u;
+
 		self_view(&sv);
-		unbound(&h, lec, &sv,
-			"a PING tagged under a random key (a relay that forwarded the handshake, without the session key)",
-			UB_RANDOM_KEY);
-		unbound(&h, lec, &sv,
-			"our last PING replayed (its seq and tag again)",
-			UB_REPLAY);
-		unbound(&h, lec, &sv,
-			"a PING that skips a seq (tagged right for it)",
-			UB_SKIP);
-		unbound(&h, lec, &sv,
-			"a PING tagged under the node's own direction key (a reflection)",
-			UB_REFLECT);
+		for (u = 0; u < sizeof(ub) / sizeof(ub[0]); u++)
+			unbound(&h, lec, &sv, ub[u].what, ub[u].how);
 		h.payload_out = NULL;
 		ok = h.id && !hp_send(&h, W_PING, 0x57, &ping, sizeof(ping)) &&
 		     !hp_recv(&h, W_PONG, 10000, &cookie) && cookie == 0x57;

@@ -38,6 +38,23 @@
 static long old_max_caps = -1;
 static double run_s = 4.0;
 
+/* Run @a and @b on @arg for run_s seconds, then set *@stop and join. */
+static void race2(void *(*a)(void *), void *(*b)(void *), void *arg,
+		  volatile int *stop)
+{
+	double end = now_ms() + run_s * 1000;
+	pthread_t ta, tb;
+
+	*stop = 0;
+	pthread_create(&ta, NULL, a, arg);
+	pthread_create(&tb, NULL, b, arg);
+	while (now_ms() < end)
+		usleep(50000);
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+}
+
 /*
  * undo: one thread fails REQUEST_RECEIVEs with EFAULT, the other closes
  * the cid they install (blindly: the lowest free one) and dups into it.
@@ -96,10 +113,8 @@ static void test_undo_vs_reuse(void)
 {
 	struct urace u = { 0 };
 	struct snap before;
-	pthread_t ta, tb;
 	static char page[4096];
 	__u32 own, mem = 0, caps[1];
-	double end;
 	int n0;
 
 	snap_take(&before);
@@ -115,14 +130,7 @@ static void test_undo_vs_reuse(void)
 	n0 = space_ncaps(u.fd);
 	u.k = n0;	/* the lowest free cid */
 
-	pthread_create(&ta, NULL, ureceiver, &u);
-	pthread_create(&tb, NULL, uduper, &u);
-	end = now_ms() + run_s * 1000;
-	while (now_ms() < end)
-		usleep(50000);
-	__atomic_store_n(&u.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(ta, NULL);
-	pthread_join(tb, NULL);
+	race2(ureceiver, uduper, &u, &u.stop);
 	printf("# undo: %ld receives failed with EFAULT, %ld dups\n", u.efault,
 	       u.dups);
 	tap_ok(u.efault > 1000 && u.dups > 1000, "undo: both threads ran");
@@ -212,21 +220,6 @@ static void *revoker(void *p)
 	return NULL;
 }
 
-static void run_race(struct race *r)
-{
-	pthread_t tm, tr;
-	double end = now_ms() + run_s * 1000;
-
-	r->stop = 0;
-	pthread_create(&tm, NULL, maker, r);
-	pthread_create(&tr, NULL, revoker, r);
-	while (now_ms() < end)
-		usleep(50000);
-	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(tm, NULL);
-	pthread_join(tr, NULL);
-}
-
 static void test_make_vs_revoke(int op, const char *what)
 {
 	static char buf[4096];
@@ -249,7 +242,7 @@ static void test_make_vs_revoke(int op, const char *what)
 	tap_errno(param_set("max_caps", n0 + 1), 0,
 		  "%s: max_caps lowered to %d (one free slot)", what, n0 + 1);
 
-	run_race(&r);
+	race2(maker, revoker, &r, &r.stop);
 	printf("# %s: %ld made, %ld EMFILE, %ld EKEYREVOKED, %ld EBADF, %ld other; %ld revocations\n",
 	       what, r.made, r.emfile, r.revoked, r.badf, r.other, r.cycles);
 	tap_ok(r.emfile > 0 && r.revoked + r.badf > 0,
@@ -350,9 +343,7 @@ static void test_receive_vs_revoke(void)
 {
 	struct rrace r = { 0 };
 	struct snap before;
-	pthread_t ts, tr;
 	__u32 own, dup[2];
-	double end;
 	int n0;
 
 	snap_take(&before);
@@ -370,14 +361,7 @@ static void test_receive_vs_revoke(void)
 	tap_errno(param_set("max_caps", n0 + 1), 0,
 		  "receive: max_caps lowered to %d", n0 + 1);
 
-	pthread_create(&ts, NULL, rsender, &r);
-	pthread_create(&tr, NULL, rreceiver, &r);
-	end = now_ms() + run_s * 1000;
-	while (now_ms() < end)
-		usleep(50000);
-	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(ts, NULL);
-	pthread_join(tr, NULL);
+	race2(rsender, rreceiver, &r, &r.stop);
 	printf("# receive: %ld sent, %ld EMFILE, %ld received\n", r.sent,
 	       r.emfile, r.got);
 	tap_ok(r.sent > 0 && r.emfile > 0,
