@@ -38,22 +38,13 @@
  * Nodes that an admin set to insecure mode send key_id 0 with
  * FOS_WIRE_HELLO_INSECURE and all-zero MACs, and admit only each other.
  *
- * Channel binding (version 7): every message, AUTH included, is bound to
- * the handshake.  Both ends derive two 128-bit session keys from it,
- *
- *   k_i2r = HMAC(k, "fractos v7 key i2r" | hello_i | hello_r)[0..15]
- *   k_r2i = HMAC(k, "fractos v7 key r2i" | hello_i | hello_r)[0..15]
- *
- * (all zero in insecure mode), and each message carries hdr.seq, the
- * number of messages its sender sent before it on this connection
- * (from 0, per direction), and hdr.tag = SipHash-2-4 keyed with the
- * sender's direction key over the whole message (header and payload)
- * with the tag field zero.  A receiver checks both right after the
- * header's own checks (version, type, length), before the payload's or
- * anything else: a message out of sequence or with a wrong tag
- * (replayed, reordered, dropped, or injected by a relay that forwarded
- * the handshake and does not know the secret) ends the connection.  The bytes RDMA READs move for
- * a copy are not covered (see Documentation/security.rst).
+ * Channel binding (version 7): both ends derive two 128-bit session keys,
+ * k_i2r and k_r2i, the first 16 bytes of HMAC(k, "fractos v7 key i2r" |
+ * hello_i | hello_r) and of its "r2i" twin (zero in insecure mode).  Every
+ * message, AUTH included, carries hdr.seq (from 0, per direction) and
+ * hdr.tag, SipHash-2-4 under its direction's key of the whole message with
+ * the tag zero; checked right after the header's own checks, a wrong one
+ * ends the connection (Documentation/security.rst).
  *
  * After that, every message is one RDMA SEND of at most the peer's buffer
  * size: a struct fos_wire_hdr followed by hdr.len payload bytes.  hdr.credits
