@@ -24,6 +24,8 @@ static const struct nla_policy fos_nl_policy[FRACTOS_A_MAX + 1] = {
 	[FRACTOS_A_AUTH_INSECURE] = { .type = NLA_FLAG },
 	[FRACTOS_A_AUTH_ALL]	= { .type = NLA_FLAG },
 	[FRACTOS_A_NODE_TRUST_UIDS] = { .type = NLA_FLAG },
+	[FRACTOS_A_AUTH_PEER]	= { .type = NLA_U32 },
+	[FRACTOS_A_AUTH_CLUSTER] = { .type = NLA_FLAG },
 };
 
 static struct genl_family fos_genl_family;
@@ -70,13 +72,14 @@ static int fos_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
- * AUTH_SET: a secret, or insecure mode.  The secret is copied into the
- * HMAC transform only; the netlink buffer is the caller's and goes away
- * with the request.
+ * AUTH_SET: the cluster secret, a node's pair key (AUTH_PEER), or insecure
+ * mode.  The secret is copied into the HMAC transform only; the netlink
+ * buffer is the caller's and goes away with the request.
  */
 static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
+	u32 peer = a[FRACTOS_A_AUTH_PEER] ? nla_get_u32(a[FRACTOS_A_AUTH_PEER]) : 0;
 	int ret;
 
 	if (!a[FRACTOS_A_AUTH_SECRET] == !a[FRACTOS_A_AUTH_INSECURE]) {
@@ -84,11 +87,18 @@ static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 			       "exactly one of AUTH_SECRET and AUTH_INSECURE is needed");
 		return -EINVAL;
 	}
+	if (a[FRACTOS_A_AUTH_ALL] || a[FRACTOS_A_AUTH_CLUSTER] ||
+	    (a[FRACTOS_A_AUTH_INSECURE] && a[FRACTOS_A_AUTH_PEER])) {
+		NL_SET_ERR_MSG(info->extack,
+			       "AUTH_SET takes AUTH_SECRET with an optional AUTH_PEER, or AUTH_INSECURE");
+		return -EINVAL;
+	}
 	if (a[FRACTOS_A_AUTH_INSECURE]) {
 		fos_auth_set_insecure();
 	} else {
 		ret = fos_auth_set_secret(nla_data(a[FRACTOS_A_AUTH_SECRET]),
-					  nla_len(a[FRACTOS_A_AUTH_SECRET]));
+					  nla_len(a[FRACTOS_A_AUTH_SECRET]),
+					  a[FRACTOS_A_AUTH_PEER], peer);
 		if (ret)
 			return ret;
 	}
@@ -96,22 +106,45 @@ static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
+/*
+ * AUTH_FORGET: every previous key; with AUTH_ALL every key; with
+ * AUTH_CLUSTER the cluster secrets; with AUTH_PEER that node's previous
+ * pair key, or both of its pair keys with AUTH_ALL too.
+ */
 static int fos_nl_auth_forget(struct sk_buff *skb, struct genl_info *info)
 {
-	fos_auth_forget(info->attrs[FRACTOS_A_AUTH_ALL]);
-	return 0;
+	struct nlattr **a = info->attrs;
+	enum fos_auth_forget what = FOS_AUTH_FORGET_PREVIOUS;
+
+	if (a[FRACTOS_A_AUTH_SECRET] || a[FRACTOS_A_AUTH_INSECURE] ||
+	    (a[FRACTOS_A_AUTH_CLUSTER] &&
+	     (a[FRACTOS_A_AUTH_ALL] || a[FRACTOS_A_AUTH_PEER]))) {
+		NL_SET_ERR_MSG(info->extack,
+			       "AUTH_FORGET takes AUTH_CLUSTER, or AUTH_PEER and AUTH_ALL, each optional");
+		return -EINVAL;
+	}
+	if (a[FRACTOS_A_AUTH_PEER])
+		what = a[FRACTOS_A_AUTH_ALL] ? FOS_AUTH_FORGET_PAIR :
+					       FOS_AUTH_FORGET_PAIR_PREVIOUS;
+	else if (a[FRACTOS_A_AUTH_ALL])
+		what = FOS_AUTH_FORGET_ALL;
+	else if (a[FRACTOS_A_AUTH_CLUSTER])
+		what = FOS_AUTH_FORGET_CLUSTER;
+	return fos_auth_forget(what, a[FRACTOS_A_AUTH_PEER] ?
+			       nla_get_u32(a[FRACTOS_A_AUTH_PEER]) : 0);
 }
 
 static int fos_nl_put_auth(struct sk_buff *msg)
 {
-	u32 key_id, prev_key_id;
+	struct fos_auth_info ai;
 	u8 mode;
 
-	mode = fos_auth_mode(&key_id, &prev_key_id);
+	mode = fos_auth_mode(&ai);
 	if (nla_put_u8(msg, FRACTOS_A_AUTH_MODE, mode) ||
-	    nla_put_u32(msg, FRACTOS_A_AUTH_KEY_ID, key_id) ||
-	    (prev_key_id &&
-	     nla_put_u32(msg, FRACTOS_A_AUTH_PREV_KEY_ID, prev_key_id)))
+	    nla_put_u32(msg, FRACTOS_A_AUTH_KEY_ID, ai.key_id) ||
+	    (ai.prev_key_id &&
+	     nla_put_u32(msg, FRACTOS_A_AUTH_PREV_KEY_ID, ai.prev_key_id)) ||
+	    nla_put_u32(msg, FRACTOS_A_AUTH_PAIRS, ai.pairs))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -138,9 +171,11 @@ cancel:
 static int fos_nl_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
 			    int flags, const struct fos_node_info *ni)
 {
+	u32 key_id, prev_key_id;
 	void *hdr;
 	int ret;
 
+	fos_auth_node_keys(ni->node_id, &key_id, &prev_key_id);
 	hdr = genlmsg_put(skb, portid, seq, &fos_genl_family, flags,
 			  FRACTOS_CMD_NODE_LIST);
 	if (!hdr)
@@ -168,6 +203,9 @@ static int fos_nl_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
 	    nla_put_u32(skb, FRACTOS_A_NODE_CREDITS, ni->credits) ||
 	    (ni->trust_uids &&
 	     nla_put_flag(skb, FRACTOS_A_NODE_TRUST_UIDS)) ||
+	    (key_id && nla_put_u32(skb, FRACTOS_A_NODE_KEY_ID, key_id)) ||
+	    (prev_key_id &&
+	     nla_put_u32(skb, FRACTOS_A_NODE_PREV_KEY_ID, prev_key_id)) ||
 	    fos_nl_put_stats(skb, FRACTOS_A_NODE_STATS, ni->stats)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;

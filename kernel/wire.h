@@ -105,9 +105,10 @@
  * @epoch: the sender's epoch (never zero; changes at every module load)
  * @dst_node_id: the node id the sender means to reach
  * @msg_size: size of each receive buffer, header included
- * @key_id: the cluster secret the sender uses, 0 in insecure mode
- * @alt_key_id: initiator: its previous secret, which the responder may
- *	pick instead, or 0; responder: 0
+ * @key_id: the key the sender uses (the pair key it shares with the
+ *	other node, or the cluster secret: auth.c), 0 in insecure mode
+ * @alt_key_id: initiator: the next key it holds for that node, which the
+ *	responder may pick instead, or 0; responder: 0
  * @nonce: random, fresh for every connection attempt
  *
  * 48 bytes: rdma_cm leaves 56 of a connect request's private data to us.
@@ -161,6 +162,8 @@ enum fos_wire_rej_reason {
 	FOS_WIRE_REJ_AUTH,		/* key_id unknown, or insecure mismatch */
 	FOS_WIRE_REJ_ADDRESS,		/* not from the node's configured address */
 	FOS_WIRE_REJ_BUSY,		/* too many connections being admitted */
+	/* Version 7: one connection per identity and epoch. */
+	FOS_WIRE_REJ_CONNECTED,		/* that node is up with that epoch */
 	FOS_WIRE_REJ_NR,
 };
 

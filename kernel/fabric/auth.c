@@ -1,42 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fractos: admission - the cluster secrets and the handshake's MACs.
+ * fractos: admission - the secrets and the handshake's MACs.
  *
- * DOC: Cluster secrets
+ * DOC: Secrets and pair keys
  *
- * A node admits another only when both prove that they hold the same
- * cluster secret (wire.h, "Admission").  The admin sets it over netlink
- * (genl.c, CAP_NET_ADMIN); it is kept only as an hmac(sha256) transform
- * keyed with it, and never leaves the kernel.  Two are kept: the current
- * one, which this node's connection attempts use, and the one it replaced,
- * still accepted from initiators that name it, so that a secret can be
- * rotated node by node without a partition and without touching live
- * connections.  A key id (four bytes of an HMAC of the secret) names a
- * secret on the wire and in STATS.
+ * A node admits another only when both prove that they hold the same key
+ * (wire.h, "Admission").  The admin sets keys over netlink (genl.c,
+ * CAP_NET_ADMIN); each is kept only as an hmac(sha256) transform keyed
+ * with it, and never leaves the kernel.  There are two kinds:
  *
- * Modes: NONE after load (every node is refused), SECRET, or INSECURE
- * when the admin asked for it explicitly (only insecure nodes are
- * admitted, without any proof).
+ * - a *pair key*, shared with one node only (AUTH_SET with AUTH_PEER): the
+ *   row of this node in a table that ``fractctl secret derive`` computes
+ *   from a master key the admin keeps (Documentation/security.rst).  The
+ *   pair key of nodes i and j is known to i and j alone, so holding one
+ *   node's row never lets anyone be another node;
+ * - the *cluster secret*, one key every node holds.  Any holder can claim
+ *   any identity with it; it is kept for small or trusted clusters and for
+ *   the move to pair keys without a partition.
+ *
+ * The keys that admit node j, in the order a connection offers them: j's
+ * pair key, j's previous pair key, the cluster secret, the previous
+ * cluster secret.  Once no node keeps a cluster secret, only pair keys
+ * admit anyone.  The previous key of each slot stays accepted from
+ * initiators that name it, so that a key can be rotated node by node
+ * without a partition and without touching live connections.  A key id
+ * (four bytes of an HMAC of the key) names a key on the wire and in STATS.
+ *
+ * Modes: NONE after load (every node is refused), SECRET (some key is
+ * set), or INSECURE when the admin asked for it explicitly (only insecure
+ * nodes are admitted, without any proof).
  *
  * Lifetime: a struct fos_auth_key is counted (kref): one reference for its
- * slot (current or previous), one per connection handshake that uses it.
- * Locking: fos_auth_lock, a leaf spinlock, protects the mode and the two
- * slots; keys themselves are immutable once published, so that MACs are
- * computed without any lock (the hash state is on the caller's stack).
+ * slot, one per connection handshake that uses it.
+ * Locking: fos_auth_mutex protects the mode, the cluster slots and the
+ * pair table; it is taken only in process context (netlink, rdma_cm
+ * handlers, the connect work) and nothing is taken inside it.  Keys are
+ * immutable once published, so that MACs are computed without any lock
+ * (the hash state is on the caller's stack).
  */
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <linux/fractos_netlink.h>
 #include "../fos.h"
 #include "../wire.h"
 #include "auth.h"
 
 /**
- * struct fos_auth_key - one cluster secret
+ * struct fos_auth_key - one secret or pair key
  * @ref: see "Lifetime" above
  * @id: its key id, never 0
  * @tfm: hmac(sha256) keyed with the secret
@@ -47,11 +62,23 @@ struct fos_auth_key {
 	struct crypto_shash *tfm;
 };
 
-static DEFINE_SPINLOCK(fos_auth_lock);
-/* Under fos_auth_lock: */
+/**
+ * struct fos_auth_slots - the keys of one kind: current and previous
+ * @cur: what new connections offer, or NULL
+ * @prev: the one @cur replaced, still accepted, or NULL
+ */
+struct fos_auth_slots {
+	struct fos_auth_key *cur;
+	struct fos_auth_key *prev;
+};
+
+static DEFINE_MUTEX(fos_auth_mutex);
+/* Under fos_auth_mutex: */
 static u8 fos_auth_state = FRACTOS_AUTH_NONE;
-static struct fos_auth_key *fos_auth_cur;
-static struct fos_auth_key *fos_auth_prev;
+static struct fos_auth_slots fos_auth_cluster;
+/* node id -> struct fos_auth_slots, never empty ones */
+static DEFINE_XARRAY(fos_auth_pairs);
+static unsigned int fos_auth_npairs;
 
 static const char fos_auth_label_id[] = "fractos key id";
 static const char *const fos_auth_labels[] = {
@@ -120,154 +147,307 @@ static struct fos_auth_key *fos_auth_key_new(const u8 *secret, size_t len)
 	return key;
 }
 
+/* Forget the previous key of @s and, with @all, the current one too. */
+static void fos_auth_slots_clear(struct fos_auth_slots *s, bool all)
+{
+	lockdep_assert_held(&fos_auth_mutex);
+	fos_auth_put(s->prev);
+	s->prev = NULL;
+	if (all) {
+		fos_auth_put(s->cur);
+		s->cur = NULL;
+	}
+}
+
+/* Drop @node's pair slots if they hold nothing any more. */
+static void fos_auth_pair_gc(u32 node, struct fos_auth_slots *s)
+{
+	lockdep_assert_held(&fos_auth_mutex);
+	if (s->cur || s->prev)
+		return;
+	xa_erase(&fos_auth_pairs, node);
+	kfree(s);
+	fos_auth_npairs--;
+}
+
+/* The mode once keys were added or removed (insecure stays insecure). */
+static void fos_auth_update_state(void)
+{
+	lockdep_assert_held(&fos_auth_mutex);
+	if (fos_auth_state == FRACTOS_AUTH_INSECURE)
+		return;
+	fos_auth_state = fos_auth_cluster.cur || fos_auth_cluster.prev ||
+			 fos_auth_npairs ? FRACTOS_AUTH_SECRET :
+					   FRACTOS_AUTH_NONE;
+}
+
 /**
- * fos_auth_set_secret - make @secret the cluster secret
+ * fos_auth_set_secret - set the cluster secret or one node's pair key
  * @secret: FRACTOS_AUTH_SECRET_MIN to FRACTOS_AUTH_SECRET_MAX bytes
  * @len: its length
+ * @pair: @secret is the key shared with node @node only
+ * @node: with @pair, the node
  *
- * The current secret becomes the previous one (the previous one is
- * forgotten), unless @secret is the current one already.
+ * The current key of that slot becomes the previous one (the previous one
+ * is forgotten), unless @secret is the current one already.  Insecure
+ * mode ends.
  *
  * Return: 0, -ENOMEM, or an error of the crypto API (-ENOENT: no
  * hmac(sha256) in this kernel).
  */
-int fos_auth_set_secret(const u8 *secret, size_t len)
+int fos_auth_set_secret(const u8 *secret, size_t len, bool pair, u32 node)
 {
-	struct fos_auth_key *key, *old = NULL;
-	u32 id;
+	struct fos_auth_slots *s, *fresh = NULL;
+	struct fos_auth_key *key;
 	bool same;
+	u32 id;
+	int ret = 0;
 
+	might_sleep();
 	key = fos_auth_key_new(secret, len);
 	if (IS_ERR(key))
 		return PTR_ERR(key);
 	id = key->id;
-	spin_lock(&fos_auth_lock);
-	same = fos_auth_cur && fos_auth_cur->id == id;
+	mutex_lock(&fos_auth_mutex);
+	s = pair ? xa_load(&fos_auth_pairs, node) : &fos_auth_cluster;
+	if (!s) {
+		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+		ret = fresh ? xa_err(xa_store(&fos_auth_pairs, node, fresh,
+					      GFP_KERNEL)) : -ENOMEM;
+		if (ret)
+			goto out;
+		s = fresh;
+		fresh = NULL;
+		fos_auth_npairs++;
+	}
+	same = s->cur && s->cur->id == id;
 	if (!same) {
-		old = fos_auth_prev;
-		fos_auth_prev = fos_auth_cur;
-		fos_auth_cur = key;
+		fos_auth_put(s->prev);
+		s->prev = s->cur;
+		s->cur = key;
 		key = NULL;
 	}
-	fos_auth_state = FRACTOS_AUTH_SECRET;
-	spin_unlock(&fos_auth_lock);
-	fos_auth_put(old);
+	if (fos_auth_state == FRACTOS_AUTH_INSECURE)
+		fos_auth_state = FRACTOS_AUTH_NONE;
+	fos_auth_update_state();
+out:
+	mutex_unlock(&fos_auth_mutex);
+	kfree(fresh);
 	fos_auth_put(key);
-	if (!same)
+	if (ret)
+		return ret;
+	if (!same && pair)
+		pr_info("fractos: pair key %08x of node %u set\n", id, node);
+	else if (!same)
 		pr_info("fractos: cluster secret %08x set\n", id);
 	return 0;
 }
 
-/*
- * Forget the previous secret and, with @all, the current one too, the
- * mode becoming @state.  Return: the mode before.
- */
-static u8 fos_auth_drop(bool all, u8 state)
+/* Forget every key (pair keys too); the mode becomes @state. */
+static void fos_auth_drop_all(u8 state)
 {
-	struct fos_auth_key *cur = NULL, *prev;
-	u8 was;
+	struct fos_auth_slots *s;
+	unsigned long node;
 
-	spin_lock(&fos_auth_lock);
-	was = fos_auth_state;
-	prev = fos_auth_prev;
-	fos_auth_prev = NULL;
-	if (all) {
-		cur = fos_auth_cur;
-		fos_auth_cur = NULL;
-		fos_auth_state = state;
+	lockdep_assert_held(&fos_auth_mutex);
+	fos_auth_slots_clear(&fos_auth_cluster, true);
+	xa_for_each(&fos_auth_pairs, node, s) {
+		fos_auth_slots_clear(s, true);
+		fos_auth_pair_gc(node, s);
 	}
-	spin_unlock(&fos_auth_lock);
-	fos_auth_put(cur);
-	fos_auth_put(prev);
-	return was;
+	fos_auth_state = state;
 }
 
 /* Insecure mode: no secret, only insecure nodes, no proof. */
 void fos_auth_set_insecure(void)
 {
-	if (fos_auth_drop(true, FRACTOS_AUTH_INSECURE) != FRACTOS_AUTH_INSECURE)
+	u8 was;
+
+	mutex_lock(&fos_auth_mutex);
+	was = fos_auth_state;
+	fos_auth_drop_all(FRACTOS_AUTH_INSECURE);
+	mutex_unlock(&fos_auth_mutex);
+	if (was != FRACTOS_AUTH_INSECURE)
 		pr_warn("fractos: INSECURE mode: nodes are admitted without authentication\n");
 }
 
 /**
- * fos_auth_forget - forget the previous secret, or everything
- * @all: also the current secret and insecure mode: nobody is admitted
+ * fos_auth_forget - forget keys
+ * @what: which ones (enum fos_auth_forget)
+ * @node: with FOS_AUTH_FORGET_PAIR*, the node
+ *
+ * FOS_AUTH_FORGET_PREVIOUS: every previous key (the cluster's and every
+ * pair's).  FOS_AUTH_FORGET_ALL: every key and insecure mode: nobody is
+ * admitted.  FOS_AUTH_FORGET_CLUSTER: the cluster secret, current and
+ * previous; pair keys stay.  FOS_AUTH_FORGET_PAIR_PREVIOUS and
+ * FOS_AUTH_FORGET_PAIR: @node's previous pair key, or both of them.
+ * Live connections are not touched.
+ *
+ * Return: 0, or -ENOENT when @node has no pair key.
  */
-void fos_auth_forget(bool all)
+int fos_auth_forget(enum fos_auth_forget what, u32 node)
 {
-	fos_auth_drop(all, FRACTOS_AUTH_NONE);
-	if (all)
-		pr_info("fractos: cluster secrets forgotten: no node is admitted\n");
+	struct fos_auth_slots *s;
+	unsigned long idx;
+	int ret = 0;
+
+	mutex_lock(&fos_auth_mutex);
+	switch (what) {
+	case FOS_AUTH_FORGET_PREVIOUS:
+		fos_auth_slots_clear(&fos_auth_cluster, false);
+		xa_for_each(&fos_auth_pairs, idx, s) {
+			fos_auth_slots_clear(s, false);
+			fos_auth_pair_gc(idx, s);
+		}
+		break;
+	case FOS_AUTH_FORGET_ALL:
+		fos_auth_drop_all(FRACTOS_AUTH_NONE);
+		break;
+	case FOS_AUTH_FORGET_CLUSTER:
+		fos_auth_slots_clear(&fos_auth_cluster, true);
+		break;
+	case FOS_AUTH_FORGET_PAIR_PREVIOUS:
+	case FOS_AUTH_FORGET_PAIR:
+		s = xa_load(&fos_auth_pairs, node);
+		if (!s) {
+			ret = -ENOENT;
+			break;
+		}
+		fos_auth_slots_clear(s, what == FOS_AUTH_FORGET_PAIR);
+		fos_auth_pair_gc(node, s);
+		break;
+	}
+	fos_auth_update_state();
+	mutex_unlock(&fos_auth_mutex);
+	if (what == FOS_AUTH_FORGET_ALL)
+		pr_info("fractos: every secret forgotten: no node is admitted\n");
+	else if (what == FOS_AUTH_FORGET_CLUSTER)
+		pr_info("fractos: cluster secret forgotten: only pair keys admit nodes\n");
+	return ret;
 }
 
 /**
  * fos_auth_mode - the admission mode now
- * @key_id: set to the current secret's id, 0 if none
- * @prev_key_id: set to the previous secret's id, 0 if none
+ * @info: set: the cluster secrets' ids (0 if none) and the number of
+ *	nodes with a pair key
  *
  * Return: enum fractos_auth_mode.
  */
-u8 fos_auth_mode(u32 *key_id, u32 *prev_key_id)
+u8 fos_auth_mode(struct fos_auth_info *info)
 {
 	u8 mode;
 
-	spin_lock(&fos_auth_lock);
+	mutex_lock(&fos_auth_mutex);
 	mode = fos_auth_state;
-	*key_id = fos_auth_key_id(fos_auth_cur);
-	*prev_key_id = fos_auth_key_id(fos_auth_prev);
-	spin_unlock(&fos_auth_lock);
+	info->key_id = fos_auth_key_id(fos_auth_cluster.cur);
+	info->prev_key_id = fos_auth_key_id(fos_auth_cluster.prev);
+	info->pairs = fos_auth_npairs;
+	mutex_unlock(&fos_auth_mutex);
 	return mode;
 }
 
-static struct fos_auth_key *fos_auth_get(struct fos_auth_key *key)
+/*
+ * The keys that admit @node, in the order a connection offers them (see
+ * "Secrets and pair keys"); returns how many.
+ */
+static unsigned int fos_auth_keys_of(u32 node, struct fos_auth_key *k[4])
 {
-	lockdep_assert_held(&fos_auth_lock);
-	if (key)
-		kref_get(&key->ref);
-	return key;
+	struct fos_auth_slots *s;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&fos_auth_mutex);
+	s = xa_load(&fos_auth_pairs, node);
+	if (s && s->cur)
+		k[n++] = s->cur;
+	if (s && s->prev)
+		k[n++] = s->prev;
+	if (fos_auth_cluster.cur)
+		k[n++] = fos_auth_cluster.cur;
+	if (fos_auth_cluster.prev)
+		k[n++] = fos_auth_cluster.prev;
+	return n;
 }
 
 /**
- * fos_auth_current - the secrets a connection attempt of ours offers
- * @key: set to a reference on the current one (fos_auth_put()), NULL
- *	unless the mode is FRACTOS_AUTH_SECRET
- * @alt_id: set to the previous one's key id, 0 if none
- *
- * Return: enum fractos_auth_mode.
+ * fos_auth_node_keys - the pair keys of a node, for NODE_LIST
+ * @node: the node
+ * @cur: set to its pair key's id, 0 if none
+ * @prev: set to its previous pair key's id, 0 if none
  */
-int fos_auth_current(struct fos_auth_key **key, u32 *alt_id)
+void fos_auth_node_keys(u32 node, u32 *cur, u32 *prev)
 {
+	struct fos_auth_slots *s;
+
+	mutex_lock(&fos_auth_mutex);
+	s = xa_load(&fos_auth_pairs, node);
+	*cur = s ? fos_auth_key_id(s->cur) : 0;
+	*prev = s ? fos_auth_key_id(s->prev) : 0;
+	mutex_unlock(&fos_auth_mutex);
+}
+
+/**
+ * fos_auth_current - the keys a connection attempt of ours to @node offers
+ * @node: the node we connect to
+ * @key: set to a reference on the first (fos_auth_put()), NULL unless the
+ *	mode is FRACTOS_AUTH_SECRET
+ * @alt_id: set to the second one's key id, 0 if none
+ *
+ * Return: enum fractos_auth_mode, FRACTOS_AUTH_NONE too when no key
+ * admits @node.
+ */
+int fos_auth_current(u32 node, struct fos_auth_key **key, u32 *alt_id)
+{
+	struct fos_auth_key *k[4];
+	unsigned int n = 0;
 	int mode;
 
-	spin_lock(&fos_auth_lock);
+	might_sleep();
+	mutex_lock(&fos_auth_mutex);
 	mode = fos_auth_state;
-	*key = fos_auth_get(fos_auth_cur);
-	*alt_id = fos_auth_key_id(fos_auth_prev);
-	spin_unlock(&fos_auth_lock);
+	if (mode == FRACTOS_AUTH_SECRET)
+		n = fos_auth_keys_of(node, k);
+	if (mode == FRACTOS_AUTH_SECRET && !n)
+		mode = FRACTOS_AUTH_NONE;
+	*key = n ? k[0] : NULL;
+	if (*key)
+		kref_get(&k[0]->ref);
+	*alt_id = n > 1 ? k[1]->id : 0;
+	mutex_unlock(&fos_auth_mutex);
 	return mode;
 }
 
 /**
- * fos_auth_find - the secret an initiator named
- * @key_id: its key id
- * @key: set to a reference on the current or the previous secret with
- *	that id, or NULL if neither has it
+ * fos_auth_find - the key a connection with @node names
+ * @node: the node at the other end
+ * @key_id: the key id it named
+ * @key: set to a reference on the key of @node's with that id, or NULL
+ *	if none has it
  *
- * Return: enum fractos_auth_mode.
+ * Return: enum fractos_auth_mode, FRACTOS_AUTH_NONE too when no key
+ * admits @node.
  */
-int fos_auth_find(u32 key_id, struct fos_auth_key **key)
+int fos_auth_find(u32 node, u32 key_id, struct fos_auth_key **key)
 {
-	struct fos_auth_key *k = NULL;
+	struct fos_auth_key *k[4];
+	unsigned int n = 0, i;
 	int mode;
 
-	spin_lock(&fos_auth_lock);
+	might_sleep();
+	*key = NULL;
+	mutex_lock(&fos_auth_mutex);
 	mode = fos_auth_state;
-	if (fos_auth_cur && fos_auth_cur->id == key_id)
-		k = fos_auth_cur;
-	else if (fos_auth_prev && fos_auth_prev->id == key_id)
-		k = fos_auth_prev;
-	*key = fos_auth_get(k);
-	spin_unlock(&fos_auth_lock);
+	if (mode == FRACTOS_AUTH_SECRET)
+		n = fos_auth_keys_of(node, k);
+	if (mode == FRACTOS_AUTH_SECRET && !n)
+		mode = FRACTOS_AUTH_NONE;
+	for (i = 0; i < n; i++) {
+		if (k[i]->id == key_id) {
+			kref_get(&k[i]->ref);
+			*key = k[i];
+			break;
+		}
+	}
+	mutex_unlock(&fos_auth_mutex);
 	return mode;
 }
 
@@ -353,5 +533,8 @@ void fos_auth_session(const struct fos_auth_key *key,
 
 void fos_auth_exit(void)
 {
-	fos_auth_drop(true, FRACTOS_AUTH_NONE);
+	mutex_lock(&fos_auth_mutex);
+	fos_auth_drop_all(FRACTOS_AUTH_NONE);
+	mutex_unlock(&fos_auth_mutex);
+	xa_destroy(&fos_auth_pairs);
 }

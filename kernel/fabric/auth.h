@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * fractos: admission of peers - the cluster secrets and the MACs of the
- * connection handshake (wire.h, "Admission").  auth.c owns the secrets;
- * cm.c and rx.c run the handshake with them.
+ * fractos: admission of peers - the cluster secrets, the pair keys and
+ * the MACs of the connection handshake (wire.h, "Admission").  auth.c owns
+ * the keys; cm.c and rx.c run the handshake with them.
  */
 #ifndef FRACTOS_FABRIC_AUTH_H
 #define FRACTOS_FABRIC_AUTH_H
@@ -33,13 +33,30 @@ enum fos_auth_role {
 	FOS_AUTH_KEY_R2I,
 };
 
-int fos_auth_set_secret(const u8 *secret, size_t len);
-void fos_auth_set_insecure(void);
-void fos_auth_forget(bool all);
-u8 fos_auth_mode(u32 *key_id, u32 *prev_key_id);
+/* What fos_auth_forget() forgets. */
+enum fos_auth_forget {
+	FOS_AUTH_FORGET_PREVIOUS,	/* every previous key */
+	FOS_AUTH_FORGET_ALL,		/* every key, insecure mode too */
+	FOS_AUTH_FORGET_CLUSTER,	/* the cluster secret, both slots */
+	FOS_AUTH_FORGET_PAIR_PREVIOUS,	/* one node's previous pair key */
+	FOS_AUTH_FORGET_PAIR,		/* both of one node's pair keys */
+};
 
-int fos_auth_current(struct fos_auth_key **key, u32 *alt_id);
-int fos_auth_find(u32 key_id, struct fos_auth_key **key);
+/* STATS: the cluster secrets' key ids (0: none), nodes with a pair key. */
+struct fos_auth_info {
+	u32 key_id;
+	u32 prev_key_id;
+	u32 pairs;
+};
+
+int fos_auth_set_secret(const u8 *secret, size_t len, bool pair, u32 node);
+void fos_auth_set_insecure(void);
+int fos_auth_forget(enum fos_auth_forget what, u32 node);
+u8 fos_auth_mode(struct fos_auth_info *info);
+void fos_auth_node_keys(u32 node, u32 *cur, u32 *prev);
+
+int fos_auth_current(u32 node, struct fos_auth_key **key, u32 *alt_id);
+int fos_auth_find(u32 node, u32 key_id, struct fos_auth_key **key);
 void fos_auth_put(struct fos_auth_key *key);
 u32 fos_auth_key_id(const struct fos_auth_key *key);
 

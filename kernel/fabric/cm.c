@@ -43,6 +43,7 @@ static const u8 fos_rej_stat[FOS_WIRE_REJ_NR] = {
 	[FOS_WIRE_REJ_AUTH] = FRACTOS_STAT_REFUSED_AUTH,
 	[FOS_WIRE_REJ_ADDRESS] = FRACTOS_STAT_REFUSED_ADDRESS,
 	[FOS_WIRE_REJ_BUSY] = FRACTOS_STAT_REFUSED_BUSY,
+	[FOS_WIRE_REJ_CONNECTED] = FRACTOS_STAT_REFUSED_CONNECTED,
 };
 
 static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
@@ -55,6 +56,7 @@ static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
 	[FOS_WIRE_REJ_AUTH] = "no shared secret",
 	[FOS_WIRE_REJ_ADDRESS] = "not the node's address",
 	[FOS_WIRE_REJ_BUSY] = "too many admissions",
+	[FOS_WIRE_REJ_CONNECTED] = "that node is connected with that epoch",
 };
 
 static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
@@ -111,11 +113,14 @@ static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
 	if (!fos_addr_same_host((struct sockaddr *)&id->route.addr.dst_addr,
 				(struct sockaddr *)&peer->addr))
 		return FOS_WIRE_REJ_ADDRESS;
-	conn->auth_mode = fos_auth_find(le32_to_cpu(h->key_id),
+	if (fos_peer_in_epoch(peer, le32_to_cpu(h->epoch)))
+		return FOS_WIRE_REJ_CONNECTED;
+	conn->auth_mode = fos_auth_find(peer->node_id, le32_to_cpu(h->key_id),
 					&conn->auth_key);
 	if (conn->auth_mode == FRACTOS_AUTH_SECRET && !conn->auth_key &&
 	    h->alt_key_id)
-		conn->auth_mode = fos_auth_find(le32_to_cpu(h->alt_key_id),
+		conn->auth_mode = fos_auth_find(peer->node_id,
+						le32_to_cpu(h->alt_key_id),
 						&conn->auth_key);
 	if (conn->auth_mode == FRACTOS_AUTH_INSECURE ? !insecure :
 	    conn->auth_mode != FRACTOS_AUTH_SECRET || !conn->auth_key)
@@ -246,7 +251,7 @@ static bool fos_accept_verify(struct fos_conn *conn,
 	if (key_id && key_id == conn->auth_alt_id &&
 	    key_id != fos_auth_key_id(conn->auth_key)) {
 		fos_auth_put(conn->auth_key);
-		fos_auth_find(key_id, &conn->auth_key);
+		fos_auth_find(conn->peer->node_id, key_id, &conn->auth_key);
 	}
 	return key_id == fos_auth_key_id(conn->auth_key) &&
 	       fos_auth_verify(conn->auth_key, FOS_AUTH_ACCEPT, &t, acc->mac);
@@ -362,10 +367,10 @@ void fos_peer_connect_work(struct work_struct *work)
 	peer->state = FRACTOS_NODE_CONNECTING;
 	spin_unlock(&peer->lock);
 
-	mode = fos_auth_current(&key, &alt_id);
+	mode = fos_auth_current(peer->node_id, &key, &alt_id);
 	if (mode == FRACTOS_AUTH_NONE) {
 		/* Setting a secret kicks every peer (fos_fabric_kick()). */
-		pr_info_ratelimited("fractos: node %u: not connecting without a cluster secret (fractctl secret set)\n",
+		pr_info_ratelimited("fractos: node %u: not connecting without a key for it (fractctl secret row, or secret set)\n",
 				    peer->node_id);
 		spin_lock(&peer->lock);
 		peer->state = FRACTOS_NODE_DOWN;

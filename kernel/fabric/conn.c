@@ -278,6 +278,30 @@ void fos_conn_take_hello(struct fos_conn *conn,
 }
 
 /*
+ * One connection per identity and epoch (Documentation/security.rst):
+ * @peer has a live incoming connection of @epoch, so another one that
+ * claims the same is refused, before its proof (cm.c) and after it (rx.c).
+ * A claim of another epoch is a restart: once proven it replaces the old
+ * connection (fos_peer_set_epoch()).
+ */
+bool fos_peer_in_epoch_locked(struct fos_peer *peer, u32 epoch)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->in && peer->in->peer_epoch == epoch &&
+	       READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
+}
+
+bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch)
+{
+	bool ret;
+
+	spin_lock(&peer->lock);
+	ret = fos_peer_in_epoch_locked(peer, epoch);
+	spin_unlock(&peer->lock);
+	return ret;
+}
+
+/*
  * The peer spoke with @epoch.  If it had another one, it restarted: the
  * old incarnation is dead, and so is any connection to it.
  */

@@ -300,6 +300,8 @@ int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev);
 void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn, u32 dst);
 void fos_conn_take_hello(struct fos_conn *conn, const struct fos_wire_hello *h);
 void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch);
+bool fos_peer_in_epoch_locked(struct fos_peer *peer, u32 epoch);
+bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch);
 struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active);
 int fos_conn_publish(struct fos_conn *conn);
 void fos_conn_free_unpublished(struct fos_conn *conn);

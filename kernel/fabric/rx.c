@@ -113,8 +113,10 @@ void fos_auth_failed(struct fos_conn *conn, const char *why)
 /*
  * The first message on a passive connection: the initiator's AUTH.  If it
  * verifies, the connection is admitted: it takes the peer's incoming slot
- * (ending the connection it replaces), the peer's epoch is updated, and
- * the connection goes up.  Anything else ends it.
+ * (ending the connection it replaces: one of an epoch that is gone, or
+ * one that is closing), the peer's epoch is updated, and the connection
+ * goes up.  Anything else ends it, and so does a live incoming connection
+ * of the same epoch: one connection per identity and epoch.
  *
  * Return: @hdr may be served (it is the AUTH that admitted @conn).
  */
@@ -140,13 +142,23 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		fos_auth_failed(conn, "wrong mac");
 		return false;
 	}
-	conn->admitted = true;
 	if (conn->admitting) {
 		conn->admitting = false;
 		atomic_dec(&fos_admitting);
 	}
 
 	spin_lock(&peer->lock);
+	if (fos_peer_in_epoch_locked(peer, conn->peer_epoch)) {
+		/* Proven, but a second one: the first stays (security.rst). */
+		spin_unlock(&peer->lock);
+		fos_stat_add(NULL, FRACTOS_STAT_REFUSED_CONNECTED, 1);
+		pr_warn_ratelimited("fractos: connection from %pISc as node %u: refused: that node is connected with epoch %#x\n",
+				    &conn->id->route.addr.dst_addr,
+				    peer->node_id, conn->peer_epoch);
+		fos_conn_fail(conn);
+		return false;
+	}
+	conn->admitted = true;
 	if (peer->in && peer->in != conn) {
 		/*
 		 * Failed while peer->lock still keeps it: its close work

@@ -39,6 +39,7 @@ struct fos_nl {
 /* One node of a NODE_LIST reply. */
 struct fos_nl_node {
 	uint32_t id, epoch, qpn, credits, port;
+	uint32_t key_id, prev_key_id;	/* its pair keys, 0: none */
 	uint8_t state;
 	struct in_addr addr;
 	uint64_t stats[__FRACTOS_STAT_MAX];
@@ -57,7 +58,7 @@ struct fos_nl_reply {
 	char link[FOS_NL_MAX_LINKS][64];
 	uint8_t link_state[FOS_NL_MAX_LINKS];
 	/* STATS */
-	uint32_t local_id, local_epoch, port, nodes, links;
+	uint32_t local_id, local_epoch, port, nodes, links, auth_pairs;
 	uint64_t stats[__FRACTOS_STAT_MAX];
 	/* PING */
 	uint32_t ping_count;
@@ -131,6 +132,8 @@ static inline void fos_nl_parse_node(struct nlattr **tb, struct fos_nl_node *n)
 	fos_nl_get(n->epoch, tb[FRACTOS_A_NODE_EPOCH], u32);
 	fos_nl_get(n->qpn, tb[FRACTOS_A_NODE_QPN], u32);
 	fos_nl_get(n->credits, tb[FRACTOS_A_NODE_CREDITS], u32);
+	fos_nl_get(n->key_id, tb[FRACTOS_A_NODE_KEY_ID], u32);
+	fos_nl_get(n->prev_key_id, tb[FRACTOS_A_NODE_PREV_KEY_ID], u32);
 	fos_nl_parse_stats(tb[FRACTOS_A_NODE_STATS], n->stats);
 }
 
@@ -164,6 +167,7 @@ static inline int fos_nl_valid_cb(struct nl_msg *msg, void *arg)
 		fos_nl_get(r->port, tb[FRACTOS_A_LISTEN_PORT], u16);
 		fos_nl_get(r->nodes, tb[FRACTOS_A_NODES], u32);
 		fos_nl_get(r->links, tb[FRACTOS_A_LINKS], u32);
+		fos_nl_get(r->auth_pairs, tb[FRACTOS_A_AUTH_PAIRS], u32);
 		break;
 	case FRACTOS_CMD_PING:
 		fos_nl_get(r->ping_count, tb[FRACTOS_A_PING_COUNT], u32);

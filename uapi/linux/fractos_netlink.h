@@ -17,8 +17,9 @@
  *           when it is gone.  ENOENT for an unknown id.
  * NODE_LIST dump: one message per node with NODE_ID, NODE_ADDR4/6,
  *           NODE_PORT, NODE_STATE, NODE_EPOCH (0: never seen), NODE_QPN,
- *           NODE_CREDITS, NODE_TRUST_UIDS when set, and a nested
- *           NODE_STATS (FRACTOS_STAT_*).
+ *           NODE_CREDITS, NODE_TRUST_UIDS when set, NODE_KEY_ID and
+ *           NODE_PREV_KEY_ID while the node has a pair key (AUTH_SET with
+ *           AUTH_PEER), and a nested NODE_STATS (FRACTOS_STAT_*).
  *           A do request with NODE_ID returns that node only.
  * LINK_LIST dump: one message per RDMA device with LINK_NAME, LINK_INDEX,
  *           LINK_PORTS, LINK_STATE (of port 1, enum ib_port_state) and
@@ -30,25 +31,41 @@
  *           received) and PING_RTT_MIN/AVG/MAX_NS.  ENOTCONN if the node is
  *           not up, ETIMEDOUT if a reply does not come within a second.
  * AUTH_SET  (CAP_NET_ADMIN) exactly one of:
- *           AUTH_SECRET (16 to 128 bytes): the cluster secret.  New
- *             connections use it from now on; the one it replaces stays
- *             accepted for connections that name it (a rolling rotation:
- *             set the new secret on every node, then AUTH_FORGET), and
- *             live connections are not touched.  Setting the current
- *             secret again changes nothing.
- *           AUTH_INSECURE (flag): forget every secret and admit only
- *             nodes that are insecure too, without authentication.  The
- *             kernel log says so, and STATS reports it.
- *           Secrets can never be read back.  EINVAL for none or both,
- *           ERANGE for a secret of the wrong size, ENOENT if the kernel
- *           has no hmac(sha256), ENOMEM.
- * AUTH_FORGET (CAP_NET_ADMIN) forgets the previous secret; with AUTH_ALL,
- *           every secret and insecure mode: the node then admits nobody
- *           (the state after module load).
+ *           AUTH_SECRET (16 to 128 bytes): the cluster secret, or with
+ *             AUTH_PEER (a node id) the *pair key* this node shares with
+ *             that node only (its row of the table "fractctl secret
+ *             derive" makes: Documentation/security.rst).  A node is
+ *             admitted with its pair key, its previous pair key, the
+ *             cluster secret or the previous cluster secret, and our
+ *             connections to it offer them in that order: once no node
+ *             keeps a cluster secret (AUTH_FORGET with AUTH_CLUSTER),
+ *             only pair keys admit, and one node's keys never make
+ *             anyone another node.  New connections use a key from now
+ *             on; the one it replaces in its slot stays accepted for
+ *             connections that name it (a rolling rotation: set the new
+ *             keys on every node, then AUTH_FORGET), and live
+ *             connections are not touched.  Setting the current key of
+ *             a slot again changes nothing.
+ *           AUTH_INSECURE (flag): forget every secret and pair key and
+ *             admit only nodes that are insecure too, without
+ *             authentication.  The kernel log says so, and STATS
+ *             reports it.
+ *           Keys can never be read back.  EINVAL for none or both, or
+ *           any other AUTH_ attribute, ERANGE for a secret of the wrong
+ *           size, ENOENT if the kernel has no hmac(sha256), ENOMEM.
+ * AUTH_FORGET (CAP_NET_ADMIN) forgets every previous key (the cluster's
+ *           and every node's); with AUTH_ALL, every key and insecure
+ *           mode: the node then admits nobody (the state after module
+ *           load); with AUTH_CLUSTER (alone), both cluster secrets, pair
+ *           keys staying; with AUTH_PEER, that node's previous pair key,
+ *           or (with AUTH_ALL too) both of its pair keys.  ENOENT: that
+ *           node has no pair key.  EINVAL: another combination.
  * STATS also carries AUTH_MODE (enum fractos_auth_mode), AUTH_KEY_ID and,
- *           while one is kept, AUTH_PREV_KEY_ID (u32 key ids: the first
- *           four bytes of HMAC-SHA256(secret, "fractos key id"), enough to
- *           tell whether two nodes hold the same secret).
+ *           while one is kept, AUTH_PREV_KEY_ID (u32 key ids of the
+ *           cluster secrets: the first four bytes of
+ *           HMAC-SHA256(secret, "fractos key id"), enough to tell whether
+ *           two nodes hold the same secret), and AUTH_PAIRS (u32, the
+ *           nodes this node holds a pair key for).
  *
  * Strict validation: unknown or output-only attributes, missing ones and
  * trailing data are rejected with EINVAL; values out of range (port 0,
@@ -113,6 +130,11 @@ enum fractos_nl_attr {
 	FRACTOS_A_AUTH_KEY_ID,		/* u32 */
 	FRACTOS_A_AUTH_PREV_KEY_ID,	/* u32 */
 	FRACTOS_A_NODE_TRUST_UIDS,	/* flag */
+	FRACTOS_A_AUTH_PEER,		/* u32, a node id */
+	FRACTOS_A_AUTH_CLUSTER,		/* flag */
+	FRACTOS_A_AUTH_PAIRS,		/* u32 */
+	FRACTOS_A_NODE_KEY_ID,		/* u32 */
+	FRACTOS_A_NODE_PREV_KEY_ID,	/* u32 */
 	__FRACTOS_A_MAX,
 };
 
@@ -131,7 +153,7 @@ enum fractos_node_state {
 /* How a node admits others (STATS: AUTH_MODE). */
 enum fractos_auth_mode {
 	FRACTOS_AUTH_NONE,		/* no secret: every node is refused */
-	FRACTOS_AUTH_SECRET,		/* nodes that prove the cluster secret */
+	FRACTOS_AUTH_SECRET,		/* nodes that prove a key: pair, cluster */
 	FRACTOS_AUTH_INSECURE,		/* insecure nodes, unauthenticated */
 };
 
@@ -179,6 +201,12 @@ enum fractos_stat_attr {
 	 * its source); the messages' bytes are RX_BYTES.
 	 */
 	FRACTOS_STAT_RDMA_READ_BYTES,
+	/*
+	 * A second connection of a node that is up with the epoch it claims
+	 * (refused before its proof, or cut off at its AUTH): one connection
+	 * per identity and epoch.
+	 */
+	FRACTOS_STAT_REFUSED_CONNECTED,
 	__FRACTOS_STAT_MAX,
 };
 
