@@ -98,6 +98,62 @@ static bool fos_addr_same_host(const struct sockaddr *a,
 }
 
 /*
+ * DOC: Admission slots
+ *
+ * A request that passed the checks that need no proof holds an admission
+ * slot from its accept until its AUTH verifies or the connection ends
+ * (FOS_ADMIT_TIMEOUT at most): FOS_ADMIT_MAX slots in all, at most
+ * FOS_ADMIT_PER_HOST of them for one source address, so that a host that
+ * floods the node with connections it never proves keeps out no other
+ * host (issue 28: 34 from one address kept every node out).  A slot full
+ * is REJ_BUSY either way.  The slots are an array with the address each
+ * holds, under fos_admit_lock (a leaf spinlock): a request counts the
+ * others of its address there.
+ */
+static DEFINE_SPINLOCK(fos_admit_lock);
+/* Under fos_admit_lock: */
+static DECLARE_BITMAP(fos_admit_used, FOS_ADMIT_MAX);
+static struct sockaddr_storage fos_admit_addr[FOS_ADMIT_MAX];
+
+/* An admission slot for @conn, a request from @src: 0 or REJ_BUSY. */
+static int fos_admit_take(struct fos_conn *conn,
+			  const struct sockaddr_storage *src)
+{
+	unsigned int i, same = 0, slot;
+
+	spin_lock(&fos_admit_lock);
+	for_each_set_bit(i, fos_admit_used, FOS_ADMIT_MAX)
+		same += fos_addr_same_host((struct sockaddr *)&fos_admit_addr[i],
+					   (const struct sockaddr *)src);
+	slot = find_first_zero_bit(fos_admit_used, FOS_ADMIT_MAX);
+	if (same >= FOS_ADMIT_PER_HOST || slot >= FOS_ADMIT_MAX) {
+		spin_unlock(&fos_admit_lock);
+		return FOS_WIRE_REJ_BUSY;
+	}
+	__set_bit(slot, fos_admit_used);
+	fos_admit_addr[slot] = *src;
+	spin_unlock(&fos_admit_lock);
+	conn->admit_slot = slot;
+	conn->admitting = true;
+	return 0;
+}
+
+/*
+ * @conn's admission slot goes back: it is admitted, or it ends.  Called
+ * from its receive handler or its close work, never both at once (the
+ * close work drains the QP first).
+ */
+void fos_admit_release(struct fos_conn *conn)
+{
+	if (!conn->admitting)
+		return;
+	spin_lock(&fos_admit_lock);
+	__clear_bit(conn->admit_slot, fos_admit_used);
+	spin_unlock(&fos_admit_lock);
+	WRITE_ONCE(conn->admitting, false);
+}
+
+/*
  * Whether a request that claims to be @peer may try to prove it: the
  * configured address, and a secret we hold (or insecure on both ends).
  * On success @conn's handshake holds the secret.
@@ -125,12 +181,7 @@ static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
 	if (conn->auth_mode == FRACTOS_AUTH_INSECURE ? !insecure :
 	    conn->auth_mode != FRACTOS_AUTH_SECRET || !conn->auth_key)
 		return FOS_WIRE_REJ_AUTH;
-	if (atomic_inc_return(&fos_admitting) > FOS_ADMIT_MAX) {
-		atomic_dec(&fos_admitting);
-		return FOS_WIRE_REJ_BUSY;
-	}
-	conn->admitting = true;
-	return 0;
+	return fos_admit_take(conn, &id->route.addr.dst_addr);
 }
 
 /*
@@ -183,8 +234,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	fos_conn_take_hello(conn, h);
 	conn->hello_init = *h;
 	if (fos_conn_publish(conn)) {
-		if (conn->admitting)
-			atomic_dec(&fos_admitting);
+		fos_admit_release(conn);
 		fos_conn_free_unpublished(conn);
 		reason = FOS_WIRE_REJ_UNKNOWN_NODE;
 		goto refuse;

@@ -495,8 +495,7 @@ static void fos_conn_close_work(struct work_struct *work)
 
 	/* Whoever failed to prove being @peer changes nothing about it. */
 	if (!conn->active && !conn->admitted) {
-		if (conn->admitting)
-			atomic_dec(&fos_admitting);
+		fos_admit_release(conn);
 		goto out;
 	}
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :

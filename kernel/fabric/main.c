@@ -38,7 +38,8 @@
  * AUTH admits it (fos_conn_admit()): then, and not before, the peer's
  * epoch, connection and state change.  The active end admits the
  * connection when the accept's MAC verifies, and sends AUTH before any
- * other message.  At most FOS_ADMIT_MAX connections wait for admission.
+ * other message.  At most FOS_ADMIT_MAX connections wait for admission,
+ * FOS_ADMIT_PER_HOST from one address (cm.c, "Admission slots").
  * Refusals are counted per reason (FRACTOS_STAT_REFUSED_*) and failed
  * proofs as FRACTOS_STAT_AUTH_FAILURES, all with a ratelimited log line.
  *
@@ -182,8 +183,6 @@ struct workqueue_struct *fos_fabric_wq;
 static struct rdma_cm_id *fos_listener;
 u16 fos_listen_port;
 atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
-/* Passive connections not admitted yet (see "Admission"). */
-atomic_t fos_admitting;
 struct delayed_work fos_hb_dwork;
 
 void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)

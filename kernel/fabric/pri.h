@@ -38,8 +38,10 @@
 #define FOS_CONNECT_TIMEOUT	(30 * HZ)
 /* A passive connection gets this long to prove itself (AUTH). */
 #define FOS_ADMIT_TIMEOUT	(5 * HZ)
-/* Passive connections waiting for admission, over every peer. */
+/* Passive connections waiting for admission, over every peer (cm.c). */
 #define FOS_ADMIT_MAX		32
+/* ... and from one host (address): a flooder keeps out only itself. */
+#define FOS_ADMIT_PER_HOST	4
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
 /* Send queue slots per connection for RDMA READs and REG_MRs. */
@@ -137,7 +139,9 @@ enum fos_conn_state {
  * @auth_alt_id: active end: the previous secret it offers too, or 0
  * @admitted: the peer proved itself (see "Admission"); set once, before
  *	the connection sends or serves anything
- * @admitting: counted in fos_admitting (passive, not admitted yet)
+ * @admitting: holds admission slot @admit_slot (passive, not admitted
+ *	yet; cm.c, "Admission slots")
+ * @admit_slot: see @admitting
  * @hello_init: the initiator's hello, as sent (the handshake's transcript)
  * @hello_resp: the responder's hello, as sent
  * @tx_key: session key of what we send ("Channel binding" in wire.h), set
@@ -188,6 +192,7 @@ struct fos_conn {
 	u32 auth_alt_id;
 	bool admitted;
 	bool admitting;
+	u8 admit_slot;
 	struct fos_wire_hello hello_init;
 	struct fos_wire_hello hello_resp;
 	siphash_key_t tx_key;
@@ -284,7 +289,7 @@ extern unsigned int fos_fabric_hb_ms;
 extern struct workqueue_struct *fos_fabric_wq;
 extern u16 fos_listen_port;
 extern atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
-extern atomic_t fos_admitting;
+void fos_admit_release(struct fos_conn *conn);
 extern struct delayed_work fos_hb_dwork;
 void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v);
 bool fos_peer_initiator(u32 node_id);

@@ -142,10 +142,7 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		fos_auth_failed(conn, "wrong mac");
 		return false;
 	}
-	if (conn->admitting) {
-		conn->admitting = false;
-		atomic_dec(&fos_admitting);
-	}
+	fos_admit_release(conn);
 
 	spin_lock(&peer->lock);
 	if (fos_peer_in_epoch_locked(peer, conn->peer_epoch)) {

@@ -74,6 +74,7 @@ static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_REFUSED_BUSY] = "refused_busy",
 	[FRACTOS_STAT_AUTH_FAILURES] = "auth_failures",
 	[FRACTOS_STAT_RDMA_READ_BYTES] = "rdma_read_bytes",
+	[FRACTOS_STAT_REFUSED_CONNECTED] = "refused_connected",
 };
 
 static const char *const state_names[] = {

@@ -813,7 +813,9 @@ int main(void)
 		if (hp_connect(&flood[i]) == REJ_BUSY)
 			busy++;
 	}
-	tap_ok(busy >= 8, "40 connections waiting for admission: %d refused busy", busy);
+	/* 4 at once from one host (a few more if one timed out meanwhile) */
+	tap_ok(busy >= 28, "40 connections from one address waiting for admission: %d refused busy",
+	       busy);
 	tap_ok(fab_stat(FRACTOS_STAT_REFUSED_BUSY) - s0 == (uint64_t)busy, "counted");
 	for (i = 0; i < 40; i++)
 		hp_close(&flood[i]);
