@@ -9,16 +9,17 @@
  *
  * apply checks the whole file against the running module before it
  * changes anything: a bad line, a node-id or port other than the module's
- * load-time ones, an unreadable secret file or an unknown or read-only
- * parameter fails it with nothing changed.  Then it sets the parameters
- * that differ, the secret (the same secret again is a no-op in the
- * kernel), and makes the node list the file's: nodes the file lacks are
+ * load-time ones, an unreadable secret file, a bad row file or another
+ * node's, or an unknown or read-only parameter fails it with nothing
+ * changed.  Then it sets the parameters that differ, the secret and the
+ * row's pair keys (the same keys again are a no-op in the kernel), and
+ * makes the node list the file's: nodes the file lacks are
  * deleted (their proxies revoked), nodes whose address changed are
  * re-added, new ones added, unchanged ones left alone (their connections
  * stay up).  Each change is printed; the first one the kernel refuses
  * stops it (exit 1).  "show > FILE; apply FILE" changes nothing: show
  * prints no secret line (secrets cannot be read back), and a file
- * without one leaves the secret as it is.
+ * without one leaves the secret and the pair keys as they are.
  */
 #include "fractctl.hpp"
 
@@ -56,6 +57,8 @@ struct conf {
 	unsigned node_id_line = 0, port_line = 0, secret_line = 0;
 	secret_kind secret = secret_kind::keep;
 	std::string secret_file;
+	std::string secret_row; /* this node's pair keys (secret row); "": none */
+	unsigned secret_row_line = 0;
 	std::vector<conf_node> nodes;
 	std::vector<conf_param> params;
 	bool nodes_managed = false; /* "nodes managed": the node list is not ours */
@@ -120,25 +123,6 @@ std::optional<std::string> normalize(const param_rule &r, std::string_view v)
 	return n ? std::optional<std::string>(std::to_string(*n)) : std::nullopt;
 }
 
-std::vector<std::string_view> words(std::string_view line)
-{
-	std::vector<std::string_view> w;
-	std::size_t i = 0;
-
-	while (i < line.size()) {
-		while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-			i++;
-		if (i == line.size() || line[i] == '#')
-			break;
-		std::size_t j = i;
-		while (j < line.size() && line[j] != ' ' && line[j] != '\t')
-			j++;
-		w.push_back(line.substr(i, j - i));
-		i = j;
-	}
-	return w;
-}
-
 std::string str(std::string_view s)
 {
 	return std::string(s);
@@ -195,6 +179,14 @@ conf parse(const std::string &text, diag &d)
 				c.secret_file = file ? str(w[1]) : "";
 				c.secret_line = n;
 			}
+		} else if (key == "secret-row") {
+			if (c.secret_row_line)
+				d.at(n, "secret-row again (first on line " +
+					     std::to_string(c.secret_row_line) + ")");
+			else if (argc != 1 || w[1][0] != '/')
+				d.at(n, "secret-row takes one absolute path");
+			else
+				c.secret_row = str(w[1]), c.secret_row_line = n;
 		} else if (key == "node") {
 			conf_node nd;
 			nd.line = n;
@@ -241,9 +233,14 @@ conf parse(const std::string &text, diag &d)
 				c.params.push_back({str(w[1]), *v, n});
 		} else {
 			d.at(n, "unknown keyword \"" + str(key) +
-				     "\" (node-id, port, secret-file, secret, node, nodes, param)");
+				     "\" (node-id, port, secret-file, secret-row, secret, node, nodes, "
+				     "param)");
 		}
 	}
+	/* Insecure mode forgets every key: a row beside it is a contradiction. */
+	if (c.secret_row_line && c.secret == secret_kind::insecure)
+		d.at(c.secret_row_line, "secret-row, but \"secret insecure\" (line " +
+						std::to_string(c.secret_line) + ") forgets every key");
 	if (c.nodes_managed)
 		for (const auto &nd : c.nodes)
 			d.at(nd.line, "a node line, but \"nodes managed\" (line " +
@@ -281,6 +278,29 @@ bool read_secret_file(const conf &c, secret_buf &s, diag &d)
 	else if (err)
 		d.at(c.secret_line, c.secret_file + ": " + std::strerror(err));
 	return !err;
+}
+
+/* The row of secret-row, which must be this node's (@self). */
+bool read_row_file(const conf &c, std::uint32_t self, pair_row &row, diag &d)
+{
+	std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(c.secret_row.c_str(), "re"),
+						&std::fclose);
+	std::vector<row_error> errors;
+	if (!f) {
+		d.at(c.secret_row_line, c.secret_row + ": " + std::strerror(errno));
+		return false;
+	}
+	std::setvbuf(f.get(), nullptr, _IONBF, 0); /* no copy of a key in stdio */
+	if (!read_row(f.get(), row, errors)) {
+		for (const auto &e : errors)
+			d.at(c.secret_row_line, row_error_text(c.secret_row, e));
+		return false;
+	}
+	if (auto m = row_mismatch(row, self)) {
+		d.at(c.secret_row_line, c.secret_row + ": " + *m);
+		return false;
+	}
+	return true;
 }
 
 /* ---- the running configuration ---------------------------------------- */
@@ -329,6 +349,29 @@ nl_result<running> read_running(genl_nl &nl)
 		return a.error();
 	r.auth = *a;
 	return r;
+}
+
+/*
+ * Whether setting @row changed a key, as far as the kernel shows it: the
+ * number of nodes with a pair key, or the key id of a configured node.
+ * (The keys of unconfigured peers are not listed anywhere.)
+ */
+bool row_changed(genl_nl &nl, const pair_row &row, const running &before)
+{
+	auto a = query_auth(nl);
+	auto nodes = get_nodes(nl, std::nullopt);
+	if (!a || !nodes || a->pairs != before.auth.pairs)
+		return true;
+	std::map<std::uint32_t, std::uint32_t> was;
+	std::set<std::uint32_t> peers;
+	for (const auto &n : before.nodes)
+		was[n.id] = n.key_id;
+	for (const auto &k : row.keys)
+		peers.insert(k.peer);
+	return std::any_of(nodes->begin(), nodes->end(), [&](const node_info &n) {
+		auto it = was.find(n.id);
+		return peers.count(n.id) && (it == was.end() || it->second != n.key_id);
+	});
 }
 
 bool same_node(const conf_node &c, const node_info &n)
@@ -400,6 +443,9 @@ int config_apply(const options &opts, int argc, char **argv)
 	secret_buf secret;
 	if (c.secret == secret_kind::file)
 		read_secret_file(c, secret, d);
+	pair_row row;
+	if (c.secret_row_line)
+		read_row_file(c, std::uint32_t(run->node_id), row, d);
 	if (!d.print())
 		return exit_error;
 
@@ -433,24 +479,29 @@ int config_apply(const options &opts, int argc, char **argv)
 	}
 
 	if (c.secret == secret_kind::file) {
-		std::vector<nl_attr_out> attrs{
-			attr_bytes(FRACTOS_A_AUTH_SECRET, secret.bytes.data(), secret.bytes.size())};
-		auto st = nl->request(FRACTOS_CMD_AUTH_SET, false, attrs);
-		explicit_bzero(attrs[0].data.data(), attrs[0].data.size());
+		auto st = auth_set(*nl, secret.bytes.data(), secret.bytes.size(), std::nullopt);
 		if (!st)
 			return failed(c.secret_line, "secret-file", st.error());
 		auto a = query_auth(*nl);
-		if (a && (a->key_id != run->auth.key_id || a->mode != run->auth.mode)) {
-			char id[16];
-			std::snprintf(id, sizeof(id), "%08" PRIx32, a->key_id);
-			changed(std::string("secret ") + id);
-		}
+		if (a && (a->key_id != run->auth.key_id || a->mode != run->auth.mode))
+			changed("secret " + hex32(a->key_id));
 	} else if (c.secret == secret_kind::insecure && run->auth.mode != FRACTOS_AUTH_INSECURE) {
 		auto st = nl->request(FRACTOS_CMD_AUTH_SET, false,
 				      {attr_bytes(FRACTOS_A_AUTH_INSECURE, nullptr, 0)});
 		if (!st)
 			return failed(c.secret_line, "secret insecure", st.error());
 		changed("secret insecure");
+	}
+	if (c.secret_row_line) {
+		std::uint32_t peer = 0;
+		auto st = set_row(*nl, row, peer);
+		if (!st)
+			return failed(c.secret_row_line, "secret-row: peer " + std::to_string(peer),
+				      st.error());
+		if (row_changed(*nl, row, *run))
+			changed("secret-row node " + std::to_string(row.node) + " generation " +
+				std::to_string(row.generation) + " (" +
+				std::to_string(row.keys.size()) + " pair keys)");
 	}
 
 	if (c.nodes_managed) {
@@ -503,8 +554,8 @@ int config_show(const options &opts, int argc, char **argv)
 		report("config show", run.error());
 		return exit_error;
 	}
-	char key[16];
-	std::snprintf(key, sizeof(key), "%08" PRIx32, run->auth.key_id);
+	const std::string key = hex32(run->auth.key_id);
+	const std::uint32_t pairs = run->auth.pairs.value_or(0);
 
 	if (opts.json) {
 		json_writer j;
@@ -513,6 +564,8 @@ int config_show(const options &opts, int argc, char **argv)
 		j.str("secret", auth_mode_name(run->auth.mode));
 		if (run->auth.key_id)
 			j.str("key_id", key);
+		if (run->auth.pairs)
+			j.num("pairs", pairs);
 		j.begin_array("nodes");
 		for (const auto &n : run->nodes) {
 			char buf[INET6_ADDRSTRLEN] = "";
@@ -537,10 +590,14 @@ int config_show(const options &opts, int argc, char **argv)
 	std::printf("node-id %" PRIu64 "\nport %" PRIu64 "\n", run->node_id, run->port);
 	if (run->auth.mode == FRACTOS_AUTH_INSECURE)
 		std::printf("secret insecure\n");
-	else if (run->auth.mode == FRACTOS_AUTH_SECRET)
+	else if (run->auth.key_id)
 		std::printf("# a secret is set (key id %s): add \"secret-file PATH\" to set it\n",
-			    key);
-	else
+			    key.c_str());
+	if (pairs)
+		std::printf("# pair keys of %" PRIu32 " node%s are set: add \"secret-row PATH\" "
+			    "to set them\n",
+			    pairs, pairs == 1 ? "" : "s");
+	else if (run->auth.mode == FRACTOS_AUTH_NONE)
 		std::printf("# no secret: every node is refused (secret-file PATH)\n");
 	for (const auto &n : run->nodes)
 		std::printf("%s\n",
@@ -560,6 +617,7 @@ void config_usage(FILE *f)
 		     "  node-id ID            must be the module's node_id option\n"
 		     "  port PORT             must be its fabric_port option\n"
 		     "  secret-file PATH      the cluster secret (or: secret insecure)\n"
+		     "  secret-row PATH       this node's pair keys (fractctl secret derive)\n"
 		     "  node ID ADDR[:PORT] [trust-uids]   a peer; apply makes the node list\n"
 		     "                        exactly these\n"
 		     "  nodes managed         the node list is fractos-membershipd's (etcd)\n"

@@ -82,6 +82,8 @@ node_info parse_node(const nl_reply &r)
 	n.qpn = r.get<std::uint32_t>(FRACTOS_A_NODE_QPN).value_or(0);
 	n.credits = r.get<std::uint32_t>(FRACTOS_A_NODE_CREDITS).value_or(0);
 	n.trust_uids = r.has(FRACTOS_A_NODE_TRUST_UIDS);
+	n.key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_KEY_ID).value_or(0);
+	n.prev_key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_PREV_KEY_ID).value_or(0);
 	n.stats = r.stats(FRACTOS_A_NODE_STATS);
 	return n;
 }
@@ -116,19 +118,21 @@ const char *auth_mode_name(unsigned m)
 nl_result<auth_state> query_auth(genl_nl &nl)
 {
 	std::optional<std::uint8_t> mode;
-	std::optional<std::uint32_t> key, prev;
+	std::optional<std::uint32_t> key, prev, pairs, self;
 
 	auto st = nl.request(FRACTOS_CMD_STATS, false, {}, [&](const nl_reply &r) {
 		mode = r.get<std::uint8_t>(FRACTOS_A_AUTH_MODE);
 		key = r.get<std::uint32_t>(FRACTOS_A_AUTH_KEY_ID);
 		prev = r.get<std::uint32_t>(FRACTOS_A_AUTH_PREV_KEY_ID);
+		pairs = r.get<std::uint32_t>(FRACTOS_A_AUTH_PAIRS);
+		self = r.get<std::uint32_t>(FRACTOS_A_LOCAL_NODE_ID);
 	});
 	if (!st)
 		return st.error();
 	if (!mode)
 		return nl_failure{nl_failure::kind::kernel, errno_code(EPROTO),
 				  "no AUTH_MODE in the reply (an older module?)", {}};
-	return auth_state{*mode, key.value_or(0), prev};
+	return auth_state{*mode, key.value_or(0), prev, pairs, self.value_or(0)};
 }
 
 bool node_is_at(const node_info &n, const node_addr &a)

@@ -16,7 +16,12 @@
  *   fractctl [-j] secret [show]       how this node admits others
  *   fractctl secret set [FILE]        the cluster secret, from FILE or stdin
  *   fractctl secret insecure          admit insecure nodes, unauthenticated
- *   fractctl secret forget [all]      the previous secret, or every one
+ *   fractctl secret forget [ all | cluster | node ID [ all ] ]
+ *                                     previous keys, or every one, ...
+ *   fractctl secret derive MASTER node ID peers LIST [generation G]
+ *                                     a node's pair keys (its row), on the
+ *                                     admin's machine
+ *   fractctl secret row [FILE]        install this node's row
  *   fractctl [-j] [-s] blk [list]     block devices served as volumes
  *   fractctl blk attach DEVICE name NAME [uid UID] [format]
  *   fractctl blk detach {ID | name NAME}
@@ -80,8 +85,6 @@ bool is_number(const std::string &s)
 			return false;
 	return true;
 }
-
-std::optional<std::string> status_auth();
 
 struct status_report {
 	bool loaded = false;
@@ -296,6 +299,7 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_REFUSED_BUSY, "refused_busy"},
 	{FRACTOS_STAT_AUTH_FAILURES, "auth_failures"},
 	{FRACTOS_STAT_RDMA_READ_BYTES, "rdma_read_bytes"},
+	{FRACTOS_STAT_REFUSED_CONNECTED, "refused_connected"},
 };
 
 void json_counters(json_writer &j, std::string_view key, const counters &c)
@@ -342,6 +346,10 @@ void json_node_fields(json_writer &j, const node_info &n, bool stats)
 	j.num("qpn", n.qpn);
 	j.num("credits", n.credits);
 	j.boolean("trust_uids", n.trust_uids);
+	if (n.key_id)
+		j.str("key_id", hex32(n.key_id));
+	if (n.prev_key_id)
+		j.str("previous_key_id", hex32(n.prev_key_id));
 	if (stats)
 		json_counters(j, "stats", n.stats);
 }
@@ -374,6 +382,11 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 			    n.id, int(w), format_addr(n.family, n.addr.data(), n.port).c_str(),
 			    node_state_name(n.state), n.epoch, n.qpn, n.credits,
 			    n.trust_uids ? "trusted" : "-");
+		/* Its pair key (secret row), under the line as the counters. */
+		if (n.key_id)
+			std::printf("    key %s%s%s\n", hex32(n.key_id).c_str(),
+				    n.prev_key_id ? " previous " : "",
+				    n.prev_key_id ? hex32(n.prev_key_id).c_str() : "");
 		if (opts.stats)
 			print_counters("    ", n.stats);
 	}
@@ -727,203 +740,6 @@ int do_ping(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
-/* ---- secret ----------------------------------------------------------- */
-
-/* One line for people: what a node with this state admits. */
-std::string auth_summary(const auth_state &a)
-{
-	char buf[96];
-
-	switch (a.mode) {
-	case FRACTOS_AUTH_SECRET:
-		std::snprintf(buf, sizeof(buf), "secret %08" PRIx32, a.key_id);
-		if (a.prev_key_id)
-			std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf),
-				      " (previous %08" PRIx32 " still accepted)", *a.prev_key_id);
-		return buf;
-	case FRACTOS_AUTH_INSECURE:
-		return "INSECURE (nodes are admitted without authentication)";
-	case FRACTOS_AUTH_NONE:
-		return "none (no secret: every node is refused)";
-	}
-	return "unknown";
-}
-
-/* Status's auth line: best effort, nothing when netlink does not answer. */
-std::optional<std::string> status_auth()
-{
-	auto nl = fabric_open();
-	if (!nl)
-		return std::nullopt;
-	auto a = query_auth(*nl);
-	if (!a)
-		return std::nullopt;
-	return std::string(auth_mode_name(a->mode)) + ":" + auth_summary(*a);
-}
-
-void secret_usage(FILE *f)
-{
-	std::fprintf(f,
-		     "Usage: %s [-j] secret [ show ]\n"
-		     "       %s secret set [ FILE ]   (FILE or stdin: %d to %d bytes, one\n"
-		     "                                 trailing newline dropped)\n"
-		     "       %s secret insecure\n"
-		     "       %s secret forget [ all ]\n"
-		     "Every node of a cluster needs the same secret.  Setting a new one keeps\n"
-		     "the previous one accepted until \"secret forget\": set it on every node,\n"
-		     "then forget.  Secrets can never be read back; the key id shown names one.\n",
-		     progname, progname, FRACTOS_AUTH_SECRET_MIN, FRACTOS_AUTH_SECRET_MAX,
-		     progname, progname);
-}
-
-int secret_help(const options &, int, char **)
-{
-	secret_usage(stdout);
-	return exit_ok;
-}
-
-int secret_show(const options &opts, int argc, char **argv)
-{
-	if (argc > 0)
-		return usage_error("secret show", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_open();
-	if (!nl) {
-		report("secret show", nl.error());
-		return exit_error;
-	}
-	auto a = query_auth(*nl);
-	if (!a) {
-		report("secret show", a.error());
-		return exit_error;
-	}
-	if (opts.json) {
-		json_writer j;
-		j.str("mode", auth_mode_name(a->mode));
-		if (a->key_id) {
-			char id[16];
-			std::snprintf(id, sizeof(id), "%08" PRIx32, a->key_id);
-			j.str("key_id", id);
-		}
-		if (a->prev_key_id) {
-			char id[16];
-			std::snprintf(id, sizeof(id), "%08" PRIx32, *a->prev_key_id);
-			j.str("previous_key_id", id);
-		}
-		std::printf("%s\n", j.finish().c_str());
-		return exit_ok;
-	}
-	std::printf("%s\n", auth_summary(*a).c_str());
-	return exit_ok;
-}
-
-int secret_set(const options &opts, int argc, char **argv)
-{
-	if (argc > 1)
-		return usage_error("secret set", "%s", "too many arguments");
-	const char *path = argc ? argv[0] : "-";
-	bool from_stdin = !std::strcmp(path, "-");
-	std::unique_ptr<FILE, int (*)(FILE *)> f(from_stdin ? nullptr : std::fopen(path, "re"),
-						&std::fclose);
-	if (!from_stdin && !f) {
-		std::fprintf(stderr, "%s: secret set: %s: %s\n", progname, path,
-			     std::strerror(errno));
-		return exit_error;
-	}
-	secret_buf s;
-	int err = read_secret(from_stdin ? stdin : f.get(), s);
-	if (err && err != EMSGSIZE) {
-		std::fprintf(stderr, "%s: secret set: %s: %s\n", progname,
-			     from_stdin ? "stdin" : path, std::strerror(err));
-		return exit_error;
-	}
-	if (err) {
-		std::fprintf(stderr,
-			     "%s: secret set: %s: a secret has %d to %d bytes (try \"head -c 32 "
-			     "/dev/urandom > FILE\")\n",
-			     progname, from_stdin ? "stdin" : path, FRACTOS_AUTH_SECRET_MIN,
-			     FRACTOS_AUTH_SECRET_MAX);
-		return exit_error;
-	}
-	auto nl = fabric_open();
-	if (!nl) {
-		report("secret set", nl.error());
-		return exit_error;
-	}
-	std::vector<nl_attr_out> attrs{
-		attr_bytes(FRACTOS_A_AUTH_SECRET, s.bytes.data(), s.bytes.size())};
-	auto st = nl->request(FRACTOS_CMD_AUTH_SET, false, attrs);
-	explicit_bzero(attrs[0].data.data(), attrs[0].data.size());
-	if (!st) {
-		report("secret set", st.error(),
-		       {{ENOENT, "this kernel has no hmac(sha256)"}});
-		return exit_error;
-	}
-	if (opts.json)
-		return secret_show(opts, 0, nullptr);
-	return exit_ok;
-}
-
-int secret_insecure(const options &opts, int argc, char **argv)
-{
-	if (argc > 0)
-		return usage_error("secret insecure", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_open();
-	if (!nl) {
-		report("secret insecure", nl.error());
-		return exit_error;
-	}
-	auto st = nl->request(FRACTOS_CMD_AUTH_SET, false,
-			      {attr_bytes(FRACTOS_A_AUTH_INSECURE, nullptr, 0)});
-	if (!st) {
-		report("secret insecure", st.error());
-		return exit_error;
-	}
-	if (opts.json)
-		return secret_show(opts, 0, nullptr);
-	return exit_ok;
-}
-
-int secret_forget(const options &opts, int argc, char **argv)
-{
-	bool all = false;
-
-	if (argc > 0 && !std::strcmp(argv[0], "all"))
-		all = true, argc--, argv++;
-	if (argc > 0)
-		return usage_error("secret forget", "unexpected argument \"%s\"", argv[0]);
-	auto nl = fabric_open();
-	if (!nl) {
-		report("secret forget", nl.error());
-		return exit_error;
-	}
-	std::vector<nl_attr_out> attrs;
-	if (all)
-		attrs.push_back(attr_bytes(FRACTOS_A_AUTH_ALL, nullptr, 0));
-	auto st = nl->request(FRACTOS_CMD_AUTH_FORGET, false, attrs);
-	if (!st) {
-		report("secret forget", st.error());
-		return exit_error;
-	}
-	if (opts.json)
-		return secret_show(opts, 0, nullptr);
-	return exit_ok;
-}
-
-const subcommand secret_commands[] = {
-	{"show", secret_show}, {"set", secret_set}, {"insecure", secret_insecure},
-	{"forget", secret_forget}, {"help", secret_help},
-};
-
-int do_secret(const options &opts, int argc, char **argv)
-{
-	if (argc == 0)
-		return secret_show(opts, 0, argv);
-	for (const auto &c : secret_commands)
-		if (matches(argv[0], c.name))
-			return c.fn(opts, argc - 1, argv + 1);
-	return usage_error("secret", "unknown command \"%s\"", argv[0]);
-}
-
 /* ---- command table ---------------------------------------------------- */
 
 int do_help(const options &, int, char **);
@@ -941,7 +757,7 @@ const command commands[] = {
 	{"link", do_link, "RDMA devices the fabric uses"},
 	{"stats", do_stats, "local node, listen port and fabric-wide counters"},
 	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
-	{"secret", do_secret, "admission: show, set, insecure, forget"},
+	{"secret", do_secret, "admission: show, set, insecure, forget, derive, row"},
 	{"blk", do_blk, "block devices as volumes (fractos_nvme): list, attach, detach"},
 	{"config", do_config, "the node's configuration file: check, apply, show"},
 	{"help", do_help, "this text"},

@@ -187,8 +187,13 @@ using nl_status = nl_result<std::monostate>;
 struct nl_sock_deleter {
 	void operator()(nl_sock *s) const noexcept { nl_socket_free(s); }
 };
+/* Requests may carry a key (AUTH_SET): wiped before they are freed. */
 struct nl_msg_deleter {
-	void operator()(nl_msg *m) const noexcept { nlmsg_free(m); }
+	void operator()(nl_msg *m) const noexcept
+	{
+		explicit_bzero(nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len);
+		nlmsg_free(m);
+	}
 };
 struct nl_cb_deleter {
 	void operator()(nl_cb *cb) const noexcept { nl_cb_put(cb); }
@@ -583,6 +588,37 @@ inline bool matches(const char *arg, const char *name)
 	return n && std::strncmp(arg, name, n) == 0;
 }
 
+/*
+ * The words of one line of fractos.conf(5) or of a row file: separated by
+ * blanks, a word that starts with # ends the line.
+ */
+inline std::vector<std::string_view> words(std::string_view line)
+{
+	std::vector<std::string_view> w;
+	std::size_t i = 0;
+
+	while (i < line.size()) {
+		while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i == line.size() || line[i] == '#')
+			break;
+		std::size_t j = i;
+		while (j < line.size() && line[j] != ' ' && line[j] != '\t')
+			j++;
+		w.push_back(line.substr(i, j - i));
+		i = j;
+	}
+	return w;
+}
+
+/* A key id as people and JSON see it: eight hex digits. */
+inline std::string hex32(std::uint32_t v)
+{
+	char buf[16];
+	std::snprintf(buf, sizeof(buf), "%08x", unsigned(v));
+	return buf;
+}
+
 /* ---- the fabric's objects (fractctl-fabric.cpp) ---------------------- */
 
 using counters = std::array<std::uint64_t, FRACTOS_STAT_MAX + 1>;
@@ -603,14 +639,18 @@ struct node_info {
 	std::uint8_t state = 0;
 	std::uint32_t epoch = 0, qpn = 0, credits = 0;
 	bool trust_uids = false;
+	/* Ids of its pair key and previous pair key; 0: none. */
+	std::uint32_t key_id = 0, prev_key_id = 0;
 	counters stats{};
 };
 
 /* How this node admits others. */
 struct auth_state {
 	std::uint8_t mode = FRACTOS_AUTH_NONE;
-	std::uint32_t key_id = 0;
+	std::uint32_t key_id = 0;	/* the cluster secret's; 0: none */
 	std::optional<std::uint32_t> prev_key_id;
+	std::optional<std::uint32_t> pairs; /* nodes with a pair key (newer modules) */
+	std::uint32_t node = 0;		/* this node's id, whose keys these are */
 };
 
 std::optional<std::uint32_t> parse_node_id(std::string_view s);
@@ -639,6 +679,65 @@ struct secret_buf {
  */
 int read_secret(FILE *f, secret_buf &s);
 
+/* ---- pair keys (fractctl-secret.cpp) --------------------------------- */
+
+constexpr std::size_t pair_key_len = 32;	/* HMAC-SHA256 */
+constexpr std::size_t max_row_peers = 65536;
+
+struct pair_key {
+	std::uint32_t peer;
+	std::array<unsigned char, pair_key_len> key;
+};
+
+/*
+ * Node @node's row of the pair-key table that "fractctl secret derive"
+ * makes: the key it shares with each peer.  Wipes the keys when it goes
+ * (read_row() reserves @keys once, so that they are never moved).
+ */
+struct pair_row {
+	std::uint32_t node = 0, generation = 0;
+	std::vector<pair_key> keys;
+
+	pair_row() = default;
+	pair_row(const pair_row &) = delete;
+	pair_row &operator=(const pair_row &) = delete;
+	~pair_row();
+};
+
+/* An error of a row file: its line (0: the file as a whole) and what. */
+struct row_error {
+	unsigned line;
+	std::string text;
+};
+
+/*
+ * Reads a row file from @f and parses it strictly (row format:
+ * fractctl(8)); every error, in order, goes to @errors.  Returns whether
+ * there were none.  No error quotes a key.
+ */
+bool read_row(FILE *f, pair_row &row, std::vector<row_error> &errors);
+/* "FILE:LINE: text" ("FILE: text" for line 0). */
+std::string row_error_text(std::string_view file, const row_error &e);
+
+/*
+ * AUTH_SET of a key: the cluster secret, or @peer's pair key.  Wipes the
+ * request's copies of it.
+ */
+nl_status auth_set(genl_nl &nl, const unsigned char *key, std::size_t len,
+		   std::optional<std::uint32_t> peer);
+
+/*
+ * AUTH_SET of each of @row's keys (AUTH_PEER), in order; the first one
+ * the kernel refuses stops it, its peer in @failed.
+ */
+nl_status set_row(genl_nl &nl, const pair_row &row, std::uint32_t &failed);
+
+/* Why @row is not for this node (@self), or nothing when it is. */
+std::optional<std::string> row_mismatch(const pair_row &row, std::uint32_t self);
+
+/* Status's auth line ("MODE:SUMMARY"): nothing when netlink does not answer. */
+std::optional<std::string> status_auth();
+
 /* NODE_ADD (port 0: the module's default) and NODE_DEL. */
 nl_status fabric_node_add(genl_nl &nl, std::uint32_t id, const node_addr &a, bool trust_uids);
 nl_status fabric_node_del(genl_nl &nl, std::uint32_t id);
@@ -663,6 +762,8 @@ inline std::string rooted(const char *path)
 int do_blk(const options &opts, int argc, char **argv);
 /* The configuration file (fractctl-config.cpp). */
 int do_config(const options &opts, int argc, char **argv);
+/* Admission: the cluster secret and pair keys (fractctl-secret.cpp). */
+int do_secret(const options &opts, int argc, char **argv);
 
 } // namespace fractctl
 

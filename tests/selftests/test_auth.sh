@@ -9,6 +9,11 @@
 # previous key id kept, then forgotten); with every secret forgotten it
 # does not even try (log), and "secret insecure" brings it up unauthenticated
 # (log and status say INSECURE); no refusals or failed proofs meanwhile.
+# Pair keys: a row derived here from a fresh master (its keys and key ids
+# checked against Python's hmac), installed with "secret row": the node
+# admits itself with its pair key alone once the cluster secret is
+# forgotten, through a rotation to generation 2; each "secret forget"
+# variant; a row of another node refused.
 # Multi-node cases (mismatched secrets, rolling rotation, wrong address)
 # are in tests/multinode/auth.sh.  Prints TAP.
 cd "$(dirname "$0")" || exit 1
@@ -36,8 +41,8 @@ diag() { echo "# $*"; }
 
 restore() {
 	[ -n "$added" ] && "$fractctl" node del "$id" >/dev/null 2>&1
+	"$fractctl" secret forget all >/dev/null 2>&1
 	[ -n "${FRACTOS_SECRET:-}" ] && "$fractctl" secret set "$FRACTOS_SECRET" >/dev/null 2>&1
-	"$fractctl" secret forget >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap restore EXIT
@@ -90,6 +95,27 @@ readd() {
 	"$fractctl" node add "$id" "$addr" >/dev/null && added=1
 }
 
+# keyid HEXKEY: the key id of a key, computed here as the kernel does
+keyid() {
+	python3 -c '
+import hashlib, hmac, sys
+d = hmac.new(bytes.fromhex(sys.argv[1]), b"fractos key id", hashlib.sha256).digest()
+print("%08x" % (int.from_bytes(d[:4], "little") or 1))' "$1"
+}
+
+# pairkey I J G: K(I,J,G) of $tmp/master, computed here (security.rst)
+pairkey() {
+	python3 -c '
+import hashlib, hmac, struct, sys
+i, j, g = map(int, sys.argv[2:])
+m = open(sys.argv[1], "rb").read()
+msg = b"fractos v7 pair" + struct.pack("<III", min(i, j), max(i, j), g)
+print(hmac.new(m, msg, hashlib.sha256).hexdigest())' "$tmp/master" "$@"
+}
+
+# pairs: the number of nodes this node holds a pair key for
+pairs() { "$fractctl" -j secret | python3 -c 'import json,sys; print(json.load(sys.stdin)["pairs"])'; }
+
 # logged PATTERN: the kernel log has PATTERN since the mark
 logged() { dmesg | sed -n "/fos-auth-mark-$n0/,\$p" | grep -q -- "$1"; }
 mark() { n0=$n; echo "fos-auth-mark-$n0" >/dev/kmsg; }
@@ -108,7 +134,7 @@ if [ -z "$addr" ] || [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "1..0 # SKIP no IPv4 address on eth0 or no rxe0"
 	exit 0
 fi
-echo "1..22"
+echo "1..40"
 id=$(cat $params/node_id)
 refused0=$(stat refused)
 failures0=$(stat auth_failures)
@@ -166,6 +192,7 @@ head -c 32 /dev/urandom >"$tmp/s2"
 fc -j secret set "$tmp/s2"
 [ $rc = 0 ] && json 'd["key_id"] != "'"$key1"'" and d["previous_key_id"] == "'"$key1"'"'
 ok $? "a new secret: new key id, $key1 kept as the previous one"
+key2=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["key_id"])' <"$tmp/out")
 [ "$(state)" = up ]
 ok $? "the live connection is not touched"
 readd
@@ -175,15 +202,95 @@ fc -j secret forget
 [ $rc = 0 ] && json '"previous_key_id" not in d and d["mode"] == "secret"'
 ok $? "secret forget: the previous one is gone"
 
+# ---- pair keys: this node's row, from a master made here
+umask 077
+rm -f "$tmp/out"	# fc's output, made again 0600: derive warns of others' access
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$tmp/master" # no trailing newline
+p1=70001 p2=70002	# not configured: a row may hold keys for any node
+fc secret derive "$tmp/master" node "$id" peers "$id,$p1-$p2"
+cp "$tmp/out" "$tmp/row1"
+[ $rc = 0 ] && [ -z "$err" ] && has "$out" "^node $id generation 1\$" &&
+	has "$out" "^peer $id $(pairkey "$id" "$id" 1)\$" &&
+	has "$out" "^peer $p2 $(pairkey "$id" "$p2" 1)\$" && [ "$(grep -c '^peer ' "$tmp/row1")" = 3 ]
+ok $? "secret derive: node $id's row of 3 peers, the keys computed here"
+fc -j secret row "$tmp/row1"
+[ $rc = 0 ] && json 'd["mode"] == "secret" and d["pairs"] == 3 and d["key_id"] == "'"$key2"'"'
+ok $? "secret row: 3 pair keys (STATS), the cluster secret $key2 kept"
+k1=$(keyid "$(pairkey "$id" "$id" 1)")
+fc -j node show "$id"
+[ $rc = 0 ] && json 'd[0]["key_id"] == "'"$k1"'" and "previous_key_id" not in d[0]'
+ok $? "node show -j: node $id's pair key id is K($id,$id)'s, $k1"
+fc node show "$id"
+[ $rc = 0 ] && has "$out" "^    key $k1\$"
+ok $? "node show: \"key $k1\" under the node"
+fc secret
+[ $rc = 0 ] && has "$out" "^secret $key2, pair keys of 3 nodes\$" &&
+	has "$out" "^warning: the cluster secret still admits any node as any other: .*secret forget cluster"
+ok $? "secret: the cluster secret, 3 pair keys, and a warning while both are set"
+cp "$tmp/row1" "$tmp/in"
+fc -j secret row
+: >"$tmp/in"
+[ $rc = 0 ] && json 'd["pairs"] == 3' && fc -j node show "$id" &&
+	json 'd[0]["key_id"] == "'"$k1"'" and "previous_key_id" not in d[0]'
+ok $? "the same row again (stdin) changes nothing: no previous key"
+fc secret derive "$tmp/master" node "$((id + 1))" peers "$id"
+cp "$tmp/out" "$tmp/row-other"
+fc secret row "$tmp/row-other"
+[ $rc = 1 ] && has "$err" "the row of node $((id + 1)), but this node is $id" && [ "$(pairs)" = 3 ]
+ok $? "the row of node $((id + 1)): refused, nothing set"
+
+mark
+fc -j secret forget cluster
+[ $rc = 0 ] && json 'd["mode"] == "secret" and "key_id" not in d and "previous_key_id" not in d and d["pairs"] == 3'
+ok $? "secret forget cluster: no cluster secret, the pair keys stay"
+fc secret
+[ "$out" = "pair keys of 3 nodes (no cluster secret)" ]
+ok $? "secret: \"$out\", no warning"
+readd
+wait_up 30 && logged "node $id up (.*authenticated)"
+ok $? "node $id (itself) comes up with its pair key alone"
+
+# rotation: generation 2 next to 1, then 1 forgotten
+fc secret derive "$tmp/master" node "$id" peers "$id,$p1-$p2" generation 2
+cp "$tmp/out" "$tmp/row2"
+k2=$(keyid "$(pairkey "$id" "$id" 2)")
+fc secret row "$tmp/row2"
+[ $rc = 0 ] && fc -j node show "$id" &&
+	json 'd[0]["key_id"] == "'"$k2"'" and d[0]["previous_key_id"] == "'"$k1"'"'
+ok $? "generation 2: key $k2, $k1 kept as the previous one"
+[ "$(state)" = up ]
+ok $? "the live connection is not touched"
+readd
+wait_up 30
+ok $? "a new handshake with generation 2: up"
+fc -j secret forget node "$id"
+[ $rc = 0 ] && json 'd["pairs"] == 3' && fc -j node show "$id" &&
+	json 'd[0]["key_id"] == "'"$k2"'" and "previous_key_id" not in d[0]'
+ok $? "secret forget node $id: its previous key only"
+fc -j secret forget node "$p1" all
+[ $rc = 0 ] && json 'd["pairs"] == 2'
+ok $? "secret forget node $p1 all: both of its keys (2 nodes left)"
+fc secret forget node "$p1"
+[ $rc = 1 ] && has "$err" "secret forget node $p1: ENOENT.*node $p1 has no pair key"
+ok $? "secret forget node $p1 again: ENOENT, no pair key, exit 1"
+fc secret row "$tmp/row1"
+[ $rc = 0 ] && [ "$(pairs)" = 3 ] && fc -j node show "$id" &&
+	json 'd[0]["key_id"] == "'"$k1"'" and d[0]["previous_key_id"] == "'"$k2"'"'
+ok $? "generation 1 again: $k2 previous, $p1 back"
+fc -j secret forget
+[ $rc = 0 ] && json 'd["pairs"] == 3' && fc -j node show "$id" &&
+	json 'd[0]["key_id"] == "'"$k1"'" and "previous_key_id" not in d[0]'
+ok $? "secret forget: every previous key, pair keys too"
+
 # ---- no secret: no attempt
 mark
 fc -j secret forget all
-[ $rc = 0 ] && json 'd["mode"] == "none" and "key_id" not in d'
-ok $? "secret forget all: mode none"
+[ $rc = 0 ] && json 'd["mode"] == "none" and "key_id" not in d and d["pairs"] == 0'
+ok $? "secret forget all: mode none, no pair key"
 readd
 sleep 3
 st=$(state)
-[ "$st" != up ] && logged "not connecting without a cluster secret"
+[ "$st" != up ] && logged "not connecting without a key for it"
 ok $? "without a secret the node does not connect (state $st; the log says why)"
 fc status
 has "$out" "^auth *none"

@@ -12,6 +12,10 @@
 # of the nodes deletes it; a changed address re-adds it.  A bad file (a bad
 # line, a node-id other than the module's, an unreadable secret file, a
 # read-only parameter) fails with its line number and changes nothing.
+# The file's secret-row (this node's pair keys, derived here) sets them:
+# apply says so once, the nodes show their key ids, show counts them; a
+# row of another node, a bad row or one beside "secret insecure" is
+# refused with its line.
 # Needs root, the module loaded, tools/fractctl built and python3.
 # Prints TAP.
 cd "$(dirname "$0")" || exit 1
@@ -47,6 +51,9 @@ has() { printf '%s\n' "$1" | grep -q -- "$2"; }
 saved_caps=$(cat $params/max_caps)
 saved_hb=$(cat $params/fabric_heartbeat_ms)
 cleanup() {
+	for p in "$me" 71 72; do
+		"$fractctl" secret forget node "$p" all >/dev/null 2>&1
+	done
 	"$fractctl" node del 71 >/dev/null 2>&1
 	"$fractctl" node del 72 >/dev/null 2>&1
 	echo "$saved_caps" > $params/max_caps
@@ -66,12 +73,28 @@ secret=${FRACTOS_SECRET:-}
 [ -r "$secret" ] || { echo "1..0 # SKIP no run secret (FRACTOS_SECRET)"; exit 0; }
 count_nodes() { "$fractctl" -j node list | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
 nodes_before=$(count_nodes)
+pairs_before=$("$fractctl" -j secret | python3 -c 'import json, sys; print(json.load(sys.stdin)["pairs"])')
+# this node's row of a master made here (the keys stay in $tmp)
+umask 077
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$tmp/master"
+"$fractctl" secret derive "$tmp/master" node "$me" peers "$me,71-72" > "$tmp/row" &&
+	"$fractctl" secret derive "$tmp/master" node "$((me + 1))" peers "$me" > "$tmp/row-other" ||
+	{ echo "1..0 # SKIP fractctl secret derive failed"; exit 0; }
+# keyid J: the key id of K(me,J) in $tmp/row, computed here
+keyid() {
+	python3 -c '
+import hashlib, hmac, sys
+key = [l.split()[2] for l in open(sys.argv[1]) if l.startswith("peer %s " % sys.argv[2])][0]
+d = hmac.new(bytes.fromhex(key), b"fractos key id", hashlib.sha256).digest()
+print("%08x" % (int.from_bytes(d[:4], "little") or 1))' "$tmp/row" "$1"
+}
 
 cat > "$tmp/a.conf" <<EOF
 # written by test_config.sh
 node-id $me
 port $port
 secret-file $secret
+secret-row $tmp/row
 node 71 192.0.2.71              # TEST-NET-1: never answers
 node 72 [2001:db8::72]:18600 trust-uids
 param max_caps 4242
@@ -82,6 +105,12 @@ fc config apply "$tmp/a.conf"
 ok $rc "config apply: a good file (exit $rc)"
 has "$out" "^add node 71 192.0.2.71:$port\$"; ok $? "apply prints each node it adds, the default port filled in"
 has "$out" "^param max_caps 4242\$"; ok $? "apply prints each parameter it sets"
+has "$out" "^secret-row node $me generation 1 (3 pair keys)\$"; ok $? "apply prints the row it sets"
+fc -j node show 71
+printf '%s' "$out" | K="$(keyid 71)" python3 -c '
+import json, os, sys
+sys.exit(0 if json.load(sys.stdin)[0]["key_id"] == os.environ["K"] else 1)'
+ok $? "node 71: the key id of K($me,71) of the row"
 [ "$(cat $params/max_caps)" = 4242 ] && [ "$(cat $params/fabric_heartbeat_ms)" = 777 ]
 ok $? "the parameters are the file's"
 fc -j node show 72
@@ -100,6 +129,8 @@ has "$out" "^node 71 192.0.2.71:$port\$" && has "$out" "^node 72 \[2001:db8::72\
 ok $? "show: both nodes"
 has "$out" "^param max_caps 4242\$"; ok $? "show: the parameters"
 has "$out" "^# a secret is set (key id "; ok $? "show: the secret as a comment (it cannot be read back)"
+has "$out" "^# pair keys of $((pairs_before + 3)) nodes are set: add \"secret-row PATH\""
+ok $? "show: the pair keys as a comment"
 cp "$tmp/out" "$tmp/shown.conf"
 fc config check "$tmp/shown.conf"
 ok $rc "show's output is a valid file"
@@ -114,8 +145,8 @@ import json, sys
 d = json.load(sys.stdin)
 ids = sorted(x["id"] for x in d["nodes"])
 sys.exit(0 if 71 in ids and 72 in ids and d["params"]["max_caps"] == "4242"
-         and d["secret"] == "secret" else 1)'
-ok $? "config show -j: nodes, parameters, secret mode"
+         and d["secret"] == "secret" and d["pairs"] == int(sys.argv[1]) else 1)' "$((pairs_before + 3))"
+ok $? "config show -j: nodes, parameters, secret mode, pair keys"
 
 # drop node 72, move node 71
 sed -e '/^node 72/d' -e 's/192.0.2.71 /192.0.2.171 /' "$tmp/a.conf" > "$tmp/b.conf"
@@ -127,28 +158,37 @@ fc node show 72
 [ "$rc" != 0 ]; ok $? "node 72 is gone"
 
 # bad files change nothing
+# refused NAME RE LINE...: apply of a file of these lines fails, RE on stderr
+refused() {
+	name=$1 re=$2
+	shift 2
+	printf '%s\n' "$@" > "$tmp/bad.conf"
+	fc config apply "$tmp/bad.conf"
+	[ "$rc" = 1 ] && has "$err" "$re"
+	ok $? "$name"
+}
 before=$("$fractctl" config show)
-printf 'node-id %s\nnode 73 192.0.2.73\nparam max_caps 5\nfrob\n' "$me" > "$tmp/c.conf"
-fc config apply "$tmp/c.conf"
-[ "$rc" = 1 ] && has "$err" 'c.conf:4: unknown keyword "frob"'
-ok $? "a bad line: exit 1 with its line number"
-printf 'node-id %s\nnode 73 192.0.2.73\n' "$((me + 1))" > "$tmp/d.conf"
-fc config apply "$tmp/d.conf"
-[ "$rc" = 1 ] && has "$err" "d.conf:1: node-id $((me + 1)), but the module was loaded with node_id=$me"
-ok $? "a node-id other than the module's: refused, the option named"
-printf 'secret-file %s\nnode 73 192.0.2.73\n' "$tmp/missing" > "$tmp/e.conf"
-fc config apply "$tmp/e.conf"
-[ "$rc" = 1 ] && has "$err" "e.conf:1: $tmp/missing: No such file"
-ok $? "an unreadable secret file: refused with its line"
+refused "a bad line: exit 1 with its line number" 'bad.conf:4: unknown keyword "frob"' \
+	"node-id $me" "node 73 192.0.2.73" "param max_caps 5" frob
+refused "a node-id other than the module's: refused, the option named" \
+	"bad.conf:1: node-id $((me + 1)), but the module was loaded with node_id=$me" \
+	"node-id $((me + 1))" "node 73 192.0.2.73"
+refused "an unreadable secret file: refused with its line" "bad.conf:1: $tmp/missing: No such file" \
+	"secret-file $tmp/missing" "node 73 192.0.2.73"
 head -c 8 /dev/urandom > "$tmp/short"
-printf 'node 73 192.0.2.73\nsecret-file %s\n' "$tmp/short" > "$tmp/f.conf"
-fc config apply "$tmp/f.conf"
-[ "$rc" = 1 ] && has "$err" "f.conf:2: .*a secret has 16 to 128 bytes"
-ok $? "a secret of 8 bytes: refused"
-printf 'node 73 192.0.2.73\nparam max_caps 0\n' > "$tmp/g.conf"
-fc config apply "$tmp/g.conf"
-[ "$rc" = 1 ] && has "$err" 'g.conf:2: bad value "0" for max_caps'
-ok $? "an out-of-range parameter: refused"
+refused "a secret of 8 bytes: refused" "bad.conf:2: .*a secret has 16 to 128 bytes" \
+	"node 73 192.0.2.73" "secret-file $tmp/short"
+refused "an out-of-range parameter: refused" 'bad.conf:2: bad value "0" for max_caps' \
+	"node 73 192.0.2.73" "param max_caps 0"
+refused "a row of another node: refused with its line" \
+	"bad.conf:2: $tmp/row-other: the row of node $((me + 1)), but this node is $me" \
+	"node 73 192.0.2.73" "secret-row $tmp/row-other"
+sed -e 's/^node .*/node x generation 1/' "$tmp/row" > "$tmp/badrow"
+refused "a bad row: refused with the lines of both files" \
+	"bad.conf:2: $tmp/badrow:2: node takes ID generation G" \
+	"node 73 192.0.2.73" "secret-row $tmp/badrow"
+refused "secret-row with secret insecure: refused" \
+	'bad.conf:1: secret-row, but "secret insecure" (line 2)' "secret-row $tmp/row" "secret insecure"
 [ "$("$fractctl" config show)" = "$before" ]
 ok $? "after the bad files the running configuration is unchanged"
 

@@ -230,6 +230,146 @@ check "config check: \"nodes managed\" alone is fine" [ "$rc" = 0 ]
 run "$tmp/empty" config frob
 check "config frob: usage error" rc_has 1 "$err" 'unknown command "frob"'
 
+# secret derive: pair keys from a master key, no module needed.  The
+# expected keys were computed once with Python's hmac module:
+#   hmac.new(M, b"fractos v7 pair" + struct.pack("<III", min(i, j),
+#            max(i, j), g), hashlib.sha256).hexdigest()
+# with M = b"0123456789abcdef0123456789abcdef" (and, where openssl is
+# installed, one is checked against "openssl dgst -mac HMAC" below).
+umask 077
+printf '0123456789abcdef0123456789abcdef' >"$tmp/master"
+k111=606bcfc137d80b5b52b914b9270b02a8fd1ca1a3ec831086aa48609a3672bdb3
+k121=1d24af70136e5f65decef4396e3b4ebe3b06e569650821d08d686072fa101ec5
+k213=19a6ff8bc00205814e8d0ca3766c6278ca382556e72a081598a57c4c66af1a5b
+kbig=507b1e74e314fbe5ac37e199cf11446b705241ea43909e775221a6afac5e417a
+run "$tmp/empty" secret derive "$tmp/master" node 1 peers 2,1
+printf '%s\n' '# fractos pair keys of node 1, generation 1 (fractctl secret derive): keep it secret' \
+	'node 1 generation 1' "peer 1 $k111" "peer 2 $k121" >"$tmp/row1.want"
+check "secret derive: node 1's row of generation 1, peers in order (known answer)" \
+	[ "$rc" = 0 ] && [ -z "$err" ] && cmp -s "$tmp/out" "$tmp/row1.want"
+cp "$tmp/out" "$tmp/row1"
+run "$tmp/empty" secret derive "$tmp/master" peers 1 generation 3 node 2
+check "secret derive: generation 3, K(2,1) = K(1,2), keywords in any order" \
+	rc_has 0 "$out" "^node 2 generation 3\$" && has "$out" "^peer 1 $k213\$"
+run "$tmp/empty" secret derive "$tmp/master" node 65537 peers 258 generation 16777217
+check "secret derive: ids and generation as little-endian 32-bit words" \
+	rc_has 0 "$out" "^peer 258 $kbig\$"
+if command -v openssl >/dev/null; then
+	printf 'fractos v7 pair\001\000\000\000\002\000\000\000\001\000\000\000' >"$tmp/msg"
+	indep=$(openssl dgst -sha256 -mac HMAC -macopt key:0123456789abcdef0123456789abcdef \
+		<"$tmp/msg" | sed 's/.*= *//')
+	check "secret derive: K(1,2,1) is openssl's HMAC-SHA256 too" [ "$indep" = "$k121" ]
+fi
+printf '0123456789abcdef0123456789abcdef\n' >"$tmp/master-nl"
+run "$tmp/empty" secret derive "$tmp/master-nl" node 1 peers 1-2
+check "secret derive: the master's trailing newline is dropped, 1-2 is 1,2" \
+	cmp -s "$tmp/out" "$tmp/row1.want"
+check "secret derive: the master is never printed" \
+	lacks "$out$err" 0123456789abcdef0123456789abcdef
+FRACTCTL_ROOT=$tmp/empty "$fractctl" secret derive - node 1 peers 1,2 \
+	<"$tmp/master" >"$tmp/out" 2>"$tmp/err"
+check "secret derive -: the master from stdin" cmp -s "$tmp/out" "$tmp/row1.want"
+run "$tmp/empty" secret derive "$tmp/master" node 0 peers 0-65535
+check "secret derive: 65536 peers (the most)" \
+	[ "$rc" = 0 ] && [ "$(wc -l <"$tmp/out")" = 65538 ]
+derive_err() { # RE ARGS...: exit 1, RE on stderr, nothing on stdout
+	re=$1; shift
+	run "$tmp/empty" secret derive "$@"
+	[ "$rc" = 1 ] && [ -z "$out" ] && has "$err" "$re"
+}
+check "secret derive: generation 0 refused" \
+	derive_err 'bad generation "0"' "$tmp/master" node 1 peers 1 generation 0
+check "secret derive: an empty peer list" derive_err 'an empty peer list' "$tmp/master" node 1 peers ''
+check "secret derive: more than 65536 peers" \
+	derive_err 'more than 65536 peers' "$tmp/master" node 1 peers 0-65535,70000
+check "secret derive: a reversed range" derive_err 'bad peer list item "9-5"' "$tmp/master" node 1 peers 9-5
+check "secret derive: a bad list item" derive_err 'bad peer list item "x"' "$tmp/master" node 1 peers 1,x
+check "secret derive: no node" derive_err 'needs node ID' "$tmp/master" peers 1
+check "secret derive: no peers" derive_err 'needs peers LIST' "$tmp/master" node 1
+check "secret derive: a keyword twice" derive_err 'unexpected argument "node"' "$tmp/master" node 1 node 2 peers 1
+head -c 15 /dev/zero >"$tmp/master15"
+check "secret derive: a master of 15 bytes" \
+	derive_err 'a master key has 16 to 128 bytes' "$tmp/master15" node 1 peers 1
+head -c 129 /dev/zero >"$tmp/master129"
+check "secret derive: a master of 129 bytes" \
+	derive_err 'a master key has 16 to 128 bytes' "$tmp/master129" node 1 peers 1
+check "secret derive: a missing master" derive_err 'No such file' "$tmp/nonexistent" node 1 peers 1
+rm -f "$tmp/out"
+umask 022
+run "$tmp/empty" secret derive "$tmp/master" node 1 peers 1
+check "secret derive: a warning when others may read the output file" \
+	rc_has 0 "$err" 'others may read (mode 644): umask 077'
+umask 077
+rm -f "$tmp/out"
+
+# secret row: the row file is parsed before any netlink traffic.
+export FRACTCTL_GENL_FAMILY=fractos-absent
+run "$tmp/empty" secret row "$tmp/row1"
+check "secret row: a good row gets as far as netlink" \
+	rc_has 1 "$err" 'secret row: the fractos module is not loaded'
+sed -e 's/^node 1 generation 1$/node 1 generation 1 # the node/' -e '1a\
+' "$tmp/row1" >"$tmp/row1c"
+run "$tmp/empty" secret row "$tmp/row1c"
+check "secret row: blank lines and comments" rc_has 1 "$err" 'not loaded'
+cat >"$tmp/badrow" <<EOF
+# a row with every mistake
+node 1 generation 0
+node 1
+peer 1 $k111
+peer 1 $k121
+peer 2 ${k121%?}z
+peer 3 ${k121%??}
+peer $k121 4
+peer 5
+$k111
+nodes 1 generation 1
+peer 4294967296 $k111
+EOF
+run "$tmp/empty" secret row "$tmp/badrow"
+check "secret row: a bad row fails before netlink" [ "$rc" = 1 ] && lacks "$err" 'not loaded'
+check "secret row: bad generation, with its line" has "$err" 'badrow:2: node takes ID generation G'
+check "secret row: a short node line" has "$err" 'badrow:3: node takes ID generation G'
+check "secret row: a peer twice names the first line" has "$err" 'badrow:5: peer 1 again (first on line 4)'
+check "secret row: a key with a non-hex digit" has "$err" 'badrow:6: peer 2: the key is not 64 hex digits'
+check "secret row: a short key" has "$err" 'badrow:7: peer 3: the key is not 64 hex digits'
+check "secret row: a key as the peer id" has "$err" 'badrow:8: bad peer id \[a long hex word, not shown\]'
+check "secret row: a peer without a key" has "$err" 'badrow:9: peer takes ID KEY'
+check "secret row: a bare key" has "$err" 'badrow:10: unknown line \[a long hex word, not shown\]'
+check "secret row: an unknown keyword" has "$err" 'badrow:11: unknown line "nodes"'
+check "secret row: a peer id out of range" has "$err" 'badrow:12: bad peer id "4294967296"'
+check "secret row: no valid node line" has "$err" 'badrow: no "node ID generation G" line'
+check "secret row: every error, one line each" [ "$(printf '%s\n' "$err" | wc -l)" = 11 ]
+check "secret row: no error quotes a key" lacks "$err" "$(printf %.12s "$k111")"
+printf '# nothing\n' >"$tmp/emptyrow"
+run "$tmp/empty" secret row "$tmp/emptyrow"
+check "secret row: an empty row" rc_has 1 "$err" 'emptyrow: no peer line'
+run "$tmp/empty" secret row "$tmp/nonexistent"
+check "secret row: a missing file" rc_has 1 "$err" 'nonexistent: No such file'
+FRACTCTL_ROOT=$tmp/empty "$fractctl" secret row <"$tmp/badrow" >"$tmp/out" 2>"$tmp/err"
+check "secret row: stdin without FILE" has "$(cat "$tmp/err")" 'stdin:5: peer 1 again'
+for a in "node" "node x" "cluster all" "node 1 all x" "frob"; do
+	check "secret forget $a: usage error" usage_err secret forget $a
+done
+check "secret forget node 1 all (no family)" nofamily secret forget node 1 all
+check "secret forget cluster (no family)" nofamily secret forget cluster
+unset FRACTCTL_GENL_FAMILY
+run "$tmp/empty" secret help
+check "secret help: derive, row and forget's forms" \
+	rc_has 0 "$out" 'secret derive MASTER node ID peers LIST' &&
+	has "$out" 'secret row \[ FILE \]' && has "$out" 'forget \[ all | cluster | node ID \[ all \] \]'
+
+# config: secret-row
+printf 'secret-file /etc/fractos/secret\nsecret-row /etc/fractos/row\n' >"$tmp/row.conf"
+run "$tmp/empty" config check "$tmp/row.conf"
+check "config check: secret-row beside secret-file (a migration)" [ "$rc" = 0 ] && [ -z "$out$err" ]
+printf 'secret-row\nsecret-row row\nsecret-row /a\nsecret-row /b\nsecret insecure\n' >"$tmp/badrow.conf"
+run "$tmp/empty" config check "$tmp/badrow.conf"
+check "config check: secret-row without a path" rc_has 1 "$err" 'badrow.conf:1: secret-row takes one absolute path'
+check "config check: a relative secret-row" has "$err" 'badrow.conf:2: secret-row takes one absolute path'
+check "config check: secret-row twice" has "$err" 'badrow.conf:4: secret-row again (first on line 3)'
+check "config check: secret-row with secret insecure" \
+	has "$err" 'badrow.conf:3: secret-row, but "secret insecure" (line 5) forgets every key'
+
 run "$tmp/empty" help
 check "help lists blk" rc_has 0 "$out" 'blk attach DEVICE'
 check "help lists node add" rc_has 0 "$out" 'node add ID ADDR'
