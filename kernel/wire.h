@@ -11,12 +11,13 @@
  * data of both the connect request and the accept: who the sender is
  * (node id, epoch), whom it means to reach, how many receive buffers it has
  * posted for the connection (the peer's initial send credits), how large
- * each one is, which cluster secret it uses and a fresh nonce.  A refused
- * request carries a struct fos_wire_reject.
+ * each one is, which key it uses and a fresh nonce.  A refused request
+ * carries a struct fos_wire_reject.
  *
- * Admission (version 6): both ends prove that they hold the cluster
- * secret, over a transcript that binds both hellos (node ids, epochs,
- * nonces), so that a recorded hello is worth nothing:
+ * Admission (version 6): both ends prove that they hold the same key (the
+ * pair key of the two nodes, or the cluster secret: fabric/auth.c), over
+ * a transcript that binds both hellos (node ids, epochs, nonces), so that
+ * a recorded hello is worth nothing:
  *
  *   initiator                                  responder
  *   REQ   hello_i (key_id, nonce_i)     ---->  key_id known, address of
@@ -26,12 +27,13 @@
  *                                                   | hello_i | hello_r)
  *   AUTH  mac_i = HMAC(k, "auth" | hello_i | hello_r)  ---->  verify mac_i
  *
- * HMAC is hmac(sha256) keyed with one secret: the initiator names its
- * current one (key_id) and the one that it replaced, if it still has it
- * (alt_key_id); the responder picks the first of them that it holds and
- * names it in its own key_id.  A key id is the first four bytes of
- * HMAC(secret, "fractos key id"), never 0.  So a secret can be rotated
- * one node at a time.
+ * HMAC is hmac(sha256) keyed with one key: the initiator names the first
+ * two it holds for that node (key_id, alt_key_id); the responder picks the
+ * first of them that it holds for the initiator and names it in its own
+ * key_id.  A key id is the first four bytes of HMAC(key, "fractos key
+ * id"), never 0.  So a key can be rotated one node at a time.  Version 7
+ * also refuses a node's second connection of one epoch
+ * (FOS_WIRE_REJ_CONNECTED).
  * AUTH is the initiator's first message; the responder serves nothing and
  * changes nothing about the peer (epoch, connection, proxies) before it
  * has verified it, and any other first message ends the connection.

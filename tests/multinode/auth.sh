@@ -15,6 +15,12 @@
 # H. Node 2 has node 1 at another address: refused (refused_address).
 # I. Node 2 has the right address again: up.  No failed proof and no
 #    epoch change on node 2 in all of this: a refusal changes nothing.
+# J. Pair keys: each node derives its own row from a master M (fractctl
+#    secret derive, as an admin would on another machine) and installs
+#    it; node list shows the pair key, the same id on both ends; a new
+#    handshake is admitted.  K. Both forget the cluster secret: admitted
+#    with the pair key alone.  L. Node 2's row comes from another master:
+#    refused.  M. Back to the run's secret S only: up.
 . ./lib.sh
 other=$((3 - me))
 FC=../../tools/fractctl
@@ -145,5 +151,35 @@ if [ $me = 2 ]; then
 		[ "$(fosnet stat auth_failures)" = "$fail0" ]
 	ok $? "I: node 2: no epoch change and no failed proof from the refusals"
 fi
-rm -f $x $y
+# J: pair keys, M shared through the barrier
+eval "$(barrier J-master "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')")"
+printf '%s' "$N1" >$x
+$FC secret derive $x node $me peers 1-2 >/tmp/fos-row &&
+	$FC secret row /tmp/fos-row >/dev/null
+ok $? "J: node $me installs its row of pair keys"
+pk=$($FC -j node list | python3 -c 'import json,sys
+print(next((str(n.get("key_id", "")) for n in json.load(sys.stdin) if n.get("id") == int(sys.argv[1])), ""))' $other)
+[ -n "$pk" ]
+ok $? "J: node $me: node list shows node $other's pair key ($pk)"
+eval "$(barrier J-key "$pk")"
+[ "$N1" = "$N2" ]
+ok $? "J: both ends name the same pair key ($N1, $N2)"
+handshake J
+# K
+$FC secret forget cluster
+[ -z "$(key)" ]
+ok $? "K: node $me forgets the cluster secret"
+handshake K
+# L: node 2's row of another master
+if [ $me = 2 ]; then
+	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >$y
+	$FC secret derive $y node 2 peers 1-2 >/tmp/fos-row &&
+		$FC secret row /tmp/fos-row >/dev/null && $FC secret forget
+fi
+refused L refused_auth
+# M
+$FC secret forget all && set_secret
+ok $? "M: node $me: the run's secret S only"
+handshake M
+rm -f $x $y /tmp/fos-row
 finish
