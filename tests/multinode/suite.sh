@@ -29,17 +29,35 @@ fail=0
 rc=0
 mkdir -p build
 
+# The emulated NIC of a guest stopped sending (the guest kernel's
+# "NETDEV WATCHDOG: ... transmit queue 0 timed out"): seen twice on 6.1
+# under TCG with three guests on two host cores (2026-11-26), every
+# node's transport then timing out on it.  Not the module's doing (a
+# virtqueue QEMU stops consuming), so such a run is run again, once,
+# and says so.
+nic_stalled() {
+	grep -l "NETDEV WATCHDOG" "build/vm-$kver-multinode$1"-n*.log 2>/dev/null |
+		head -n 1
+}
+
 run() {
 	local n=$1 smp=$2 tag=${script:+-${prog:-remote}}
-	local out=build/multinode-$kver-$1$tag.out r p f
+	local out=build/multinode-$kver-$1$tag.out r p f try stalled
 	shift 2
-	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
-	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
-		--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
-		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
-		--log "build/vm-$kver-multinode$n$tag.log" \
-		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
-	r=${PIPESTATUS[0]}
+	for try in 1 2; do
+		echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
+		vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
+			--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
+			${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
+			--log "build/vm-$kver-multinode$n$tag.log" \
+			-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
+		r=${PIPESTATUS[0]}
+		stalled=$(nic_stalled "$n$tag")
+		[ "$r" != 0 ] && [ -n "$stalled" ] && [ $try = 1 ] || break
+		echo "# multinode: the emulated NIC stalled in $stalled (NETDEV WATCHDOG): this run again, once"
+		mkdir -p build/nic-stalled
+		mv "build/vm-$kver-multinode$n$tag"-n*.log "$out" build/nic-stalled/ 2>/dev/null
+	done
 	read -r p f < <(awk '/^\[n[0-9]+\] # fractos: [0-9]+ passed, [0-9]+ failed/ {
 		p += $4; f += $6 } END { print p + 0, f + 0 }' "$out")
 	if [ "$r" != 0 ]; then
