@@ -33,7 +33,9 @@
  * key_id.  A key id is the first four bytes of HMAC(key, "fractos key
  * id"), never 0.  So a key can be rotated one node at a time.  Version 7
  * also refuses a node's second connection of one epoch
- * (FOS_WIRE_REJ_CONNECTED).
+ * (FOS_WIRE_REJ_CONNECTED) and, while many wait for admission, a request
+ * without the admission cookie its address was given (FOS_WIRE_REJ_COOKIE,
+ * hello.cookie; fabric/cm.c).
  * AUTH is the initiator's first message; the responder serves nothing and
  * changes nothing about the peer (epoch, connection, proxies) before it
  * has verified it, and any other first message ends the connection.
@@ -112,8 +114,11 @@
  * @alt_key_id: initiator: the next key it holds for that node, which the
  *	responder may pick instead, or 0; responder: 0
  * @nonce: random, fresh for every connection attempt
+ * @cookie: initiator: the admission cookie of the responder's last
+ *	FOS_WIRE_REJ_COOKIE refusal, or 0 (cm.c, "Admission cookies");
+ *	responder: 0
  *
- * 48 bytes: rdma_cm leaves 56 of a connect request's private data to us.
+ * 56 bytes: all that rdma_cm leaves us of a connect request's private data.
  */
 struct fos_wire_hello {
 	__le32 magic;
@@ -127,6 +132,7 @@ struct fos_wire_hello {
 	__le32 key_id;
 	__le32 alt_key_id;
 	__u8 nonce[16];
+	__le64 cookie;
 };
 
 /* fos_wire_hello.flags */
@@ -166,6 +172,7 @@ enum fos_wire_rej_reason {
 	FOS_WIRE_REJ_BUSY,		/* too many connections being admitted */
 	/* Version 7: one connection per identity and epoch. */
 	FOS_WIRE_REJ_CONNECTED,		/* that node is up with that epoch */
+	FOS_WIRE_REJ_COOKIE,		/* come again with the cookie given */
 	FOS_WIRE_REJ_NR,
 };
 
@@ -176,6 +183,8 @@ enum fos_wire_rej_reason {
  * @reason: enum fos_wire_rej_reason
  * @reserved: zero
  * @node_id: the refusing node
+ * @reserved2: zero
+ * @cookie: FOS_WIRE_REJ_COOKIE: what the next hello must carry; else 0
  */
 struct fos_wire_reject {
 	__le32 magic;
@@ -183,6 +192,8 @@ struct fos_wire_reject {
 	__u8 reason;
 	__le16 reserved;
 	__le32 node_id;
+	__le32 reserved2;
+	__le64 cookie;
 };
 
 /* Message types (fos_wire_hdr.type). */
@@ -530,10 +541,10 @@ struct fos_wire_grant_end {
 #define FOS_WIRE_MAX_IMM	FRACTOS_REQ_MAX_IMM
 #define FOS_WIRE_MAX_CAPS	FRACTOS_REQ_MAX_CAPS
 
-static_assert(sizeof(struct fos_wire_hello) == 48);
-static_assert(sizeof(struct fos_wire_accept) == 80);
+static_assert(sizeof(struct fos_wire_hello) == 56);
+static_assert(sizeof(struct fos_wire_accept) == 88);
 static_assert(sizeof(struct fos_wire_auth) == 32);
-static_assert(sizeof(struct fos_wire_reject) == 12);
+static_assert(sizeof(struct fos_wire_reject) == 24);
 static_assert(sizeof(struct fos_wire_hdr) == 32);
 static_assert(sizeof(struct fos_wire_ping) == 16);
 static_assert(sizeof(struct fos_wire_cap) == 48);
@@ -584,16 +595,21 @@ static inline int fos_wire_check_hello(const void *p, size_t len)
  * fos_wire_check_reject - validate the private data of a refusal
  * @p: the private data (may be NULL)
  * @len: its length
+ * @cookie: set to the refusal's cookie (0 unless FOS_WIRE_REJ_COOKIE)
  *
  * Return: the reason, or 0 if @p is not one of ours.
  */
-static inline int fos_wire_check_reject(const void *p, size_t len)
+static inline int fos_wire_check_reject(const void *p, size_t len,
+					u64 *cookie)
 {
 	const struct fos_wire_reject *r = p;
 
+	*cookie = 0;
 	if (!p || len < sizeof(*r) || le32_to_cpu(r->magic) != FOS_WIRE_MAGIC ||
 	    r->version != FOS_WIRE_VERSION)
 		return 0;
+	if (r->reason == FOS_WIRE_REJ_COOKIE)
+		*cookie = le64_to_cpu(r->cookie);
 	return r->reason;
 }
 

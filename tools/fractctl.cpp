@@ -300,6 +300,7 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_AUTH_FAILURES, "auth_failures"},
 	{FRACTOS_STAT_RDMA_READ_BYTES, "rdma_read_bytes"},
 	{FRACTOS_STAT_REFUSED_CONNECTED, "refused_connected"},
+	{FRACTOS_STAT_REFUSED_COOKIE, "refused_cookie"},
 };
 
 void json_counters(json_writer &j, std::string_view key, const counters &c)

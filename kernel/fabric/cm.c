@@ -5,7 +5,11 @@
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/once.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 #include "../fos.h"
@@ -44,6 +48,7 @@ static const u8 fos_rej_stat[FOS_WIRE_REJ_NR] = {
 	[FOS_WIRE_REJ_ADDRESS] = FRACTOS_STAT_REFUSED_ADDRESS,
 	[FOS_WIRE_REJ_BUSY] = FRACTOS_STAT_REFUSED_BUSY,
 	[FOS_WIRE_REJ_CONNECTED] = FRACTOS_STAT_REFUSED_CONNECTED,
+	[FOS_WIRE_REJ_COOKIE] = FRACTOS_STAT_REFUSED_COOKIE,
 };
 
 static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
@@ -57,15 +62,18 @@ static const char *const fos_rej_name[FOS_WIRE_REJ_NR] = {
 	[FOS_WIRE_REJ_ADDRESS] = "not the node's address",
 	[FOS_WIRE_REJ_BUSY] = "too many admissions",
 	[FOS_WIRE_REJ_CONNECTED] = "that node is connected with that epoch",
+	[FOS_WIRE_REJ_COOKIE] = "no valid admission cookie (one given)",
 };
 
-static void fos_refused(struct rdma_cm_id *id, u32 node, int reason)
+static void fos_refused(struct rdma_cm_id *id, u32 node, int reason,
+			u64 cookie)
 {
 	struct fos_wire_reject rej = {
 		.magic = cpu_to_le32(FOS_WIRE_MAGIC),
 		.version = FOS_WIRE_VERSION,
 		.reason = reason,
 		.node_id = cpu_to_le32(fos_node_id),
+		.cookie = cpu_to_le64(cookie),
 	};
 
 	trace_fos_conn_state(node, 0, 0, FOS_TRACE_CONN_REFUSED, reason);
@@ -115,12 +123,66 @@ static DEFINE_SPINLOCK(fos_admit_lock);
 static DECLARE_BITMAP(fos_admit_used, FOS_ADMIT_MAX);
 static struct sockaddr_storage fos_admit_addr[FOS_ADMIT_MAX];
 
-/* An admission slot for @conn, a request from @src: 0 or REJ_BUSY. */
-static int fos_admit_take(struct fos_conn *conn,
-			  const struct sockaddr_storage *src)
+/*
+ * DOC: Admission cookies
+ *
+ * While FOS_ADMIT_COOKIE_AT slots or more are held, a request must also
+ * carry a cookie, or it is refused with FOS_WIRE_REJ_COOKIE and one: the
+ * initiator comes again after its shortest backoff with it in
+ * hello.cookie.  A cookie is
+ * SipHash, under a key drawn at module load, of the request's source
+ * address, the node it claims and the current 32-second period; one of
+ * this period or the last is valid.  Nothing is kept for a request
+ * refused so: a flood from forged addresses, which never sees the
+ * cookies, holds half of the slots at most, and the honest nodes, which
+ * do, get the other half (as SYN cookies do for TCP).  Below that mark
+ * no cookie is asked for, so that an idle node admits in one round trip.
+ */
+static siphash_key_t fos_cookie_key;
+
+static u64 fos_admit_cookie(const struct sockaddr_storage *src, u32 node,
+			    u64 period)
 {
+	const struct sockaddr_in6 *s6 = (const void *)src;
+	const struct sockaddr_in *s4 = (const void *)src;
+	struct {
+		struct in6_addr addr;
+		__le32 node;
+		__le32 pad;
+		__le64 period;
+	} in = {
+		.node = cpu_to_le32(node),
+		.period = cpu_to_le64(period),
+	};
+
+	if (src->ss_family == AF_INET)
+		ipv6_addr_set_v4mapped(s4->sin_addr.s_addr, &in.addr);
+	else
+		in.addr = s6->sin6_addr;
+	return siphash(&in, sizeof(in), &fos_cookie_key) ?: 1;
+}
+
+/* Whether @cookie is one we gave @src for @node, this period or the last. */
+static bool fos_admit_cookie_ok(const struct sockaddr_storage *src, u32 node,
+				u64 cookie, u64 now)
+{
+	return cookie && (cookie == fos_admit_cookie(src, node, now) ||
+			  cookie == fos_admit_cookie(src, node, now - 1));
+}
+
+/*
+ * An admission slot for @conn, a request from @src that claims @node
+ * with hello.cookie @cookie_in.  Return: 0, REJ_BUSY, or REJ_COOKIE with
+ * *@cookie set to the cookie to come again with.
+ */
+static int fos_admit_take(struct fos_conn *conn,
+			  const struct sockaddr_storage *src, u32 node,
+			  u64 cookie_in, u64 *cookie)
+{
+	u64 now = ktime_get_seconds() / FOS_ADMIT_COOKIE_S;
 	unsigned int i, same = 0, slot;
 
+	get_random_once(&fos_cookie_key, sizeof(fos_cookie_key));
 	spin_lock(&fos_admit_lock);
 	for_each_set_bit(i, fos_admit_used, FOS_ADMIT_MAX)
 		same += fos_addr_same_host((struct sockaddr *)&fos_admit_addr[i],
@@ -129,6 +191,12 @@ static int fos_admit_take(struct fos_conn *conn,
 	if (same >= FOS_ADMIT_PER_HOST || slot >= FOS_ADMIT_MAX) {
 		spin_unlock(&fos_admit_lock);
 		return FOS_WIRE_REJ_BUSY;
+	}
+	if (bitmap_weight(fos_admit_used, FOS_ADMIT_MAX) >= FOS_ADMIT_COOKIE_AT &&
+	    !fos_admit_cookie_ok(src, node, cookie_in, now)) {
+		spin_unlock(&fos_admit_lock);
+		*cookie = fos_admit_cookie(src, node, now);
+		return FOS_WIRE_REJ_COOKIE;
 	}
 	__set_bit(slot, fos_admit_used);
 	fos_admit_addr[slot] = *src;
@@ -162,7 +230,7 @@ void fos_admit_release(struct fos_conn *conn)
  */
 static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
 			       const struct fos_wire_hello *h,
-			       struct fos_conn *conn)
+			       struct fos_conn *conn, u64 *cookie)
 {
 	bool insecure = h->flags & FOS_WIRE_HELLO_INSECURE;
 
@@ -181,7 +249,8 @@ static int fos_admission_check(struct rdma_cm_id *id, struct fos_peer *peer,
 	if (conn->auth_mode == FRACTOS_AUTH_INSECURE ? !insecure :
 	    conn->auth_mode != FRACTOS_AUTH_SECRET || !conn->auth_key)
 		return FOS_WIRE_REJ_AUTH;
-	return fos_admit_take(conn, &id->route.addr.dst_addr);
+	return fos_admit_take(conn, &id->route.addr.dst_addr, peer->node_id,
+			      le64_to_cpu(h->cookie), cookie);
 }
 
 /*
@@ -198,6 +267,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	struct fos_wire_accept acc;
 	struct fos_conn *conn;
 	struct fos_peer *peer;
+	u64 cookie = 0;
 	u32 node = 0;
 	int reason;
 
@@ -224,7 +294,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 		reason = FOS_WIRE_REJ_RESOURCES;
 		goto refuse;
 	}
-	reason = fos_admission_check(id, peer, h, conn);
+	reason = fos_admission_check(id, peer, h, conn, &cookie);
 	fos_peer_put(peer);
 	if (reason) {
 		fos_conn_free_unpublished(conn);
@@ -243,7 +313,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	id->context = conn;
 	if (rdma_set_ack_timeout(id, FOS_ACK_TIMEOUT) ||
 	    fos_conn_setup(conn, id->device)) {
-		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES);
+		fos_refused(id, node, FOS_WIRE_REJ_RESOURCES, 0);
 		fos_conn_fail(conn);
 		return 0;
 	}
@@ -264,7 +334,7 @@ static int fos_cm_connect_request(struct rdma_cm_id *id,
 	return 0;
 
 refuse:
-	fos_refused(id, node, reason);
+	fos_refused(id, node, reason, cookie);
 	return -ECONNREFUSED;
 }
 
@@ -349,6 +419,7 @@ static void fos_cm_active_established(struct fos_conn *conn,
 int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct fos_conn *conn = id->context;
+	u64 cookie;
 	int reason;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
@@ -371,10 +442,16 @@ int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		reason = fos_wire_check_reject(ev->param.conn.private_data,
-					       ev->param.conn.private_data_len);
-		pr_warn_ratelimited("fractos: node %u refused the connection (%s, reason %d)\n",
-				    conn->peer->node_id,
-				    rdma_reject_msg(id, ev->status), reason);
+					       ev->param.conn.private_data_len,
+					       &cookie);
+		if (reason == FOS_WIRE_REJ_COOKIE && cookie)
+			/* Again at once, with it ("Admission cookies"). */
+			fos_peer_set_cookie(conn->peer, cookie);
+		else
+			pr_warn_ratelimited("fractos: node %u refused the connection (%s, reason %d)\n",
+					    conn->peer->node_id,
+					    rdma_reject_msg(id, ev->status),
+					    reason);
 		fos_conn_fail(conn);
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:

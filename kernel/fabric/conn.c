@@ -262,6 +262,8 @@ void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn,
 	h->msg_size = cpu_to_le32(FOS_WIRE_MSG_MAX);
 	h->key_id = cpu_to_le32(fos_auth_key_id(conn->auth_key));
 	h->alt_key_id = cpu_to_le32(conn->auth_alt_id);
+	if (conn->active)
+		h->cookie = cpu_to_le64(READ_ONCE(conn->peer->cookie));
 	if (conn->auth_mode == FRACTOS_AUTH_INSECURE)
 		h->flags = FOS_WIRE_HELLO_INSECURE;
 	get_random_bytes(h->nonce, sizeof(h->nonce));
@@ -299,6 +301,19 @@ bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch)
 	ret = fos_peer_in_epoch_locked(peer, epoch);
 	spin_unlock(&peer->lock);
 	return ret;
+}
+
+/*
+ * @peer refused our request for want of an admission cookie and gave us
+ * @cookie: the next attempt carries it, after the shortest backoff (cm.c,
+ * "Admission cookies").
+ */
+void fos_peer_set_cookie(struct fos_peer *peer, u64 cookie)
+{
+	spin_lock(&peer->lock);
+	WRITE_ONCE(peer->cookie, cookie);
+	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	spin_unlock(&peer->lock);
 }
 
 /*

@@ -42,6 +42,9 @@
 #define FOS_ADMIT_MAX		32
 /* ... and from one host (address): a flooder keeps out only itself. */
 #define FOS_ADMIT_PER_HOST	4
+/* From this many held on, a request needs a cookie (cm.c), valid 32-64 s. */
+#define FOS_ADMIT_COOKIE_AT	(FOS_ADMIT_MAX / 2)
+#define FOS_ADMIT_COOKIE_S	32
 #define FOS_SEND_TIMEOUT	(5 * HZ)
 #define FOS_RDMA_DEPTH		16
 /* Send queue slots per connection for RDMA READs and REG_MRs. */
@@ -217,6 +220,7 @@ struct fos_conn {
  * @state: enum fractos_node_state
  * @epoch: last epoch seen, 0 for none
  * @backoff_ms: delay before the next connection attempt
+ * @cookie: the admission cookie its last refusal gave us, or 0
  * @deleted: removed from fos_peers; no new connection, no reconnect
  * @connect_work: the next connection attempt (initiators only)
  * @wq: senders waiting for a credit
@@ -235,6 +239,7 @@ struct fos_peer {
 	u8 state;
 	u32 epoch;
 	unsigned int backoff_ms;
+	u64 cookie;
 	bool deleted;
 	struct delayed_work connect_work;
 	wait_queue_head_t wq;
@@ -305,6 +310,7 @@ int fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev);
 void fos_hello_fill(struct fos_wire_hello *h, struct fos_conn *conn, u32 dst);
 void fos_conn_take_hello(struct fos_conn *conn, const struct fos_wire_hello *h);
 void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch);
+void fos_peer_set_cookie(struct fos_peer *peer, u64 cookie);
 bool fos_peer_in_epoch_locked(struct fos_peer *peer, u32 epoch);
 bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch);
 struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active);

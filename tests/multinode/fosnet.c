@@ -75,6 +75,7 @@ static const char *const stat_names[__FRACTOS_STAT_MAX] = {
 	[FRACTOS_STAT_AUTH_FAILURES] = "auth_failures",
 	[FRACTOS_STAT_RDMA_READ_BYTES] = "rdma_read_bytes",
 	[FRACTOS_STAT_REFUSED_CONNECTED] = "refused_connected",
+	[FRACTOS_STAT_REFUSED_COOKIE] = "refused_cookie",
 };
 
 static const char *const state_names[] = {

@@ -4,11 +4,11 @@
  * identity and epoch (Documentation/security.rst, issue 28).
  *
  * The module is reloaded as node 5, which waits for the nodes below it to
- * connect: node 2 and node 3 are configured at two addresses this guest
- * adds to eth0, and the program plays both with wirepeer.c (the wire
- * protocol with OpenSSL's MACs and tags).  A master key is drawn; node 5
- * is given its row (the pair keys K(5,2) and K(5,3), computed here as
- * "fractctl secret derive" does) next to the run's cluster secret.  Then:
+ * connect: nodes 0 to 4 are configured at five addresses this guest adds
+ * to eth0, and the program plays them with wirepeer.c (the wire protocol
+ * with OpenSSL's MACs and tags).  A master key is drawn; node 5 is given
+ * its row (the pair keys K(5,0) to K(5,4), computed here as "fractctl
+ * secret derive" does) next to the run's cluster secret.  Then:
  *
  * - node 3 with K(5,3) is admitted and served, and the accept proves K(5,3);
  * - node 3's row cannot make anyone node 2: K(5,3)'s key id claiming node
@@ -22,9 +22,13 @@
  *   posted behind its AUTH never served; a proven claim with another
  *   epoch is a restart and replaces the old connection;
  * - admission slots per host: 34 unproven connections claiming node 2
- *   from its address hold at most 4 slots, and node 3 gets in meanwhile.
+ *   from its address hold at most 4 slots, and node 3 gets in meanwhile;
+ * - admission cookies: with 16 slots held, node 3 is refused with a
+ *   cookie, a forged one and one of another node and address are refused,
+ *   and node 3 comes in with its own.
  *
- * Every case fails on a module without pair keys (AUTH_PEER is refused).
+ * Every case fails on a module without pair keys (AUTH_PEER is refused),
+ * and the last two on one without per-host slots or cookies.
  * At the end the module is loaded again as vm/run left it (the default
  * node id and the run's secret).  Prints TAP.
  */
@@ -46,8 +50,10 @@
 #define ID_NODE		5	/* the module's node id here */
 #define ID_GEN		1	/* the pair keys' generation */
 
-static uint8_t master[32], k52[32], k53[32];
-static struct sockaddr_in addr2, addr3;
+#define ID_PEERS	5	/* nodes 0 to 4, each at an address of its own */
+
+static uint8_t master[32], pk[ID_PEERS][32];	/* K(5, j) */
+static struct sockaddr_in addr[ID_PEERS];
 
 /* K(i,j,g) as "fractctl secret derive" computes it (security.rst). */
 static void pair_key(uint32_t i, uint32_t j, uint32_t g, uint8_t out[32])
@@ -142,6 +148,21 @@ static int claim(struct hp *p, const struct sockaddr_in *src, uint32_t node,
 	return ret;
 }
 
+/* A claim (as claim()) refused with @reason, and counted in @stat. */
+static void refused_claim(const char *what, const struct sockaddr_in *src,
+			  uint32_t node, uint32_t epoch, uint32_t key_id,
+			  const uint8_t *key, int reason, int stat)
+{
+	uint64_t s0 = fab_stat(stat);
+	struct hp p;
+	int ret;
+
+	ret = claim(&p, src, node, epoch, key_id, key, NULL);
+	tap_eq(ret, reason, "%s: refused (reason %d)", what, ret);
+	tap_eq(fab_stat(stat) - s0, 1, "%s: counted", what);
+	hp_close(&p);
+}
+
 /* The AUTH of a claim, under p->key; @mac (may be NULL) gets its MAC. */
 static int send_auth(struct hp *p, uint8_t *mac)
 {
@@ -173,7 +194,7 @@ static int admit3(struct hp *p, uint32_t epoch)
 {
 	int acc_ok = 0;
 
-	if (claim(p, &addr3, 3, epoch, key_id_of(k53, 32), k53, &acc_ok) ||
+	if (claim(p, &addr[3], 3, epoch, key_id_of(pk[3], 32), pk[3], &acc_ok) ||
 	    !acc_ok || send_auth(p, NULL) ||
 	    hp_recv(p, W_CREDIT, 10000, NULL))
 		return -1;
@@ -182,36 +203,37 @@ static int admit3(struct hp *p, uint32_t epoch)
 
 static void keys(void)
 {
-	uint32_t n2 = 2, n3 = 3;
+	uint32_t j, n2 = 2, n3 = 3;
 	struct fos_nl_reply r;
-	int ret;
+	int ret = 0;
 
-	ret = auth_set(k52, 32, &n2);
-	tap_eq(ret, 0, "AUTH_SET with AUTH_PEER: node 2's pair key");
-	tap_eq(auth_set(k53, 32, &n3), 0, "AUTH_SET with AUTH_PEER: node 3's pair key");
+	tap_eq(auth_set(pk[2], 32, &n2), 0,
+	       "AUTH_SET with AUTH_PEER: node 2's pair key");
+	tap_eq(auth_set(pk[3], 32, &n3), 0,
+	       "AUTH_SET with AUTH_PEER: node 3's pair key");
+	for (j = 0; j < ID_PEERS; j++)
+		if (j != 2 && j != 3)
+			ret = ret ?: auth_set(pk[j], 32, &j);
+	tap_eq(ret, 0, "and those of nodes 0, 1 and 4");
 	tap_eq(auth_set(secret, secret_len, NULL), 0,
 	       "AUTH_SET: the run's cluster secret next to them");
 	ret = fos_nl_request(NULL, FRACTOS_CMD_STATS, 0, NULL, &r);
-	tap_ok(!ret && r.auth_pairs == 2, "STATS: 2 nodes with a pair key (%u)",
-	       r.auth_pairs);
+	tap_ok(!ret && r.auth_pairs == ID_PEERS,
+	       "STATS: %d nodes with a pair key (%u)", ID_PEERS, r.auth_pairs);
 }
 
 static void cross_keys(void)
 {
-	uint64_t s0, a0;
 	int ret, acc_ok = 0;
+	uint64_t a0;
 	struct hp p;
 
-	s0 = fab_stat(FRACTOS_STAT_REFUSED_AUTH);
-	ret = claim(&p, &addr2, 2, 0x2001, key_id_of(k53, 32), k53, NULL);
-	tap_eq(ret, REJ_AUTH,
-	       "node 3's pair key claiming node 2 (from node 2's address): refused (reason %d)",
-	       ret);
-	tap_eq(fab_stat(FRACTOS_STAT_REFUSED_AUTH) - s0, 1, "counted");
-	hp_close(&p);
+	refused_claim("node 3's pair key claiming node 2 (from node 2's address)",
+		      &addr[2], 2, 0x2001, key_id_of(pk[3], 32), pk[3],
+		      REJ_AUTH, FRACTOS_STAT_REFUSED_AUTH);
 
 	a0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
-	ret = claim(&p, &addr2, 2, 0x2002, key_id_of(k52, 32), k53, &acc_ok);
+	ret = claim(&p, &addr[2], 2, 0x2002, key_id_of(pk[2], 32), pk[3], &acc_ok);
 	tap_ok(!ret && !acc_ok,
 	       "naming node 2's key id: accepted, but the accept does not verify under node 3's key");
 	tap_ok(!ret && !send_auth(&p, NULL) && hp_cut_off(&p, 20000),
@@ -224,11 +246,10 @@ static void cross_keys(void)
 static void cluster(void)
 {
 	uint8_t mac[32];
-	uint64_t s0;
 	int ret;
 	struct hp p;
 
-	ret = claim(&p, &addr2, 2, 0x2003, key_id_of(secret, secret_len),
+	ret = claim(&p, &addr[2], 2, 0x2003, key_id_of(secret, secret_len),
 		    NULL, NULL);
 	tap_eq(ret, 0, "the cluster secret claiming node 2 while it is set: accepted");
 	if (!ret) {
@@ -240,13 +261,9 @@ static void cluster(void)
 	hp_close(&p);
 	tap_eq(forget_cluster(), 0, "AUTH_FORGET with AUTH_CLUSTER");
 
-	s0 = fab_stat(FRACTOS_STAT_REFUSED_AUTH);
-	ret = claim(&p, &addr2, 2, 0x2004, key_id_of(secret, secret_len),
-		    NULL, NULL);
-	tap_eq(ret, REJ_AUTH, "then the cluster secret claiming node 2: refused (reason %d)",
-	       ret);
-	tap_eq(fab_stat(FRACTOS_STAT_REFUSED_AUTH) - s0, 1, "counted");
-	hp_close(&p);
+	refused_claim("then the cluster secret claiming node 2", &addr[2], 2,
+		      0x2004, key_id_of(secret, secret_len), NULL, REJ_AUTH,
+		      FRACTOS_STAT_REFUSED_AUTH);
 }
 
 static void admitted_and_replayed(void)
@@ -257,7 +274,7 @@ static void admitted_and_replayed(void)
 	uint64_t s0;
 	struct hp p;
 
-	ret = claim(&p, &addr3, 3, 0x3001, key_id_of(k53, 32), k53, &acc_ok);
+	ret = claim(&p, &addr[3], 3, 0x3001, key_id_of(pk[3], 32), pk[3], &acc_ok);
 	tap_ok(!ret && acc_ok,
 	       "node 3 with its pair key: accepted, and the accept's MAC is HMAC-SHA256 under K(5,3)");
 	recorded = p.mine;
@@ -276,8 +293,8 @@ static void admitted_and_replayed(void)
 
 	s0 = fab_stat(FRACTOS_STAT_AUTH_FAILURES);
 	ret = -1;
-	if (!hp_open(&p, &addr3)) {
-		p.key = k53;
+	if (!hp_open(&p, &addr[3])) {
+		p.key = pk[3];
 		p.key_len = 32;
 		p.mine = recorded;
 		ret = hp_connect(&p);
@@ -292,7 +309,7 @@ static void admitted_and_replayed(void)
 
 static void one_per_epoch(void)
 {
-	struct hp a, b, c, d;
+	struct hp a, c, d;
 	struct fos_nl_node n = { 0 };
 	uint64_t s0, e0, p0;
 	int ret, up, sent;
@@ -300,19 +317,15 @@ static void one_per_epoch(void)
 	up = !admit3(&a, 0x3002);
 	tap_ok(up, "node 3 (epoch 0x3002) admitted: connection A");
 
-	s0 = fab_stat(FRACTOS_STAT_REFUSED_CONNECTED);
-	ret = claim(&b, &addr3, 3, 0x3002, key_id_of(k53, 32), k53, NULL);
-	tap_eq(ret, REJ_CONNECTED,
-	       "a second claim of node 3 with A's epoch: refused before any proof (reason %d)",
-	       ret);
-	tap_eq(fab_stat(FRACTOS_STAT_REFUSED_CONNECTED) - s0, 1, "counted");
-	hp_close(&b);
+	refused_claim("a second claim of node 3 with A's epoch, before any proof",
+		      &addr[3], 3, 0x3002, key_id_of(pk[3], 32), pk[3],
+		      REJ_CONNECTED, FRACTOS_STAT_REFUSED_CONNECTED);
 	tap_ok(up && served(&a, 2), "A is still served");
 
 	/* Two handshakes of a new epoch, both accepted; C proves first. */
 	e0 = node_stat(3, FRACTOS_STAT_EPOCH_CHANGES);
-	ret = claim(&c, &addr3, 3, 0x3003, key_id_of(k53, 32), k53, NULL);
-	ret = ret ?: claim(&d, &addr3, 3, 0x3003, key_id_of(k53, 32), k53, NULL);
+	ret = claim(&c, &addr[3], 3, 0x3003, key_id_of(pk[3], 32), pk[3], NULL);
+	ret = ret ?: claim(&d, &addr[3], 3, 0x3003, key_id_of(pk[3], 32), pk[3], NULL);
 	tap_eq(ret, 0, "two handshakes of node 3 with a new epoch (0x3003): both accepted");
 	tap_ok(!ret && !send_auth(&c, NULL) && !hp_recv(&c, W_CREDIT, 10000, NULL),
 	       "C proves it first: admitted (node 3 restarted)");
@@ -361,9 +374,9 @@ static void flood(void)
 	struct hp p;
 
 	for (i = 0; i < 34; i++) {
-		if (hp_open(&f[i], &addr2))
+		if (hp_open(&f[i], &addr[2]))
 			continue;
-		hello_fill(&f[i].mine, 2, 0x2100, key_id_of(k52, 32), 0);
+		hello_fill(&f[i].mine, 2, 0x2100, key_id_of(pk[2], 32), 0);
 		r = hp_connect(&f[i]);
 		busy += r == REJ_BUSY;
 		acc += r == 0;
@@ -380,8 +393,75 @@ static void flood(void)
 		hp_close(&f[i]);
 }
 
+/*
+ * Admission cookies: with half of the slots held (4 by each of nodes 0, 1
+ * and 4, 3 by node 2 and 1 by node 3, none proven), a request without a
+ * valid cookie is refused with one, and comes in with it.
+ */
+static void cookies(void)
+{
+	static const int per[ID_PEERS] = { 4, 4, 3, 1, 4 };
+	static struct hp f[16];
+	int i, j, n = 0, r, acc = 0, up;
+	uint64_t s0, c3;
+	struct hp p;
+
+	for (j = 0; j < ID_PEERS; j++) {
+		for (i = 0; i < per[j]; i++, n++) {
+			if (hp_open(&f[n], &addr[j]))
+				continue;
+			hello_fill(&f[n].mine, j, 0x4000 + j,
+				   key_id_of(pk[j], 32), 0);
+			acc += !hp_connect(&f[n]);
+		}
+	}
+	tap_eq(acc, 16, "16 unproven connections from five addresses: all accepted");
+
+	s0 = fab_stat(FRACTOS_STAT_REFUSED_COOKIE);
+	r = claim(&p, &addr[3], 3, 0x3020, key_id_of(pk[3], 32), pk[3], NULL);
+	c3 = p.cookie;
+	tap_ok(r == REJ_COOKIE && c3,
+	       "then node 3 without a cookie: refused with one (reason %d)", r);
+	hp_close(&p);
+	tap_eq(fab_stat(FRACTOS_STAT_REFUSED_COOKIE) - s0, 1, "counted");
+
+	r = -1;
+	if (!hp_open(&p, &addr[3])) {
+		hello_fill(&p.mine, 3, 0x3021, key_id_of(pk[3], 32), 0);
+		p.mine.cookie = c3 ^ 1;
+		r = hp_connect(&p);
+	}
+	tap_eq(r, REJ_COOKIE, "with a forged cookie: refused again");
+	hp_close(&p);
+	r = -1;
+	if (!hp_open(&p, &addr[2])) {
+		hello_fill(&p.mine, 2, 0x2022, key_id_of(pk[2], 32), 0);
+		p.mine.cookie = c3;
+		r = hp_connect(&p);
+	}
+	tap_eq(r, REJ_COOKIE,
+	       "node 3's cookie claiming node 2 from node 2's address: refused");
+	hp_close(&p);
+
+	up = 0;
+	if (!hp_open(&p, &addr[3])) {
+		p.key = pk[3];
+		p.key_len = 32;
+		hello_fill(&p.mine, 3, 0x3023, key_id_of(pk[3], 32), 0);
+		p.mine.cookie = c3;
+		up = !hp_connect(&p) && !send_auth(&p, NULL) &&
+		     !hp_recv(&p, W_CREDIT, 10000, NULL);
+	}
+	tap_ok(up, "node 3 again with its cookie: accepted and admitted");
+	tap_ok(up && served(&p, 6), "and served");
+	hp_close(&p);
+	for (i = 0; i < n; i++)
+		hp_close(&f[i]);
+}
+
 int main(void)
 {
+	unsigned int i;
 	int ret;
 
 	printf("TAP version 13\n");
@@ -393,7 +473,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(42);
+	tap_plan(50);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 
@@ -404,13 +484,15 @@ int main(void)
 	self_epoch = fos_param("epoch");
 	if (RAND_bytes(master, sizeof(master)) != 1)
 		return tap_finish();
-	pair_key(ID_NODE, 2, ID_GEN, k52);
-	pair_key(ID_NODE, 3, ID_GEN, k53);
-	ret = add_alias(&addr2, 82) | add_alias(&addr3, 83);
+	ret = 0;
+	for (i = 0; i < ID_PEERS; i++) {
+		pair_key(ID_NODE, i, ID_GEN, pk[i]);
+		ret |= add_alias(&addr[i], 80 + i);
+	}
 	usleep(500 * 1000);	/* rxe learns the GIDs */
-	tap_ok(!ret && !fos_nl_node_add(2, addr2.sin_addr) &&
-	       !fos_nl_node_add(3, addr3.sin_addr),
-	       "nodes 2 and 3 at two addresses of this guest's");
+	for (i = 0; i < ID_PEERS; i++)
+		ret = ret ?: fos_nl_node_add(i, addr[i].sin_addr);
+	tap_ok(!ret, "nodes 0 to 4 at five addresses of this guest's");
 
 	keys();
 	cross_keys();
@@ -418,15 +500,16 @@ int main(void)
 	admitted_and_replayed();
 	one_per_epoch();
 	flood();
+	sleep(6);	/* its slots come back (the admission timeout) */
+	cookies();
 
 	tap_ok(tags_checked > 0 && !tags_bad,
 	       "every message of the node carried the right seq and tag (%u checked, %u wrong)",
 	       tags_checked, tags_bad);
-	sh("ip addr del %s/24 dev eth0", inet_ntoa(addr2.sin_addr));
-	sh("ip addr del %s/24 dev eth0", inet_ntoa(addr3.sin_addr));
+	for (i = 0; i < ID_PEERS; i++)
+		sh("ip addr del %s/24 dev eth0", inet_ntoa(addr[i].sin_addr));
 	OPENSSL_cleanse(master, sizeof(master));
-	OPENSSL_cleanse(k52, sizeof(k52));
-	OPENSSL_cleanse(k53, sizeof(k53));
+	OPENSSL_cleanse(pk, sizeof(pk));
 	ret = reload("");
 	ret = ret ?: auth_set(secret, secret_len, NULL);
 	tap_eq(ret, 0, "the module loaded again as before, with the run's secret");

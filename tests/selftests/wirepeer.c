@@ -331,6 +331,7 @@ int hp_connect(struct hp *p)
 	    len >= sizeof(struct w_reject) &&
 	    ((struct w_reject *)priv)->magic == W_MAGIC) {
 		p->reason = ((struct w_reject *)priv)->reason;
+		p->cookie = ((struct w_reject *)priv)->cookie;
 		return p->reason;
 	}
 	return -1;

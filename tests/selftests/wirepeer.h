@@ -31,7 +31,8 @@
 enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_INVOKE, W_ACK, W_REVOKE,
        W_REVOKE_REQ, W_IMPORT, W_LOOKUP, W_LOOKUP_REPLY, W_COPY, W_GRANT,
        W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_AUTH };
-enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY, REJ_CONNECTED };
+enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY, REJ_CONNECTED,
+       REJ_COOKIE };
 
 struct w_hello {
 	uint32_t magic;
@@ -39,6 +40,7 @@ struct w_hello {
 	uint16_t credits;
 	uint32_t node_id, epoch, dst_node_id, msg_size, key_id, alt_key_id;
 	uint8_t nonce[16];
+	uint64_t cookie;	/* the admission cookie of a REJ_COOKIE */
 };
 
 struct w_accept {
@@ -50,7 +52,8 @@ struct w_reject {
 	uint32_t magic;
 	uint8_t version, reason;
 	uint16_t reserved;
-	uint32_t node_id;
+	uint32_t node_id, reserved2;
+	uint64_t cookie;
 };
 
 struct w_hdr {
@@ -130,8 +133,9 @@ _Static_assert(sizeof(struct w_grant) == 72, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
 
-_Static_assert(sizeof(struct w_hello) == 48, "hello");
-_Static_assert(sizeof(struct w_accept) == 80, "accept");
+_Static_assert(sizeof(struct w_hello) == 56, "hello");
+_Static_assert(sizeof(struct w_accept) == 88, "accept");
+_Static_assert(sizeof(struct w_reject) == 24, "reject");
 _Static_assert(sizeof(struct w_hdr) == 32, "hdr");
 
 /* One connection of the peer. */
@@ -149,6 +153,7 @@ struct hp {
 	struct w_hello theirs;	/* accepting: the node's hello */
 	struct w_accept acc;
 	int reason;		/* the refusal's reason, if refused */
+	uint64_t cookie;	/* the refusal's cookie (REJ_COOKIE), or 0 */
 	void *payload_out;	/* hp_recv(): where the payload goes, or NULL */
 	int keepalive;		/* hp_recv() sends heartbeats while it waits */
 	unsigned int idle;

@@ -207,6 +207,11 @@ enum fractos_stat_attr {
 	 * per identity and epoch.
 	 */
 	FRACTOS_STAT_REFUSED_CONNECTED,
+	/*
+	 * Requests refused for want of a valid admission cookie, while half
+	 * of the admission slots or more are held (counted in REFUSED too).
+	 */
+	FRACTOS_STAT_REFUSED_COOKIE,
 	__FRACTOS_STAT_MAX,
 };
 
