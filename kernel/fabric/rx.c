@@ -145,6 +145,15 @@ static bool fos_conn_admit(struct fos_conn *conn,
 	fos_admit_release(conn);
 
 	spin_lock(&peer->lock);
+	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING) {
+		/*
+		 * Its close work may have taken it off peer->in already and
+		 * be draining it (this completion runs in that drain): it
+		 * must not become peer->in, which would outlive it.
+		 */
+		spin_unlock(&peer->lock);
+		return false;
+	}
 	if (fos_peer_in_epoch_locked(peer, conn->peer_epoch)) {
 		/* Proven, but a second one: the first stays (security.rst). */
 		spin_unlock(&peer->lock);
