@@ -42,7 +42,8 @@ wait_stat() {
 # readd: node 1 deletes node 2 and adds it again (a new handshake)
 readd() { fosnet del 2 >/dev/null; fosnet add 2 "$(addr_of 2)" >/dev/null; }
 
-# handshake TAG: node 1 re-adds node 2; both check that it comes up again
+# handshake TAG: node 1 re-adds node 2; both check that it comes up
+# again, and neither goes on before node 1 has seen it up
 handshake() {
 	local c0
 	c0=$(fosnet stat connects)
@@ -50,9 +51,11 @@ handshake() {
 	[ $me = 1 ] && readd
 	wait_stat connects "$c0" 30
 	ok $? "$1: node $me: a new connection comes up ($c0 -> $(fosnet stat connects) connects)"
-	[ $me = 1 ] || return 0
-	out=$(fosnet wait 2 up 10)
-	ok $? "$1: node 1 sees node 2 UP ($(kv state "$out"))"
+	if [ $me = 1 ]; then
+		out=$(fosnet wait 2 up 10)
+		ok $? "$1: node 1 sees node 2 UP ($(kv state "$out"))"
+	fi
+	barrier "$1-done" >/dev/null
 }
 
 # refused TAG NAME: node 1 re-adds node 2 and is refused for NAME
