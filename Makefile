@@ -12,6 +12,8 @@
 #   make multinode       the multi-node transport tests (2 and 3 guests)
 #   make demo            boot a guest and run the demos
 #   make sparse|w1|checkpatch   static checks of the module
+#   make kernel-doc      the module's kernel-doc comments, and Documentation/'s
+#                        kernel-doc directives (part of make static)
 #   make debug-kernel    build (once, cached) the debug kernel: KASAN, lockdep,
 #                        kmemleak, UBSAN, KFENCE, fault injection, KCOV
 #   make check-debug     the guest selftests and the multi-node suite in it
@@ -53,12 +55,13 @@ endif
 krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
+KERNELDOC := build/kernel-doc/scripts/kernel-doc
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h \
 	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild kernel/ofed.mk $(wildcard adaptors/*/Kbuild)
 KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
-	checkpatch static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
+	checkpatch kernel-doc static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
 	fuzz robustness install uninstall install-module install-user man-check deb packaging \
 	fresh-check FORCE
 
@@ -247,7 +250,26 @@ checkpatch: $(CHECKPATCH)
 	$(CHECKPATCH) --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f kernel/fabric/fos_trace.h
 
-static: w1 sparse checkpatch man-check
+# kernel-doc, like checkpatch.pl, ships in linux-source-6.1's tarball.
+$(KERNELDOC):
+	@test -r /usr/src/linux-source-6.1.tar.xz || { echo "linux-source-6.1 missing: run vm/install-deps" >&2; exit 1; }
+	mkdir -p build/kernel-doc
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C build/kernel-doc --strip-components=1 \
+		--wildcards '*/scripts/kernel-doc'
+	touch $@
+
+# Every kernel-doc comment of the module's sources (the files checkpatch
+# reads) is well formed: 6.1's kernel-doc with -v, which adds the checks
+# newer kernels group under -Wall (a Return: section, a short description,
+# no text before the sections); any warning fails.  Then every
+# ".. kernel-doc::" directive of Documentation/ names a file, and DOC
+# sections and identifiers, that exist (tools/check-docs.py).
+kernel-doc: $(KERNELDOC)
+	@out=$$(perl $(KERNELDOC) -none -v $(filter %.c %.h,$(KSRC)) 2>&1 | grep -v ': info: '); \
+	[ -z "$$out" ] || { echo "$$out" >&2; echo "kernel-doc: fix the comments above" >&2; exit 1; }
+	@python3 tools/check-docs.py --kernel-doc $(KERNELDOC) Documentation/*.rst
+
+static: w1 sparse checkpatch kernel-doc man-check
 
 # fractos(4) is generated from the uAPI header and the module parameters:
 # the checked-in page must be what the generator writes now; fractctl(8)

@@ -100,6 +100,13 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
  * it straight into the destination's pinned pages, releases the grant,
  * and goes on with the next window; stops posting READs when the owner
  * ends the grants of the copy (GRANT_END).  Process context.
+ *
+ * Return: 0 once all @len bytes are in, else a negative errno:
+ * EKEYREVOKED (the destination is revoked, or the owner's node is gone),
+ * EACCES (the destination's pages are not writable), EHOSTUNREACH (the
+ * owner is not a peer, or its connection failed), EPROTO (a grant of no
+ * bytes or of more than asked), or the error of a grant call, of mapping
+ * the pages or of a READ (fos_copy_errno()).
  */
 static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 			 const struct fos_cap *dst, u64 doff, u64 len)
