@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos: private definitions shared by the module's files.
- *
+ */
+
+/**
  * DOC: Object and capability lifetimes
  *
  * A *space* (struct fos_space) is one open file of /dev/fractos.  It maps
@@ -34,7 +36,9 @@
  *
  * When a space is released, every object on its owned list is revoked, then
  * its capabilities are dropped.
- *
+ */
+
+/**
  * DOC: Receive queues, monitors and events
  *
  * A receive queue (struct fos_ep) is freed when the last of these lets it
@@ -68,8 +72,13 @@
  * alike; (4) drops its capabilities, which may free objects whose
  * registrations then deliver to, or are dropped from, queues that are kept
  * allocated by those very registrations.
+ */
+
+/**
+ * DOC: Locking
  *
- * Locking (the order of all the module's locks: kernel/fabric/README.md):
+ * The order of all the module's locks is in Documentation/locking.rst.
+ *
  * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
  *   (written under it, read locklessly as a hint only), the parent's
  *   children list and the sibling links, the owner pointer and owner_link,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos: the in-kernel provider API.
- *
+ */
+
+/**
  * DOC: Kernel providers
  *
  * Kernel code (an adaptor module: adaptors/<device>/) serves Requests the
@@ -105,9 +107,9 @@ struct fos_kcap_info {
 
 /**
  * struct fos_kmem_map - the pages under a view of local Memory
- * @pages: the pages; @pages[0] holds the view's first byte at @poff
+ * @pages: the pages; the first of them holds the view's first byte at @poff
  * @npages: entries of @pages that the range touches
- * @poff: offset of the range's first byte in @pages[0]
+ * @poff: offset of the range's first byte in the first of @pages
  * @len: bytes in the range
  * @mem: private: the pinned buffer, held until fos_kmem_unmap()
  *

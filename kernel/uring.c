@@ -33,7 +33,7 @@ static const void *fos_uring_pdu(struct io_uring_cmd *ioucmd)
 }
 #endif
 
-/*
+/**
  * DOC: Asynchronous receive
  *
  * A blocking REQUEST_RECEIVE (neither FRACTOS_RECV_NONBLOCK nor

@@ -2,7 +2,9 @@
 /*
  * fractos: the kernel-to-kernel wire format.  Every byte that crosses the
  * fabric is described here, and nowhere else.
- *
+ */
+
+/**
  * DOC: Wire format, version 7
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
@@ -17,7 +19,7 @@
  * Admission (version 6): both ends prove that they hold the same key (the
  * pair key of the two nodes, or the cluster secret: fabric/auth.c), over
  * a transcript that binds both hellos (node ids, epochs, nonces), so that
- * a recorded hello is worth nothing:
+ * a recorded hello is worth nothing::
  *
  *   initiator                                  responder
  *   REQ   hello_i (key_id, nonce_i)     ---->  key_id known, address of
@@ -256,7 +258,7 @@ struct fos_wire_ping {
 	__le32 reserved;
 };
 
-/*
+/**
  * DOC: Remote objects
  *
  * An object is named by (node, epoch, oid), the oid being its public id
@@ -351,7 +353,7 @@ struct fos_wire_obj {
 	__le32 reserved;
 };
 
-/*
+/**
  * DOC: Holders
  *
  * An owner counts, per object and per node, the capabilities to the object
@@ -369,7 +371,9 @@ struct fos_wire_obj {
  * announced: a DROP naming another node than its sender gives back at
  * most what the sender announced for that node; more is EPROTO (counted,
  * logged, nothing changes).
- *
+ */
+
+/**
  * DOC: Views
  *
  * With each count the owner records the view (offset, length, rights)
@@ -444,7 +448,7 @@ struct fos_wire_lookup_reply {
 	struct fos_wire_cap cap;
 };
 
-/*
+/**
  * DOC: Remote copies
  *
  * COPY (cookie: the caller's token) asks the owner of the destination

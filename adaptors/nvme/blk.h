@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos_nvme: the block adaptor's private definitions.
- *
+ */
+
+/**
  * DOC: Objects and lifetimes
  *
  * A device (struct fblk_dev) is one attached block device with its own

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fractos: admission - the secrets and the handshake's MACs.
- *
+ */
+
+/**
  * DOC: Secrets and pair keys
  *
  * A node admits another only when both prove that they hold the same key

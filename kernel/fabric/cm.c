@@ -105,7 +105,7 @@ static bool fos_addr_same_host(const struct sockaddr *a,
 	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
 }
 
-/*
+/**
  * DOC: Admission slots
  *
  * A request that passed the checks that need no proof holds an admission
@@ -123,7 +123,7 @@ static DEFINE_SPINLOCK(fos_admit_lock);
 static DECLARE_BITMAP(fos_admit_used, FOS_ADMIT_MAX);
 static struct sockaddr_storage fos_admit_addr[FOS_ADMIT_MAX];
 
-/*
+/**
  * DOC: Admission cookies
  *
  * While FOS_ADMIT_COOKIE_AT slots or more are held, a request must also

@@ -10,8 +10,11 @@
  * credits), cm.c (rdma_cm and connection setup), rdma.c (one-sided RDMA),
  * auth.c (secrets and MACs), trace.c and fos_trace.h (tracepoints);
  * pri.h is their private header, ../fabric.h the users' one.  The
- * protocol, the lifetimes and the lock order are in README.md here.
- *
+ * protocol is in Documentation/protocol.rst, the lifetimes and the lock
+ * order in Documentation/locking.rst.
+ */
+
+/**
  * DOC: Fabric
  *
  * Nodes are configured over generic netlink (genl.c): a *peer* is a node id
@@ -84,7 +87,9 @@
  * RDMA devices come from an ib_client; every connection has a PD of its
  * own (fabric/rdma.c); removing the device tears down its connections
  * first.  The module works without any.
- *
+ */
+
+/**
  * DOC: Routing of remote objects
  *
  * kernel/remote/: objects are named by (node id, epoch, object id); a
@@ -95,8 +100,14 @@
  * connection goes down, its epoch changes or it is deleted (the callback
  * of fos_fabric_set_node_down()), which revokes every proxy of that node:
  * failure becomes revocation.  The transport names none of its users.
+ */
+
+/**
+ * DOC: Locking
  *
- * Locking, outermost first:
+ * Outermost first (the order of all the module's locks:
+ * Documentation/locking.rst):
+ *
  * - fos_fabric_mutex serialises configuration (add, delete, exit).
  * - fos_conns_lock (spinlock) protects the list of connections, the list
  *   of devices, fos_ibdev.dying and .nconns, and fos_conn.dev.
@@ -104,6 +115,7 @@
  *   backoff and deleted flag.
  * - fos_conn.lock protects the connection's state, credits and free send
  *   buffers.
+ *
  * None of them is held across anything that sleeps.  rdma_cm handlers take
  * only the spinlocks; everything that destroys a cm_id runs on
  * fos_fabric_wq.

@@ -3,7 +3,9 @@
  * fractos: one-sided RDMA for remote memory_copy - the protection domain
  * of each connection, the memory regions registered for a peer and the
  * RDMA READs that pull from them.
- *
+ */
+
+/**
  * DOC: One-sided RDMA
  *
  * kernel/remote/ copies Memory between nodes with RDMA READs on the peer's

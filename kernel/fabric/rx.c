@@ -310,9 +310,6 @@ void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
 }
 
 /**
- * fos_fabric_credit_done - a request with a held credit was served
- * @peer: the peer that sent it
- *
  * DOC: Held credits
  *
  * COPY, GRANT and LOOKUP are served in process context, after their
@@ -324,10 +321,17 @@ void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now)
  * the answers the work itself may need (a COPY served here waits for the
  * peer's GRANT_REPLY).  The credit is counted as held before the handler
  * runs, so that a request refused at once, or served before the receive
- * path is done, gives it back correctly.  Each such request calls this
- * once, whatever the outcome; a call that finds no held credit on the
- * peer's connection (it is new, or the request's credit was not held: the
- * cap was reached) changes nothing, or returns another held credit early.
+ * path is done, gives it back correctly.
+ */
+
+/**
+ * fos_fabric_credit_done - a request with a held credit was served
+ * @peer: the peer that sent it
+ *
+ * Each such request (see "Held credits" above) calls this once, whatever
+ * the outcome; a call that finds no held credit on the peer's connection
+ * (it is new, or the request's credit was not held: the cap was reached)
+ * changes nothing, or returns another held credit early.
  */
 void fos_fabric_credit_done(struct fos_peer *peer)
 {

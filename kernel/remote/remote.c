@@ -2,7 +2,9 @@
 /*
  * fractos: objects of other nodes - the export table, proxies, remote
  * invocation, revocation across nodes and remote name lookups.
- *
+ */
+
+/**
  * DOC: Remote objects
  *
  * An object is named by (node, epoch, oid), oid being its public id
@@ -23,8 +25,8 @@
  * call's duration.  An oid that is not in the table (never exported,
  * revoked, or given back) names nothing, and one that is names only the
  * views recorded for the node that sends it: an admitted peer is trusted
- * with nothing it was not sent (kernel/fabric/README.md, "Messages after
- * admission").
+ * with nothing it was not sent (Documentation/protocol.rst, "Messages
+ * after admission").
  *
  * A capability received from another node becomes a capability to a
  * *proxy* (struct fos_proxy hanging off a struct fos_object of the same
@@ -128,9 +130,11 @@
  * its first descriptions dropped with the old ones: unless another holder
  * keeps them exported, the receiver's later uses of those objects fail
  * with EKEYREVOKED.
- *
+ */
+
+/*
  * Files (kernel/remote/):
- * - remote.c: this comment, the fabric_loopback parameter, setup.
+ * - remote.c: these comments, the fabric_loopback parameter, setup.
  * - pri.h: the structures, tables and functions the files share.
  * - events.c: the events deferred to fos_remote_wq (REVOKE notices,
  *   DROP, GRANT_END, RELEASE) and the node-down queue.
@@ -142,8 +146,13 @@
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
  *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq).
+ */
+
+/**
+ * DOC: Locking
  *
- * Locking (the order of all the module's locks: kernel/fabric/README.md):
+ * The order of all the module's locks is in Documentation/locking.rst.
+ *
  * - fos_export_lock (a mutex) protects the export table's contents and
  *   every entry's importers list and @hashed flag; it is taken before
  *   fos_tree_lock, which protects fos_object.export.  An entry is freed by

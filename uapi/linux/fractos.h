@@ -3,7 +3,9 @@
  * fractos: capability spaces, Memory objects and revocation trees.
  *
  * This header is the reference for the /dev/fractos user interface.
- *
+ */
+
+/**
  * DOC: Model
  *
  * Every open() of /dev/fractos creates a capability space (a FractOS
@@ -31,7 +33,9 @@
  *
  * When a space goes away (last close of its fd, exit, kill -9) its
  * capabilities are dropped and every object it created is revoked.
- *
+ */
+
+/**
  * DOC: Remote objects
  *
  * Capabilities cross nodes as Request or invocation arguments and as the
@@ -61,7 +65,9 @@
  * connection to itself.  Not yet: sending a
  * capability to a local revocation-tree child of a proxy, or a Request
  * derived from one, to another node (EOPNOTSUPP).
- *
+ */
+
+/**
  * DOC: Calling convention
  *
  * Every operation is an ioctl whose argument is one struct.  The kernel
@@ -71,7 +77,9 @@
  * struct grows, the kernel will zero-extend the older, shorter versions.  Unknown flag bits
  * and non-zero reserved or padding fields give EINVAL.  Fields documented
  * as "out" only are ignored on input and written back only on success.
- *
+ */
+
+/**
  * DOC: Errno table
  *
  * Every operation may return:
@@ -661,7 +669,8 @@ struct fractos_monitor {
 	__u64 reserved[2];
 };
 
-/* DOC: Names
+/**
+ * DOC: Names
  *
  * A per-node name service for bootstrapping without SCM_RIGHTS.  The space
  * that created an object may publish one of its capabilities to it under a
@@ -702,10 +711,6 @@ struct fractos_name {
 };
 
 /**
- * struct fractos_uring_cmd - the command area of an IORING_OP_URING_CMD SQE
- * @arg: user pointer to the operation's struct, exactly as for ioctl()
- * @reserved: must be 0
- *
  * DOC: io_uring
  *
  * Every operation can also be submitted with io_uring: sqe->opcode =
@@ -731,6 +736,12 @@ struct fractos_name {
  *   an io_uring worker, where they wait as the ioctl would.
  *
  * The others complete inline.
+ */
+
+/**
+ * struct fractos_uring_cmd - the command area of an IORING_OP_URING_CMD SQE
+ * @arg: user pointer to the operation's struct, exactly as for ioctl()
+ * @reserved: must be 0
  */
 struct fractos_uring_cmd {
 	__u64 arg;
@@ -765,7 +776,7 @@ struct fractos_uring_cmd {
 #define FRACTOS_IOC_NAME_LOOKUP		_IOWR(FRACTOS_IOC_MAGIC, 0x11, struct fractos_name)
 #define FRACTOS_IOC_NAME_UNPUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x12, struct fractos_name)
 
-/*
+/**
  * DOC: Live-object counters
  *
  * /sys/class/misc/fractos/live/ holds one read-only decimal file per

@@ -2,7 +2,9 @@
 /*
  * fractos_blk.h - the block adaptor (fractos_nvme.ko): its generic netlink
  * family "fractos_blk" and the Requests it serves.
- *
+ */
+
+/**
  * DOC: Administration (generic netlink, family FRACTOS_BLK_GENL_NAME)
  *
  * ATTACH (CAP_SYS_ADMIN) PATH: a block device's path (an NVMe namespace;
@@ -31,7 +33,9 @@
  *        VOL_START, VOL_SIZE, VOL_INFLIGHT).  A device whose volumes do
  *        not fit one message comes in several consecutive ones, each
  *        with the device's attributes and the next volumes.
- *
+ */
+
+/**
  * DOC: Answers, and malformed capability lists
  *
  * Every invocation whose capabilities name a continuation gets exactly one
@@ -51,7 +55,9 @@
  * done, error]) on done; [reply, error, anything] on error.  An invocation
  * with no Request among its capabilities has nobody to answer: it is
  * dropped and counted (STATS DROPPED).
- *
+ */
+
+/**
  * DOC: The management Request
  *
  * Invoked with immediates struct fractos_blk_mgmt and capabilities
@@ -78,11 +84,14 @@
  * meanwhile) leaves the volume: LIST shows it, OPEN reaches it.  DESTROY
  * does not erase a volume's blocks: a later CREATE may see old bytes, as
  * with a new logical volume of LVM; clear what you must before DESTROY.
- *
+ */
+
+/**
  * DOC: Volume Requests
  *
  * A read or write Request is invoked with immediates struct fractos_blk_io
  * and capabilities [memory, done] or [memory, done, error]:
+ *
  * - read: @len bytes of the volume from @offset into the Memory view
  *   (which needs FRACTOS_PERM_WRITE); write: from the view (READ) to the
  *   volume.  @len bytes from the start of the view; the view may be
@@ -105,7 +114,8 @@
  *   that range only, because more immediates than a struct fractos_blk_io
  *   make the invocation fail with EINVAL.
  *
- * Errors of an I/O, through its error continuation:
+ * Errors of an I/O, through its error continuation::
+ *
  *   EINVAL  the immediates are not exactly one struct fractos_blk_io, a
  *           capability is missing, extra or of the wrong type (see
  *           "Answers" for which continuation gets it), @len is 0 or over
@@ -125,6 +135,7 @@
  *           or during the I/O), or the memory was revoked
  *   EIO     the device failed the command
  *   ENOMEM, and the fabric's errors for another node's memory
+ *
  * An invocation with no Request among its capabilities is dropped (and
  * counted: STATS DROPPED); any other is answered (see "Answers").
  */
