@@ -19,7 +19,7 @@
 #   make check-debug     the guest selftests and the multi-node suite in it
 #   make check-debug-ci  CI's part of it (scaled-down selftests, no multi-node)
 #   make check-debug-short  a few selftests in it (CI when time is short)
-#   make robustness      the README's robustness figures (debug kernel)
+#   make robustness      the robustness figures (debug kernel): Documentation/testing.rst
 #   make fuzz            the uAPI fuzzer in a guest: DURATION=S (600), KVER=
 #                        6.1|6.12|debug (6.1), SEED=N, LOOPBACK=1 (tests/fuzz/)
 #   make install         the module (for KDIR), libcaladan, fractctl and the
@@ -201,7 +201,7 @@ check-debug-short: deps userspace debug-kernel
 		--log build/vm-debug.log --save build/fuzz -- \
 		tests/selftests/run_all.sh $(DEBUG_SHORT_TESTS)
 
-# The README's robustness figures: on the debug kernel, DURATION seconds
+# The robustness figures (Documentation/testing.rst): on the debug kernel, DURATION seconds
 # of KCOV-guided fuzzing (then 120 s with fabric_loopback), failnth,
 # killany 200 times, exitrace (scaled as in CI) and remote (the copies
 # through rxe); the summary lines at the end.

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# fractos selftest: the starter example of the README ("your first
-# service", lib/examples/): hello-service publishes its Request, and
+# fractos selftest: the starter example of Documentation/providers.rst
+# ("Your first service", lib/examples/): hello-service publishes its Request, and
 # hello-client looks it up, invokes it with a text and a continuation, and
 # prints the answer that comes back through the continuation; then the
 # client stops the service, and its name goes with it.  Also: a client of
