@@ -71,6 +71,12 @@ static int fos_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 	return fos_fabric_node_del(nla_get_u32(info->attrs[FRACTOS_A_NODE_ID]));
 }
 
+/* AUTH_PEER's node id, 0 without it (then nothing reads it). */
+static u32 fos_nl_auth_peer(struct nlattr **a)
+{
+	return a[FRACTOS_A_AUTH_PEER] ? nla_get_u32(a[FRACTOS_A_AUTH_PEER]) : 0;
+}
+
 /*
  * AUTH_SET: the cluster secret, a node's pair key (AUTH_PEER), or insecure
  * mode.  The secret is copied into the HMAC transform only; the netlink
@@ -79,7 +85,6 @@ static int fos_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	u32 peer = a[FRACTOS_A_AUTH_PEER] ? nla_get_u32(a[FRACTOS_A_AUTH_PEER]) : 0;
 	int ret;
 
 	if (!a[FRACTOS_A_AUTH_SECRET] == !a[FRACTOS_A_AUTH_INSECURE]) {
@@ -98,7 +103,8 @@ static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 	} else {
 		ret = fos_auth_set_secret(nla_data(a[FRACTOS_A_AUTH_SECRET]),
 					  nla_len(a[FRACTOS_A_AUTH_SECRET]),
-					  a[FRACTOS_A_AUTH_PEER], peer);
+					  a[FRACTOS_A_AUTH_PEER],
+					  fos_nl_auth_peer(a));
 		if (ret)
 			return ret;
 	}
@@ -130,8 +136,7 @@ static int fos_nl_auth_forget(struct sk_buff *skb, struct genl_info *info)
 		what = FOS_AUTH_FORGET_ALL;
 	else if (a[FRACTOS_A_AUTH_CLUSTER])
 		what = FOS_AUTH_FORGET_CLUSTER;
-	return fos_auth_forget(what, a[FRACTOS_A_AUTH_PEER] ?
-			       nla_get_u32(a[FRACTOS_A_AUTH_PEER]) : 0);
+	return fos_auth_forget(what, fos_nl_auth_peer(a));
 }
 
 static int fos_nl_put_auth(struct sk_buff *msg)

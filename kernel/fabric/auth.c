@@ -348,26 +348,33 @@ u8 fos_auth_mode(struct fos_auth_info *info)
 	return mode;
 }
 
+/* A node's keys: its two pair keys and the two cluster secrets. */
+#define FOS_AUTH_NODE_KEYS	4
+
 /*
- * The keys that admit @node, in the order a connection offers them (see
- * "Secrets and pair keys"); returns how many.
+ * How @node is admitted, and the keys that admit it in the order a
+ * connection offers them ("Secrets and pair keys"), *@n of them: the mode,
+ * FRACTOS_AUTH_NONE too for a node no key admits.
  */
-static unsigned int fos_auth_keys_of(u32 node, struct fos_auth_key *k[4])
+static int fos_auth_keys_of(u32 node, struct fos_auth_key *k[FOS_AUTH_NODE_KEYS],
+			    unsigned int *n)
 {
 	struct fos_auth_slots *s;
-	unsigned int n = 0;
 
 	lockdep_assert_held(&fos_auth_mutex);
+	*n = 0;
+	if (fos_auth_state != FRACTOS_AUTH_SECRET)
+		return fos_auth_state;
 	s = xa_load(&fos_auth_pairs, node);
 	if (s && s->cur)
-		k[n++] = s->cur;
+		k[(*n)++] = s->cur;
 	if (s && s->prev)
-		k[n++] = s->prev;
+		k[(*n)++] = s->prev;
 	if (fos_auth_cluster.cur)
-		k[n++] = fos_auth_cluster.cur;
+		k[(*n)++] = fos_auth_cluster.cur;
 	if (fos_auth_cluster.prev)
-		k[n++] = fos_auth_cluster.prev;
-	return n;
+		k[(*n)++] = fos_auth_cluster.prev;
+	return *n ? FRACTOS_AUTH_SECRET : FRACTOS_AUTH_NONE;
 }
 
 /**
@@ -399,17 +406,13 @@ void fos_auth_node_keys(u32 node, u32 *cur, u32 *prev)
  */
 int fos_auth_current(u32 node, struct fos_auth_key **key, u32 *alt_id)
 {
-	struct fos_auth_key *k[4];
-	unsigned int n = 0;
+	struct fos_auth_key *k[FOS_AUTH_NODE_KEYS];
+	unsigned int n;
 	int mode;
 
 	might_sleep();
 	mutex_lock(&fos_auth_mutex);
-	mode = fos_auth_state;
-	if (mode == FRACTOS_AUTH_SECRET)
-		n = fos_auth_keys_of(node, k);
-	if (mode == FRACTOS_AUTH_SECRET && !n)
-		mode = FRACTOS_AUTH_NONE;
+	mode = fos_auth_keys_of(node, k, &n);
 	*key = n ? k[0] : NULL;
 	if (*key)
 		kref_get(&k[0]->ref);
@@ -430,18 +433,14 @@ int fos_auth_current(u32 node, struct fos_auth_key **key, u32 *alt_id)
  */
 int fos_auth_find(u32 node, u32 key_id, struct fos_auth_key **key)
 {
-	struct fos_auth_key *k[4];
-	unsigned int n = 0, i;
+	struct fos_auth_key *k[FOS_AUTH_NODE_KEYS];
+	unsigned int n, i;
 	int mode;
 
 	might_sleep();
 	*key = NULL;
 	mutex_lock(&fos_auth_mutex);
-	mode = fos_auth_state;
-	if (mode == FRACTOS_AUTH_SECRET)
-		n = fos_auth_keys_of(node, k);
-	if (mode == FRACTOS_AUTH_SECRET && !n)
-		mode = FRACTOS_AUTH_NONE;
+	mode = fos_auth_keys_of(node, k, &n);
 	for (i = 0; i < n; i++) {
 		if (k[i]->id == key_id) {
 			kref_get(&k[i]->ref);
