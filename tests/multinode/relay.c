@@ -92,6 +92,22 @@ static struct rdma_cm_event *next_event(int ms)
 	return ev;
 }
 
+/*
+ * The next event must be ESTABLISHED with at least @len bytes of private
+ * data, copied to @priv; else the relay ends, saying @what failed.
+ */
+static void established(void *priv, size_t len, const char *what)
+{
+	struct rdma_cm_event *ev = next_event(10000);
+
+	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED ||
+	    ev->param.conn.private_data_len < len)
+		die(what);
+	if (len)
+		memcpy(priv, ev->param.conn.private_data, len);
+	rdma_ack_cm_event(ev);
+}
+
 static int post_recv(struct side *s, unsigned int i)
 {
 	struct ibv_sge sge = {
@@ -254,12 +270,7 @@ int main(int argc, char **argv)
 	cp.private_data_len = sizeof(hello);
 	if (rdma_connect(b.id, &cp))
 		die("connect to B");
-	ev = next_event(10000);
-	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED ||
-	    ev->param.conn.private_data_len < sizeof(accept_b))
-		die("B's accept");
-	memcpy(accept_b, ev->param.conn.private_data, sizeof(accept_b));
-	rdma_ack_cm_event(ev);
+	established(accept_b, sizeof(accept_b), "B's accept");
 	memcpy(&credits_b, accept_b + HELLO_CREDITS, 2);
 	memcpy(&size_b, accept_b + HELLO_MSG_SIZE, 4);
 	if (!credits_b || credits_b > MAX_BUFS || size_b > MAX_MSG)
@@ -271,10 +282,7 @@ int main(int argc, char **argv)
 	cp.private_data_len = sizeof(accept_b);
 	if (rdma_accept(a.id, &cp))
 		die("accept A");
-	ev = next_event(10000);
-	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED)
-		die("A's establishment");
-	rdma_ack_cm_event(ev);
+	established(NULL, 0, "A's establishment");
 	printf("up=1 version=%u credits_a=%u credits_b=%u\n", version,
 	       credits_a, credits_b);
 	up_at = now_s();

@@ -42,11 +42,13 @@ if [ $me = 1 ]; then
 	p=$(fosnet ping 2 5)
 	ok $? "node 1: 5 pings to node 2 through the relay ($p)"
 fi
+# node 2's counters once node 1's pings are answered, before the injection
+barrier pinged >/dev/null
 if [ $me = 2 ]; then
 	pe0=$(kv proto_errors "$(fosnet list 1)")
 	pr0=$(fosnet stat pings_rx)
 fi
-barrier pinged >/dev/null
+barrier counted >/dev/null
 [ $me = 3 ] && kill -USR1 $rpid
 case $me in
 3)
