@@ -246,9 +246,9 @@ $(CHECKPATCH):
 checkpatch: $(CHECKPATCH)
 	$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
-		-f $(filter-out %Kbuild %fos_trace.h,$(KSRC))
+		-f $(filter-out %Kbuild %fos_trace.h %remote/trace.h,$(KSRC))
 	$(CHECKPATCH) --no-tree --terse --show-types \
-		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f kernel/fabric/fos_trace.h
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f kernel/fabric/fos_trace.h kernel/remote/trace.h
 
 # kernel-doc, like checkpatch.pl, ships in linux-source-6.1's tarball.
 $(KERNELDOC):

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fractos: the kernel-to-kernel RDMA fabric, as the rest of the module sees
- * it.  kernel/fabric/ owns devices, connections and flow control; its users
- * (ping.c, kernel/remote/) register the message types they handle
- * (fos_fabric_register()), send typed messages to a peer, and pull memory
- * with one-sided RDMA.  genl.c is the configuration front door.  The wire
- * format is in wire.h.
+ * it, and the only way into it.  kernel/fabric/ owns devices, connections,
+ * admission, flow control, its configuration (the netlink family,
+ * fabric/genl.c) and PING; its users (kernel/remote/) register the message
+ * types they handle (fos_fabric_register()), send typed messages to a peer,
+ * and pull memory with one-sided RDMA.  The transport's framing is
+ * fabric/wire.h, private to it; a user's messages are its own (remote/wire.h)
+ * and travel as payload.
  */
 #ifndef FRACTOS_FABRIC_H
 #define FRACTOS_FABRIC_H
@@ -15,7 +17,20 @@
 #include <linux/fractos_netlink.h>
 
 struct fos_peer;
-struct fos_wire_hdr;
+
+/*
+ * The message types a user may register; the transport keeps the others
+ * for its framing.  Fixed by the wire format (version 7): remote/wire.h
+ * numbers all of them.
+ */
+#define FOS_FABRIC_TYPE_FIRST	5
+#define FOS_FABRIC_TYPE_LAST	17
+
+/*
+ * The largest payload of one message.  A peer may take less (it announces
+ * its receive buffers' size): fos_fabric_send() then says -EMSGSIZE.
+ */
+#define FOS_FABRIC_PAYLOAD_MAX	(8192 - 32)
 
 /**
  * struct fos_fabric_done - completion of one send
@@ -42,6 +57,7 @@ u32 fos_peer_node_id(const struct fos_peer *peer);
 u32 fos_peer_epoch(struct fos_peer *peer);
 bool fos_peer_trusts_uids(const struct fos_peer *peer);
 void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
+void fos_peer_proto_error(struct fos_peer *peer, const char *why);
 
 /* What a peer may make this node hold (limits: module parameters). */
 enum fos_peer_res {
@@ -53,6 +69,16 @@ enum fos_peer_res {
 bool fos_peer_res_get(struct fos_peer *peer, unsigned int res);
 void fos_peer_res_put(struct fos_peer *peer, unsigned int res);
 
+/**
+ * struct fos_rx_info - what a handler learns of a message besides its payload
+ * @type: its type
+ * @cookie: the sender's token; a reply echoes its request's
+ */
+struct fos_rx_info {
+	u8 type;
+	u64 cookie;
+};
+
 /*
  * Receive handlers: one per message type, registered by the transport's
  * users (fos_fabric_register()).  They run in the CQ's workqueue context,
@@ -60,14 +86,15 @@ void fos_peer_res_put(struct fos_peer *peer, unsigned int res);
  * call only.  The header and the payload (@check) have been validated.
  */
 typedef void (*fos_recv_fn)(struct fos_peer *peer,
-			    const struct fos_wire_hdr *hdr,
+			    const struct fos_rx_info *rx,
 			    const void *payload, u32 len);
 
 /**
  * struct fos_msg_type - one row of the transport's dispatch table
- * @type: the FOS_WIRE_* message type
+ * @type: the message type, FOS_FABRIC_TYPE_FIRST..FOS_FABRIC_TYPE_LAST
+ *	(the transport's own rows: its framing's types)
  * @name: for logs and tracepoints
- * @check: validates the payload (wire.h); a failure ends the connection
+ * @check: validates the payload; a failure ends the connection
  * @recv: the handler, NULL for messages the transport consumes itself
  * @held: a request served later, in process context: its receive credit
  *	is held until the handler calls fos_fabric_credit_done() ("Held
@@ -99,79 +126,8 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 
 void fos_fabric_credit_done(struct fos_peer *peer);
 
-/* ping.c */
-int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
-int fos_ping_init(void);
-void fos_ping_exit(void);
-
-/* Configuration and introspection (genl.c). */
-int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
-			bool trust_uids);
-u16 fos_fabric_default_port(void);
-int fos_fabric_node_del(u32 node_id);
-void fos_fabric_auth_changed(void);
-
-/**
- * struct fos_node_info - a snapshot of one peer for NODE_LIST
- * @node_id: the peer's node id
- * @addr: its configured address and port
- * @state: enum fractos_node_state
- * @epoch: last epoch seen, 0 if never connected
- * @qpn: number of the QP messages go out on, 0 if not up
- * @credits: send credits now
- * @trust_uids: configured with NODE_TRUST_UIDS
- * @stats: FRACTOS_STAT_* counters
- */
-struct fos_node_info {
-	u32 node_id;
-	struct sockaddr_storage addr;
-	u8 state;
-	u32 epoch;
-	u32 qpn;
-	u32 credits;
-	bool trust_uids;
-	u64 stats[__FRACTOS_STAT_MAX];
-};
-
-int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni);
-
-/**
- * struct fos_link_info - a snapshot of one RDMA device for LINK_LIST
- * @name: device name
- * @index: device index
- * @ports: number of ports
- * @state: enum ib_port_state of port 1
- * @conns: connections on it
- */
-struct fos_link_info {
-	char name[64];
-	u32 index;
-	u32 ports;
-	u8 state;
-	u32 conns;
-};
-
-int fos_fabric_link_info(unsigned long pos, struct fos_link_info *li);
-
-/**
- * struct fos_fabric_info - fabric-wide state for STATS
- * @port: the listening port, 0 if none
- * @nodes: configured peers
- * @links: RDMA devices
- * @stats: FRACTOS_STAT_* counters summed over all peers, alive or gone
- */
-struct fos_fabric_info {
-	u16 port;
-	u32 nodes;
-	u32 links;
-	u64 stats[__FRACTOS_STAT_MAX];
-};
-
-void fos_fabric_info(struct fos_fabric_info *fi);
-
+/* Module load and unload (main.c): the fabric, its netlink family, PING. */
 int fos_fabric_init(void);
 void fos_fabric_exit(void);
-int fos_genl_init(void);
-void fos_genl_exit(void);
 
 #endif /* FRACTOS_FABRIC_H */

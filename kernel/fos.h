@@ -104,6 +104,7 @@
 #include <linux/wait.h>
 #include <linux/xarray.h>
 #include <linux/fractos.h>
+#include "core.h"
 
 #define FOS_VERSION "0.1.0"
 
@@ -114,41 +115,11 @@
  */
 #define FOS_MAX_DEPTH	64
 
-/* Live-object counters, shown in /sys/class/misc/fractos/live/. */
-enum fos_counter {
-	FOS_LIVE_SPACES,
-	FOS_LIVE_OBJECTS,
-	FOS_LIVE_CAPS,
-	FOS_LIVE_MEMORIES,
-	FOS_LIVE_PINNED_PAGES,
-	FOS_LIVE_CAPFDS,
-	FOS_LIVE_REQUESTS,
-	FOS_LIVE_MESSAGES,
-	FOS_LIVE_NAMES,
-	FOS_LIVE_PEERS,
-	FOS_LIVE_CONNS,
-	FOS_LIVE_EXPORTS,
-	FOS_LIVE_PROXIES,
-	FOS_LIVE_GRANTS,
-	FOS_LIVE_MONITORS,
-	FOS_LIVE_DMABUFS,
-	FOS_LIVE_NR,
-};
-
-extern atomic_long_t fos_live[FOS_LIVE_NR];
-
-static inline void fos_live_add(enum fos_counter c, long v)
-{
-	atomic_long_add(v, &fos_live[c]);
-}
-
-/* Module parameters (main.c). */
+/* The limits (module parameters, main.c). */
 extern unsigned int fos_max_caps;
-extern unsigned int fos_node_id;
 extern unsigned long fos_max_pin_bytes;
 extern unsigned int fos_max_queue;
 extern unsigned int fos_max_names;
-extern u32 fos_epoch;
 
 /**
  * struct fos_mem - the pinned pages behind a Memory root object

@@ -121,29 +121,19 @@ static int __init fos_init(void)
 	ret = fos_remote_init();
 	if (ret)
 		goto err_prov;
-	ret = fos_ping_init();
-	if (ret)
-		goto err_remote;
 	ret = fos_fabric_init();
 	if (ret)
-		goto err_ping;
-	ret = fos_genl_init();
-	if (ret)
-		goto err_fabric;
+		goto err_remote;
 	ret = misc_register(&fos_miscdev);
 	if (ret)
-		goto err_genl;
+		goto err_fabric;
 
 	pr_info("fractos " FOS_VERSION ": node %u epoch %#x\n", fos_node_id,
 		fos_epoch);
 	return 0;
 
-err_genl:
-	fos_genl_exit();
 err_fabric:
 	fos_fabric_exit();
-err_ping:
-	fos_ping_exit();
 err_remote:
 	fos_remote_exit();
 err_prov:
@@ -160,9 +150,7 @@ static void __exit fos_exit(void)
 	int i;
 
 	misc_deregister(&fos_miscdev);
-	fos_genl_exit();
 	fos_fabric_exit();
-	fos_ping_exit();
 	fos_remote_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {

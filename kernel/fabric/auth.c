@@ -48,8 +48,8 @@
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <linux/fractos_netlink.h>
-#include "../fos.h"
-#include "../wire.h"
+#include "../core.h"
+#include "wire.h"
 #include "auth.h"
 
 /**

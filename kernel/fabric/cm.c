@@ -12,9 +12,6 @@
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "auth.h"
 #include "pri.h"
 #include "fos_trace.h"

@@ -5,9 +5,6 @@
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "auth.h"
 #include "pri.h"
 #include "fos_trace.h"

@@ -124,9 +124,6 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "auth.h"
 #include "pri.h"
 
@@ -340,42 +337,8 @@ static int fos_listen(void)
 	return ret;
 }
 
-int fos_fabric_init(void)
-{
-	int ret;
-
-	ret = fos_rx_init();
-	if (ret)
-		return ret;
-	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
-	if (!fos_fabric_wq) {
-		ret = -ENOMEM;
-		goto err_rx;
-	}
-	ret = ib_register_client(&fos_ib_client);
-	if (ret)
-		goto err_wq;
-	ret = fos_listen();
-	if (ret)
-		goto err_client;
-	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
-	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
-	/* Best effort: debugfs may be off; nothing depends on it. */
-	fos_debugfs = debugfs_create_dir("fractos", NULL);
-	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,
-			   &fos_fault_read_delay_ms);
-	return 0;
-
-err_client:
-	ib_unregister_client(&fos_ib_client);
-err_wq:
-	destroy_workqueue(fos_fabric_wq);
-err_rx:
-	fos_rx_exit();
-	return ret;
-}
-
-void fos_fabric_exit(void)
+/* Everything fos_fabric_init() started but the netlink family. */
+static void fos_fabric_stop(void)
 {
 	struct fos_peer *peer;
 	unsigned long idx;
@@ -394,6 +357,58 @@ void fos_fabric_exit(void)
 	ib_unregister_client(&fos_ib_client);
 	destroy_workqueue(fos_fabric_wq);
 	xa_destroy(&fos_peers);
+	fos_ping_exit();
 	fos_rx_exit();
 	fos_auth_exit();
+}
+
+int fos_fabric_init(void)
+{
+	int ret;
+
+	ret = fos_rx_init();
+	if (ret)
+		return ret;
+	ret = fos_ping_init();
+	if (ret)
+		goto err_rx;
+	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
+	if (!fos_fabric_wq) {
+		ret = -ENOMEM;
+		goto err_ping;
+	}
+	ret = ib_register_client(&fos_ib_client);
+	if (ret)
+		goto err_wq;
+	ret = fos_listen();
+	if (ret)
+		goto err_client;
+	INIT_DELAYED_WORK(&fos_hb_dwork, fos_hb_work);
+	queue_delayed_work(fos_fabric_wq, &fos_hb_dwork, fos_hb_interval());
+	/* Best effort: debugfs may be off; nothing depends on it. */
+	fos_debugfs = debugfs_create_dir("fractos", NULL);
+	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,
+			   &fos_fault_read_delay_ms);
+	/* Last: from here on, the admin can configure peers. */
+	ret = fos_genl_init();
+	if (ret)
+		fos_fabric_stop();
+	return ret;
+
+err_client:
+	ib_unregister_client(&fos_ib_client);
+err_wq:
+	destroy_workqueue(fos_fabric_wq);
+err_ping:
+	fos_ping_exit();
+err_rx:
+	fos_rx_exit();
+	return ret;
+}
+
+void fos_fabric_exit(void)
+{
+	/* First: no admin request runs from here on. */
+	fos_genl_exit();
+	fos_fabric_stop();
 }

@@ -5,9 +5,6 @@
  */
 #include <linux/slab.h>
 #include <linux/xarray.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "auth.h"
 #include "pri.h"
 

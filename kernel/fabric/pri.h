@@ -15,8 +15,9 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include "../core.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 
 #define FOS_HB_MISSES		4
 #define FOS_BACKOFF_MIN_MS	100
@@ -358,9 +359,84 @@ void fos_peer_node_down(u32 node, u32 epoch);
 /* rx.c */
 int fos_rx_init(void);
 void fos_rx_exit(void);
+int fos_rx_register_own(const struct fos_msg_type *types, unsigned int n);
+const char *fos_msg_type_name(u8 type);
 
 /* rdma.c */
 struct fos_pd *fos_pd_alloc(struct fos_ibdev *dev);
 void fos_pd_put(struct fos_pd *pd);
+
+/* PING (ping.c) */
+int fos_ping(struct fos_peer *peer, u64 *rtt_ns);
+int fos_ping_init(void);
+void fos_ping_exit(void);
+
+/* Configuration and introspection, for the netlink family (genl.c). */
+int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
+			bool trust_uids);
+u16 fos_fabric_default_port(void);
+int fos_fabric_node_del(u32 node_id);
+void fos_fabric_auth_changed(void);
+
+/**
+ * struct fos_node_info - a snapshot of one peer for NODE_LIST
+ * @node_id: the peer's node id
+ * @addr: its configured address and port
+ * @state: enum fractos_node_state
+ * @epoch: last epoch seen, 0 if never connected
+ * @qpn: number of the QP messages go out on, 0 if not up
+ * @credits: send credits now
+ * @trust_uids: configured with NODE_TRUST_UIDS
+ * @stats: FRACTOS_STAT_* counters
+ */
+struct fos_node_info {
+	u32 node_id;
+	struct sockaddr_storage addr;
+	u8 state;
+	u32 epoch;
+	u32 qpn;
+	u32 credits;
+	bool trust_uids;
+	u64 stats[__FRACTOS_STAT_MAX];
+};
+
+int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni);
+
+/**
+ * struct fos_link_info - a snapshot of one RDMA device for LINK_LIST
+ * @name: device name
+ * @index: device index
+ * @ports: number of ports
+ * @state: enum ib_port_state of port 1
+ * @conns: connections on it
+ */
+struct fos_link_info {
+	char name[64];
+	u32 index;
+	u32 ports;
+	u8 state;
+	u32 conns;
+};
+
+int fos_fabric_link_info(unsigned long pos, struct fos_link_info *li);
+
+/**
+ * struct fos_fabric_info - fabric-wide state for STATS
+ * @port: the listening port, 0 if none
+ * @nodes: configured peers
+ * @links: RDMA devices
+ * @stats: FRACTOS_STAT_* counters summed over all peers, alive or gone
+ */
+struct fos_fabric_info {
+	u16 port;
+	u32 nodes;
+	u32 links;
+	u64 stats[__FRACTOS_STAT_MAX];
+};
+
+void fos_fabric_info(struct fos_fabric_info *fi);
+
+int fos_genl_init(void);
+void fos_genl_exit(void);
 
 #endif /* FRACTOS_FABRIC_PRI_H */

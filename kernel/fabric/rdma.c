@@ -41,7 +41,6 @@
 #include <linux/delay.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include "../fos.h"
 #include "pri.h"
 
 /**

@@ -4,14 +4,14 @@
  * passive connection by its AUTH, credits returned and held.
  */
 #include <linux/jiffies.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "auth.h"
 #include "pri.h"
 #include "fos_trace.h"
 
-/* The transport's own rows; users register theirs (fos_fabric_register()). */
+/*
+ * The transport's own rows (PING and PONG: ping.c); users register theirs
+ * (fos_fabric_register()).
+ */
 static const struct fos_msg_type fos_own_types[] = {
 	{ FOS_WIRE_CREDIT, "credit", fos_wire_check_empty },
 	{ FOS_WIRE_HEARTBEAT, "heartbeat", fos_wire_check_empty },
@@ -26,26 +26,18 @@ static const struct fos_msg_type fos_own_types[] = {
  */
 static const struct fos_msg_type *fos_msg_types[FOS_WIRE_NR];
 
-/**
- * fos_fabric_register - add message types to the dispatch table
- * @types: the rows (each names its FOS_WIRE_* type); they must stay valid
- *	until fos_fabric_unregister()
- * @n: entries at @types
- *
- * Called at module load, before fos_fabric_init(): a message of a type
- * nobody registered is a protocol error.
- *
- * Return: 0, -EINVAL (a type out of range) or -EBUSY (registered
- * already); nothing is registered on failure.
- */
-int fos_fabric_register(const struct fos_msg_type *types, unsigned int n)
+static int fos_rx_table_add(const struct fos_msg_type *types, unsigned int n,
+			    bool own)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		u8 type = types[i].type;
+		bool users = type >= FOS_FABRIC_TYPE_FIRST &&
+			     type <= FOS_FABRIC_TYPE_LAST;
 
-		if (!type || type >= FOS_WIRE_NR || !types[i].check) {
+		if (!type || type >= FOS_WIRE_NR || users == own ||
+		    !types[i].check) {
 			fos_fabric_unregister(types, i);
 			return -EINVAL;
 		}
@@ -56,6 +48,39 @@ int fos_fabric_register(const struct fos_msg_type *types, unsigned int n)
 		WRITE_ONCE(fos_msg_types[type], &types[i]);
 	}
 	return 0;
+}
+
+/**
+ * fos_fabric_register - add message types to the dispatch table
+ * @types: the rows (each names its type, FOS_FABRIC_TYPE_FIRST to
+ *	FOS_FABRIC_TYPE_LAST); they must stay valid until
+ *	fos_fabric_unregister()
+ * @n: entries at @types
+ *
+ * Called at module load, before fos_fabric_init(): a message of a type
+ * nobody registered is a protocol error.
+ *
+ * Return: 0, -EINVAL (a type out of range) or -EBUSY (registered
+ * already); nothing is registered on failure.
+ */
+int fos_fabric_register(const struct fos_msg_type *types, unsigned int n)
+{
+	return fos_rx_table_add(types, n, false);
+}
+
+/* The transport's own rows (its types only), as fos_fabric_register(). */
+int fos_rx_register_own(const struct fos_msg_type *types, unsigned int n)
+{
+	return fos_rx_table_add(types, n, true);
+}
+
+/* A type's name, for the tracepoints: its row's, or "?". */
+const char *fos_msg_type_name(u8 type)
+{
+	const struct fos_msg_type *t;
+
+	t = type < FOS_WIRE_NR ? READ_ONCE(fos_msg_types[type]) : NULL;
+	return t ? t->name : "?";
 }
 
 /* Take rows out of the dispatch table (module unload). */
@@ -71,7 +96,7 @@ void fos_fabric_unregister(const struct fos_msg_type *types, unsigned int n)
 /* The transport's own rows, from fos_fabric_init() and _exit(). */
 int fos_rx_init(void)
 {
-	return fos_fabric_register(fos_own_types, ARRAY_SIZE(fos_own_types));
+	return fos_rx_register_own(fos_own_types, ARRAY_SIZE(fos_own_types));
 }
 
 void fos_rx_exit(void)
@@ -97,6 +122,20 @@ void fos_proto_error(struct fos_conn *conn, const char *why)
 	pr_warn_ratelimited("fractos: node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
 	fos_conn_fail(conn);
+}
+
+/**
+ * fos_peer_proto_error - a user of the transport found a message wrong
+ * @peer: the peer that sent it
+ * @why: for the tracepoint
+ *
+ * Counts it (FRACTOS_STAT_PROTO_ERRORS) and traces it; the connection
+ * stays up (the user answers, or ignores, the message).
+ */
+void fos_peer_proto_error(struct fos_peer *peer, const char *why)
+{
+	trace_fos_proto_error(peer->node_id, why);
+	fos_stat_add(peer, FRACTOS_STAT_PROTO_ERRORS, 1);
 }
 
 void fos_auth_failed(struct fos_conn *conn, const char *why)
@@ -265,7 +304,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	WRITE_ONCE(conn->last_rx, jiffies);
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
 	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
-	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, hdr->type, len,
+	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, t->name, len,
 			 le64_to_cpu(hdr->cookie));
 
 	/*
@@ -279,8 +318,13 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 			conn->held++;
 		spin_unlock(&conn->lock);
 	}
-	if (t->recv)
-		t->recv(peer, hdr, hdr + 1, len);
+	if (t->recv) {
+		struct fos_rx_info rx = {
+			.type = hdr->type, .cookie = le64_to_cpu(hdr->cookie),
+		};
+
+		t->recv(peer, &rx, hdr + 1, len);
+	}
 
 	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)
 		return;

@@ -5,9 +5,6 @@
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
-#include "../fos.h"
-#include "../fabric.h"
-#include "../wire.h"
 #include "pri.h"
 #include "fos_trace.h"
 
@@ -126,8 +123,8 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	conn->last_tx = jiffies;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_MSGS, 1);
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_BYTES, total);
-	trace_fos_msg_tx(conn->peer->node_id, conn->id->qp->qp_num, type, len,
-			 cookie);
+	trace_fos_msg_tx(conn->peer->node_id, conn->id->qp->qp_num,
+			 fos_msg_type_name(type), len, cookie);
 	return 0;
 }
 

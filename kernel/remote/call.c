@@ -12,8 +12,8 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../fabric/fos_trace.h"
-#include "../wire.h"
+#include "trace.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- calls: a message and its answer ---- */
@@ -374,19 +374,19 @@ out_disown:
 	return ret;
 }
 
-void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
-	fos_send_ack(peer, le64_to_cpu(hdr->cookie),
+	fos_send_ack(peer, rx->cookie,
 		     fos_invoke_deliver(peer, payload));
 }
 
-void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		  const void *payload, u32 len)
 {
 	const struct fos_wire_ack *a = payload;
 
-	fos_call_complete(peer, FOS_WIRE_ACK, le64_to_cpu(hdr->cookie),
+	fos_call_complete(peer, FOS_WIRE_ACK, rx->cookie,
 			  -(int)le32_to_cpu(a->status), NULL, NULL);
 }
 
@@ -465,11 +465,11 @@ static bool fos_revoke_queue(struct fos_peer *peer, struct fos_object *obj,
  * (fabric_peer_work) or memory it is done here and answered at once, the
  * keys then dying within FOS_GRANT_END_WAIT.
  */
-void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 			 const void *payload, u32 len)
 {
 	const struct fos_wire_obj *o = payload;
-	u64 cookie = le64_to_cpu(hdr->cookie);
+	u64 cookie = rx->cookie;
 	struct fos_object *obj = NULL;
 
 	if (le32_to_cpu(o->epoch) == fos_epoch)
@@ -485,7 +485,7 @@ void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 }
 
 /* A node is about to send @node a capability to one of ours: count it. */
-void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
 	const struct fos_wire_import *im = payload;
@@ -513,11 +513,11 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 			ret = -EHOSTUNREACH;
 		}
 	}
-	fos_send_ack(peer, le64_to_cpu(hdr->cookie), ret);
+	fos_send_ack(peer, rx->cookie, ret);
 }
 
 /* Descriptions held by a node ended: it, or a forwarder for it, says so. */
-void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len)
 {
 	const struct fos_wire_drop *d = payload;
@@ -534,8 +534,7 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
 	}
 	if (fos_export_put(le64_to_cpu(d->oid), node, epoch,
 			   le64_to_cpu(d->count), &from)) {
-		fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
-		trace_fos_proto_error(from, "a DROP for another holder");
+		fos_peer_proto_error(peer, "a DROP for another holder");
 		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
 				    from, le64_to_cpu(d->count),
 				    le64_to_cpu(d->oid), node);
@@ -575,7 +574,7 @@ void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 }
 
 void fos_lookup_reply_recv(struct fos_peer *peer,
-			   const struct fos_wire_hdr *hdr,
+			   const struct fos_rx_info *rx,
 			   const void *payload, u32 len)
 {
 	const struct fos_wire_lookup_reply *r = payload;
@@ -591,7 +590,7 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 		status = fos_cap_resolve(peer, &r->cap, &cap);
 	/* Nobody waits for it any more: its proxy goes (a DROP). */
 	if (!fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY,
-			       le64_to_cpu(hdr->cookie), status,
+			       rx->cookie, status,
 			       status ? NULL : &cap, NULL) && !status)
 		fos_obj_put(cap.obj);
 }

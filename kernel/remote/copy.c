@@ -10,8 +10,8 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../fabric/fos_trace.h"
-#include "../wire.h"
+#include "trace.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- memory_copy across nodes (see "Remote copies" in remote.c) ---- */
@@ -439,15 +439,15 @@ out:
  * Their receive credit is held until they are served, or refused here
  * (fos_fabric_credit_done(), "Held credits" in fabric/rx.c).
  */
-static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+static void fos_copy_queue(struct fos_peer *peer, const struct fos_rx_info *rx,
 			   const void *payload, u32 len)
 {
-	u64 cookie = le64_to_cpu(hdr->cookie);
+	u64 cookie = rx->cookie;
 	struct fos_wire_grant_reply r = {};
 	struct fos_copy_work *cw;
 
 	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
-		fos_copy_reply(peer, hdr->type, cookie, -EAGAIN, &r);
+		fos_copy_reply(peer, rx->type, cookie, -EAGAIN, &r);
 		fos_fabric_credit_done(peer);
 		return;
 	}
@@ -457,11 +457,11 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 	if (!cw || !cw->peer) {
 		kfree(cw);
 		fos_peer_res_put(peer, FOS_PEER_WORK);
-		fos_copy_reply(peer, hdr->type, cookie, -ENOMEM, &r);
+		fos_copy_reply(peer, rx->type, cookie, -ENOMEM, &r);
 		fos_fabric_credit_done(peer);
 		return;
 	}
-	cw->type = hdr->type;
+	cw->type = rx->type;
 	cw->cookie = cookie;
 	/*
 	 * Into the union, not one of its members: a LOOKUP's name runs past
@@ -472,7 +472,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 		fos_peer_res_put(cw->peer, FOS_PEER_WORK);
 		fos_peer_put(cw->peer);
 		kfree(cw);
-		fos_copy_reply(peer, hdr->type, cookie, -EPROTO, &r);
+		fos_copy_reply(peer, rx->type, cookie, -EPROTO, &r);
 		fos_fabric_credit_done(peer);
 		return;
 	}
@@ -481,26 +481,26 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_wire_hdr *hdr
 	queue_work(fos_copy_wq, &cw->work);
 }
 
-void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_copy_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len)
 {
-	fos_copy_queue(peer, hdr, payload, len);
+	fos_copy_queue(peer, rx, payload, len);
 }
 
-void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_grant_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		    const void *payload, u32 len)
 {
-	fos_copy_queue(peer, hdr, payload, len);
+	fos_copy_queue(peer, rx, payload, len);
 }
 
-void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
-	fos_copy_queue(peer, hdr, payload, len);
+	fos_copy_queue(peer, rx, payload, len);
 }
 
 /* GRANT_END on the puller: stop the copy that token @pull names. */
-void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 			const void *payload, u32 len)
 {
 	const struct fos_wire_grant_end *e = payload;

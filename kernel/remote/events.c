@@ -11,7 +11,7 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 static DEFINE_SPINLOCK(fos_events_lock);

@@ -11,8 +11,7 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../fabric/fos_trace.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- the export table ---- */
@@ -351,8 +350,7 @@ struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 	mutex_unlock(&fos_export_lock);
 	if (held)
 		return obj;
-	fos_peer_stat_inc(peer, FRACTOS_STAT_PROTO_ERRORS);
-	trace_fos_proto_error(node, "a view it was not given");
+	fos_peer_proto_error(peer, "a view it was not given");
 	if (v)
 		pr_warn_ratelimited("fractos: node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
 				    node, oid, v->off, v->len, v->perms);

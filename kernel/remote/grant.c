@@ -11,7 +11,7 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- grants (see "Remote copies" in remote.c) ---- */
@@ -308,7 +308,7 @@ out_obj:
 }
 
 void fos_grant_reply_recv(struct fos_peer *peer,
-			  const struct fos_wire_hdr *hdr,
+			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len)
 {
 	const struct fos_wire_grant_reply *r = payload;
@@ -320,14 +320,14 @@ void fos_grant_reply_recv(struct fos_peer *peer,
 	 * FOS_GRANT_TTL.
 	 */
 	if (!fos_call_complete(peer, FOS_WIRE_GRANT_REPLY,
-			       le64_to_cpu(hdr->cookie),
+			       rx->cookie,
 			       -(int)le32_to_cpu(r->status), NULL, r) &&
 	    !r->status)
 		fos_event_queue(FOS_EV_RELEASE, 0, fos_peer_node_id(peer), 0,
 				le64_to_cpu(r->id), GFP_ATOMIC);
 }
 
-void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_release_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		      const void *payload, u32 len)
 {
 	const struct fos_wire_release *r = payload;

@@ -15,7 +15,7 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 
 /* How long an invoker waits for the owner's answer. */
 #define FOS_REMOTE_TIMEOUT	(10 * HZ)
@@ -207,33 +207,33 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 		    const struct fos_cap *dst, u64 doff, u64 len);
 
 /* Receive handlers, registered with the fabric by remote.c. */
-void fos_invoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
-void fos_ack_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		  const void *payload, u32 len);
-void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_revoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
-void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_revoke_req_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 			 const void *payload, u32 len);
-void fos_import_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
-void fos_drop_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len);
-void fos_lookup_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_lookup_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
 void fos_lookup_reply_recv(struct fos_peer *peer,
-			   const struct fos_wire_hdr *hdr,
+			   const struct fos_rx_info *rx,
 			   const void *payload, u32 len);
-void fos_copy_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_copy_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len);
-void fos_grant_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_grant_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		    const void *payload, u32 len);
 void fos_grant_reply_recv(struct fos_peer *peer,
-			  const struct fos_wire_hdr *hdr,
+			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len);
-void fos_grant_end_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_grant_end_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 			const void *payload, u32 len);
-void fos_release_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_release_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		      const void *payload, u32 len);
 
 #endif /* FRACTOS_REMOTE_PRI_H */

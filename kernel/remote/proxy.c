@@ -9,7 +9,7 @@
 #include <linux/spinlock.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- proxies ---- */
@@ -222,7 +222,7 @@ struct fos_object *fos_obj_root(struct fos_object *obj)
 }
 
 /* The owner revoked one of its objects: so is our proxy. */
-void fos_revoke_recv(struct fos_peer *peer, const struct fos_wire_hdr *hdr,
+void fos_revoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
 	const struct fos_wire_obj *o = payload;

@@ -175,7 +175,7 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 static bool fos_fabric_loopback;

@@ -9,7 +9,7 @@
 #include <linux/string.h>
 #include "../fos.h"
 #include "../fabric.h"
-#include "../wire.h"
+#include "wire.h"
 #include "pri.h"
 
 /* ---- capabilities on the wire ---- */

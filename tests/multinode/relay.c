@@ -33,7 +33,7 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
-/* The parts of kernel/wire.h the relay reads or writes. */
+/* The parts of kernel/fabric/wire.h the relay reads or writes. */
 #define W_MAGIC		0x534f5246
 #define W_PING		3
 #define HELLO_CREDITS	6	/* byte offsets in struct fos_wire_hello */

@@ -2,7 +2,8 @@
 /*
  * fractos selftest: a hostile peer at the fabric's front door.
  *
- * A userspace program speaks the wire protocol (kernel/wire.h, version 7;
+ * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
+ * kernel/remote/wire.h, version 7;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A peer that speaks the fabric's wire protocol itself (kernel/wire.h,
+ * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
  * version 7), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
@@ -22,7 +22,10 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
-/* The wire format, as kernel/wire.h has it (little-endian hosts only). */
+/*
+ * The wire format, as kernel/fabric/wire.h and kernel/remote/wire.h have
+ * it (little-endian hosts only).
+ */
 #define W_MAGIC		0x534f5246
 #define W_VERSION	7
 #define W_INSECURE	0x01

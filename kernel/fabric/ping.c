@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fractos: PING/PONG, the first user of the fabric's message API and a
- * round-trip probe (FRACTOS_CMD_PING).  A PING's cookie names a waiter in
- * fos_ping_waits; the PONG echoes it.  A PONG counts only from the node
+ * fractos: PING/PONG, the transport's own round-trip probe
+ * (FRACTOS_CMD_PING).  A PING's cookie names a waiter in fos_ping_waits;
+ * the PONG echoes it.  A PONG counts only from the node
  * the PING went to, and the round trip is timed with our own clock: the
  * echoed payload is not trusted.
  */
 #include <linux/completion.h>
 #include <linux/ktime.h>
 #include <linux/xarray.h>
-#include "fos.h"
-#include "fabric.h"
-#include "wire.h"
+#include "pri.h"
 
 #define FOS_PING_TIMEOUT	HZ
 
@@ -71,20 +69,20 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 }
 
 static void fos_ping_recv(struct fos_peer *peer,
-			  const struct fos_wire_hdr *hdr,
+			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len)
 {
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
 	/* Without a credit, the PONG waits on the backlog. */
-	fos_fabric_send(peer, FOS_WIRE_PONG, le64_to_cpu(hdr->cookie), payload,
+	fos_fabric_send(peer, FOS_WIRE_PONG, rx->cookie, payload,
 			len, NULL, FOS_SEND_QUEUE);
 }
 
 static void fos_pong_recv(struct fos_peer *peer,
-			  const struct fos_wire_hdr *hdr,
+			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len)
 {
-	u64 cookie = le64_to_cpu(hdr->cookie);
+	u64 cookie = rx->cookie;
 	struct fos_ping_wait *w;
 
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PONGS_RX);
@@ -107,7 +105,7 @@ static const struct fos_msg_type fos_ping_types[] = {
 
 int fos_ping_init(void)
 {
-	return fos_fabric_register(fos_ping_types, ARRAY_SIZE(fos_ping_types));
+	return fos_rx_register_own(fos_ping_types, ARRAY_SIZE(fos_ping_types));
 }
 
 void fos_ping_exit(void)

@@ -8,9 +8,8 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <net/genetlink.h>
-#include "fos.h"
-#include "fabric.h"
-#include "fabric/auth.h"
+#include "auth.h"
+#include "pri.h"
 
 static const struct nla_policy fos_nl_policy[FRACTOS_A_MAX + 1] = {
 	[FRACTOS_A_NODE_ID]	= { .type = NLA_U32 },

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: what the module's rooms (kernel/fabric/, kernel/remote/) may use
+ * of the core besides its object model: the live-object counters, this
+ * node's id and its epoch.  The transport includes this and fabric.h only;
+ * fos.h (objects, spaces, the op table) includes it too.
+ */
+#ifndef FRACTOS_CORE_H
+#define FRACTOS_CORE_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+/* Live-object counters, shown in /sys/class/misc/fractos/live/. */
+enum fos_counter {
+	FOS_LIVE_SPACES,
+	FOS_LIVE_OBJECTS,
+	FOS_LIVE_CAPS,
+	FOS_LIVE_MEMORIES,
+	FOS_LIVE_PINNED_PAGES,
+	FOS_LIVE_CAPFDS,
+	FOS_LIVE_REQUESTS,
+	FOS_LIVE_MESSAGES,
+	FOS_LIVE_NAMES,
+	FOS_LIVE_PEERS,
+	FOS_LIVE_CONNS,
+	FOS_LIVE_EXPORTS,
+	FOS_LIVE_PROXIES,
+	FOS_LIVE_GRANTS,
+	FOS_LIVE_MONITORS,
+	FOS_LIVE_DMABUFS,
+	FOS_LIVE_NR,
+};
+
+extern atomic_long_t fos_live[FOS_LIVE_NR];
+
+static inline void fos_live_add(enum fos_counter c, long v)
+{
+	atomic_long_add(v, &fos_live[c]);
+}
+
+/* This node's id (a module parameter) and epoch (new at every load): main.c. */
+extern unsigned int fos_node_id;
+extern u32 fos_epoch;
+
+#endif /* FRACTOS_CORE_H */
