@@ -18,8 +18,17 @@ read -r p f < <(awk '
 # What failed, again at the end: only the tail of a CI log may be kept.
 if [ "$rc" != 0 ]; then
 	echo "=== failures"
-	grep -E '^(\[n[0-9]+\] )?not ok |^(\[n[0-9]+\] )?# node [0-9]+: |^# kernel n[0-9]+|vm/run: |Bail out|exited [1-9]|\*\*\* ' "$log" |
-		grep -v -e '# TODO' -e "asked '" | tail -n 60
+	# the context first (node diagnostics, kernel lines, who exited),
+	# then the failed checks themselves, last, so that a summary cut in
+	# the middle still shows them
+	grep -E '^(\[n[0-9]+\] )?# node [0-9]+: |^# kernel n[0-9]+|vm/run: |Bail out|exited [1-9]|\*\*\* ' "$log" |
+		grep -v -e "asked '" | tail -n 40
+	echo "=== the failed checks"
+	# each under the stage it ran in (the last "=== " line before it)
+	awk '/^=== / { stage = $0; next }
+	     /^(\[n[0-9]+\] )?not ok / && !/# TODO/ {
+		if (stage != shown) { print stage; shown = stage }
+		print }' "$log" | tail -n 24
 	[ "$f" = 0 ] && f=1
 fi
 echo "$p passed, $f failed"
