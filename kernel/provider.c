@@ -568,13 +568,13 @@ static bool fos_kobj_remote(struct fos_object *obj)
 }
 
 /**
- * fos_kcap_info - what a capability is
+ * fos_kcap_get_info - what a capability is
  * @c: the capability
  * @info: filled in
  *
  * Context: any.
  */
-void fos_kcap_info(const struct fos_kcap *c, struct fos_kcap_info *info)
+void fos_kcap_get_info(const struct fos_kcap *c, struct fos_kcap_info *info)
 {
 	info->type = c->cap.obj->type;
 	info->perms = c->cap.perms;
@@ -583,10 +583,10 @@ void fos_kcap_info(const struct fos_kcap *c, struct fos_kcap_info *info)
 	info->remote = fos_kobj_remote(c->cap.obj);
 	info->revoked = fos_obj_revoked(c->cap.obj);
 }
-EXPORT_SYMBOL_GPL(fos_kcap_info);
+EXPORT_SYMBOL_GPL(fos_kcap_get_info);
 
 /**
- * fos_kmem_map - the pages under a range of a view of this node's Memory
+ * fos_kmem_map_view - the pages under a range of a view of this node's Memory
  * @c: the Memory capability
  * @off: first byte, from the start of the view
  * @len: bytes, non-zero
@@ -600,8 +600,8 @@ EXPORT_SYMBOL_GPL(fos_kcap_info);
  * (another node's Memory: use a staging buffer and fos_kmem_copy()),
  * -EKEYREVOKED.
  */
-int fos_kmem_map(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
-		 struct fos_kmem_map *map)
+int fos_kmem_map_view(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
+		      struct fos_kmem_map *map)
 {
 	const struct fos_cap *cap = &c->cap;
 	struct fos_mem *mem;
@@ -633,10 +633,10 @@ int fos_kmem_map(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
 	map->mem = mem;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(fos_kmem_map);
+EXPORT_SYMBOL_GPL(fos_kmem_map_view);
 
 /**
- * fos_kmem_unmap - done with the pages of fos_kmem_map()
+ * fos_kmem_unmap - done with the pages of fos_kmem_map_view()
  * @map: the map; its pages may be unpinned now (if revoked meanwhile)
  */
 void fos_kmem_unmap(struct fos_kmem_map *map)

@@ -201,10 +201,10 @@ struct fos_kcap *fos_kcap_revtree(struct fos_provider *p,
 				  const struct fos_kcap *c);
 void fos_kcap_put(struct fos_kcap *c);
 int fos_kcap_revoke(struct fos_kcap *c);
-void fos_kcap_info(const struct fos_kcap *c, struct fos_kcap_info *info);
+void fos_kcap_get_info(const struct fos_kcap *c, struct fos_kcap_info *info);
 
-int fos_kmem_map(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
-		 struct fos_kmem_map *map);
+int fos_kmem_map_view(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
+		      struct fos_kmem_map *map);
 void fos_kmem_unmap(struct fos_kmem_map *map);
 int fos_kmem_copy(const struct fos_kcap *src, u64 soff,
 		  const struct fos_kcap *dst, u64 doff, u64 len);

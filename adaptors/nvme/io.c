@@ -257,7 +257,7 @@ static int fblk_cmd_map(struct fblk_cmd *cmd)
 	u32 need = cmd->write ? FRACTOS_PERM_READ : FRACTOS_PERM_WRITE;
 	int ret;
 
-	ret = fos_kmem_map(cmd->mem, 0, cmd->len, need, &cmd->map);
+	ret = fos_kmem_map_view(cmd->mem, 0, cmd->len, need, &cmd->map);
 	if (ret != -EREMOTE)
 		goto check;
 	if (atomic64_add_return(cmd->len, &dev->staged) > FBLK_STAGE_MAX) {
@@ -274,8 +274,8 @@ static int fblk_cmd_map(struct fblk_cmd *cmd)
 	}
 	fblk_stat(dev, FBLK_STAGED, 1);
 	cmd->stage_in = cmd->write;
-	ret = fos_kmem_map(cmd->stage, 0, cmd->len, FRACTOS_PERM_ALL,
-			   &cmd->map);
+	ret = fos_kmem_map_view(cmd->stage, 0, cmd->len, FRACTOS_PERM_ALL,
+				&cmd->map);
 check:
 	if (ret)
 		return ret == -EACCES ? -EPERM : ret;
@@ -327,7 +327,7 @@ void fblk_io(struct fblk_dev *dev, const struct fos_kmsg *m)
 	}
 	memcpy(&a, m->imm, sizeof(a));
 	vol = xa_load(&dev->vols, m->tag >> 1);
-	fos_kcap_info(m->caps[0], &mi);
+	fos_kcap_get_info(m->caps[0], &mi);
 	ret = fblk_io_check(dev, vol, write, &a, &mi);
 	if (ret)
 		goto fail;

@@ -80,12 +80,19 @@ def paragraphs(lines):
 
     if verbatim:
         # lists and tables: keep the header's layout
+        # (a line that opens a reStructuredText literal block, "...::",
+        # ends with one colon here, and the blank line after it goes)
         text = []
+        opened = False
         for l in lines:
             if not l.strip():
-                text.append("")
+                if not opened:
+                    text.append("")
+            elif l.rstrip().endswith("::"):
+                text.append(l.rstrip()[:-1])
             else:
                 text.append(l)
+            opened = l.rstrip().endswith("::")
         out.append(".nf\n" + roff("\n".join(text)) + "\n.fi")
         return "\n".join(out)
     for l in lines:

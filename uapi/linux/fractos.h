@@ -82,7 +82,8 @@
 /**
  * DOC: Errno table
  *
- * Every operation may return:
+ * Every operation may return::
+ *
  *   EFAULT       the argument (or a buffer it points to) is not accessible.
  *                An operation that installed a cid and then cannot write
  *                it back closes it again, unless another thread of the
@@ -97,18 +98,21 @@
  *   ENOTTY       unknown ioctl number or wrong direction bits.
  *   ENOMEM       out of kernel memory.
  *
- * Operations taking a cid also return:
+ * Operations taking a cid also return::
+ *
  *   EBADF        the cid names no capability in this space.
  *   EKEYREVOKED  the capability's object has been revoked (explicitly, by a
  *                revocation-tree ancestor, or because its owner space went
  *                away).
  *   EOPNOTSUPP   the object has the wrong type for the operation.
  *
- * Operations creating a cid also return:
+ * Operations creating a cid also return::
+ *
  *   EMFILE       the space holds max_caps capabilities (module parameter,
  *                default 1048576; see FRACTOS_IOC_SPACE_INFO).
  *
- * Per operation:
+ * Per operation::
+ *
  *   MEMORY_CREATE   EINVAL  perms is zero or has unknown bits, len is 0,
  *                           addr + len overflows, the range is larger
  *                           than max_pin_bytes (module parameter), or it
@@ -269,7 +273,8 @@
  *                   EKEYREVOKED  the object is revoked.
  *
  * Calls to other nodes (REQUEST_INVOKE, MEMORY_COPY, CAP_REVOKE of a proxy,
- * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with:
+ * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with::
+ *
  *                   EHOSTUNREACH  the node is not configured, not
  *                           connected, or its connection failed;
  *                   EINTR   a signal handler ran while the message waited
