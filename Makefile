@@ -60,7 +60,7 @@ KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.
 	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild kernel/ofed.mk $(wildcard adaptors/*/Kbuild)
 KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
 
-.PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 \
+.PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 htmldocs \
 	checkpatch kernel-doc static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
 	fuzz robustness install uninstall install-module install-user man-check deb packaging \
 	fresh-check FORCE
@@ -269,7 +269,15 @@ kernel-doc: $(KERNELDOC)
 	[ -z "$$out" ] || { echo "$$out" >&2; echo "kernel-doc: fix the comments above" >&2; exit 1; }
 	@python3 tools/check-docs.py --kernel-doc $(KERNELDOC) Documentation/*.rst
 
-static: w1 sparse checkpatch kernel-doc man-check
+# Documentation/ as HTML (build/htmldocs/index.html): Sphinx with the
+# kernel-doc directive of Documentation/sphinx/kernel_doc.py; any warning,
+# of Sphinx or of kernel-doc, fails.
+htmldocs: $(KERNELDOC)
+	@command -v sphinx-build >/dev/null || { echo "sphinx-build missing: run vm/install-deps" >&2; exit 1; }
+	FOS_KERNELDOC=$(CURDIR)/$(KERNELDOC) sphinx-build -W --keep-going -E -q -b html \
+		-d build/htmldocs/.doctrees Documentation build/htmldocs
+
+static: w1 sparse checkpatch kernel-doc htmldocs man-check
 
 # fractos(4) is generated from the uAPI header and the module parameters:
 # the checked-in page must be what the generator writes now; fractctl(8)
