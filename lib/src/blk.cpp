@@ -21,7 +21,7 @@ result<void> io_async(const cap &req, const cap &mem, std::uint64_t offset, std:
 {
 	if (!req)
 		return errno_code(EBADF);
-	request_builder b(req.space_fd(), req.cid());
+	request_builder b(req);
 	b.set_imm(io_arg(offset, len)).set_cap(mem).set_cap(done);
 	if (error)
 		b.set_cap(*error);
@@ -80,7 +80,7 @@ result<cap> volume::fixed_range(bool write, std::uint64_t offset, std::uint64_t 
 	const cap &base = write ? wr_ : rd_;
 	if (!base)
 		return errno_code(EBADF);
-	return request_builder(base.space_fd(), base.cid()).set_imm(io_arg(offset, len)).derive();
+	return request_builder(base).set_imm(io_arg(offset, len)).derive();
 }
 
 result<device> device::lookup(const space &sp, std::string_view name, std::uint32_t node)

@@ -13,7 +13,8 @@ void cap::reset() noexcept
 	int saved = errno;
 	fractos_cap_arg a{};
 	a.cid = release();
-	(void)detail::call<FRACTOS_IOC_CAP_CLOSE>(fd_, a);
+	(void)detail::call<FRACTOS_IOC_CAP_CLOSE>(space_fd(), a);
+	sp_.reset();
 	errno = saved;
 }
 
@@ -21,14 +22,16 @@ result<void> cap::close() noexcept
 {
 	fractos_cap_arg a{};
 	a.cid = release();
-	return detail::call<FRACTOS_IOC_CAP_CLOSE>(fd_, a);
+	auto r = detail::call<FRACTOS_IOC_CAP_CLOSE>(space_fd(), a);
+	sp_.reset();
+	return r;
 }
 
 result<cap_info> cap::info() const noexcept
 {
 	fractos_cap_info a{};
 	a.cid = cid_;
-	if (auto r = detail::call<FRACTOS_IOC_CAP_INFO>(fd_, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_CAP_INFO>(space_fd(), a); !r)
 		return r.error();
 	cap_info out;
 	out.type = obj_type(a.type);
@@ -45,25 +48,25 @@ result<cap> cap::dup() const noexcept
 {
 	fractos_cap_arg a{};
 	a.cid = cid_;
-	if (auto r = detail::call<FRACTOS_IOC_CAP_DUP>(fd_, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_CAP_DUP>(space_fd(), a); !r)
 		return r.error();
-	return cap(fd_, a.new_cid);
+	return cap(sp_, a.new_cid);
 }
 
 result<void> cap::revoke() const noexcept
 {
 	fractos_cap_arg a{};
 	a.cid = cid_;
-	return detail::call<FRACTOS_IOC_CAP_REVOKE>(fd_, a);
+	return detail::call<FRACTOS_IOC_CAP_REVOKE>(space_fd(), a);
 }
 
 result<cap> cap::create_revtree() const noexcept
 {
 	fractos_cap_arg a{};
 	a.cid = cid_;
-	if (auto r = detail::call<FRACTOS_IOC_CAP_CREATE_REVTREE>(fd_, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_CAP_CREATE_REVTREE>(space_fd(), a); !r)
 		return r.error();
-	return cap(fd_, a.new_cid);
+	return cap(sp_, a.new_cid);
 }
 
 result<unique_fd> cap::export_fd(std::uint32_t flags) const noexcept
@@ -71,7 +74,7 @@ result<unique_fd> cap::export_fd(std::uint32_t flags) const noexcept
 	fractos_cap_export a{};
 	a.cid = cid_;
 	a.flags = flags;
-	if (auto r = detail::call<FRACTOS_IOC_CAP_EXPORT>(fd_, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_CAP_EXPORT>(space_fd(), a); !r)
 		return r.error();
 	return unique_fd(a.fd);
 }

@@ -20,17 +20,18 @@ inline result<void> call(int fd, Arg &arg) noexcept
 	return {};
 }
 
-/// lease::wait() on the space open on @p fd.
-result<message> lease_wait(lease &l, int fd, std::chrono::nanoseconds timeout,
+/// lease::wait() on the space @p sp owns.
+result<message> lease_wait(lease &l, const space_ref &sp, std::chrono::nanoseconds timeout,
 			   std::vector<message> *others);
 
-/// FRACTOS_IOC_REQUEST_RECEIVE on the space open on @p fd.
-result<message> receive(int fd, std::uint32_t flags, std::uint64_t timeout_ns);
+/// FRACTOS_IOC_REQUEST_RECEIVE on the space @p sp owns.
+result<message> receive(const space_ref &sp, std::uint32_t flags, std::uint64_t timeout_ns);
 
-/// The message of a successful REQUEST_RECEIVE @p a on space @p fd, with
+/// The message of a successful REQUEST_RECEIVE @p a on space @p sp, with
 /// @p imms the buffer @p a pointed at and @p cids its cid array: takes
 /// ownership of the installed cids.
-message take_message(int fd, const fractos_request_receive &a, std::vector<std::byte> &&imms,
+message take_message(const space_ref &sp, const fractos_request_receive &a,
+		     std::vector<std::byte> &&imms,
 		     const std::uint32_t *cids);
 
 } // namespace caladan::detail

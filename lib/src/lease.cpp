@@ -60,10 +60,10 @@ result<void> lease::complete() noexcept
 result<message> lease::wait(const space &sp, std::chrono::nanoseconds timeout,
 			    std::vector<message> *others)
 {
-	return detail::lease_wait(*this, sp.fd(), timeout, others);
+	return detail::lease_wait(*this, sp.ref(), timeout, others);
 }
 
-result<message> detail::lease_wait(lease &l, int fd, std::chrono::nanoseconds timeout,
+result<message> detail::lease_wait(lease &l, const space_ref &sp, std::chrono::nanoseconds timeout,
 				   std::vector<message> *others)
 {
 	using clock = std::chrono::steady_clock;
@@ -79,7 +79,7 @@ result<message> detail::lease_wait(lease &l, int fd, std::chrono::nanoseconds ti
 			flags = FRACTOS_RECV_TIMEOUT;
 			ns = left.count() > 0 ? std::uint64_t(left.count()) : 0;
 		}
-		auto m = detail::receive(fd, flags, ns);
+		auto m = detail::receive(sp, flags, ns);
 		if (!m) {
 			if (m.error() == errno_code(EINTR))
 				continue;
@@ -110,7 +110,7 @@ result<lease> request_builder::invoke_with_lease() const
 	rc.tag = l.tag_;
 	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(fd_, rc); !r)
 		return r.error();
-	l.reply_ = cap(fd_, rc.cid);
+	l.reply_ = cap(sp_, rc.cid);
 
 	std::vector<std::uint32_t> cids = cids_;
 	l.leases_.reserve(leased_.size());
@@ -119,7 +119,7 @@ result<lease> request_builder::invoke_with_lease() const
 		a.cid = cids_[pos];
 		if (auto r = detail::call<FRACTOS_IOC_CAP_CREATE_REVTREE>(fd_, a); !r)
 			return r.error(); /* ~lease revokes what was made */
-		l.leases_.emplace_back(fd_, a.new_cid);
+		l.leases_.emplace_back(sp_, a.new_cid);
 		cids[pos] = a.new_cid;
 	}
 	cids.push_back(l.reply_.cid());
@@ -142,7 +142,7 @@ result<message> request_builder::call_with_lease(std::chrono::nanoseconds timeou
 	auto l = invoke_with_lease();
 	if (!l)
 		return l.error();
-	return detail::lease_wait(*l, fd_, timeout, others);
+	return detail::lease_wait(*l, sp_, timeout, others);
 }
 
 result<message> call_with_lease(const space &sp, const cap &req, std::span<const cap *const> mems,

@@ -20,7 +20,7 @@ result<cap> create(const space &sp, std::uint64_t addr, std::size_t len, perm pe
 	a.dmabuf_fd = dmabuf_fd;
 	if (auto r = detail::call<FRACTOS_IOC_MEMORY_CREATE>(sp.fd(), a); !r)
 		return r.error();
-	return cap(sp.fd(), a.cid);
+	return cap(sp, a.cid);
 }
 
 } // namespace
@@ -46,7 +46,7 @@ result<cap> memory_diminish(const cap &c, std::uint64_t offset, std::uint64_t le
 	a.len = len;
 	if (auto r = detail::call<FRACTOS_IOC_MEMORY_DIMINISH>(c.space_fd(), a); !r)
 		return r.error();
-	return cap(c.space_fd(), a.new_cid);
+	return cap(c.space_owner(), a.new_cid);
 }
 
 result<std::uint64_t> memory_copy(const space &sp, const cap &src, const cap &dst,
@@ -72,7 +72,7 @@ result<cap> import_fd(const space &sp, int fd) noexcept
 	a.fd = fd;
 	if (auto r = detail::call<FRACTOS_IOC_CAP_IMPORT>(sp.fd(), a); !r)
 		return r.error();
-	return cap(sp.fd(), a.cid);
+	return cap(sp, a.cid);
 }
 
 } // namespace caladan

@@ -35,7 +35,7 @@ result<cap> name_lookup(const space &sp, std::string_view name, std::uint32_t fl
 	auto a = name_arg(name, 0, flags, node);
 	if (auto r = detail::call<FRACTOS_IOC_NAME_LOOKUP>(sp.fd(), a); !r)
 		return r.error();
-	return cap(sp.fd(), a.cid);
+	return cap(sp, a.cid);
 }
 
 result<void> name_unpublish(const space &sp, std::string_view name) noexcept

@@ -47,11 +47,11 @@ bool too_big(std::span<const std::byte> imms, std::span<const std::uint32_t> cid
 	return imms.size() > UINT32_MAX || cids.size() > UINT32_MAX;
 }
 
-result<cap> do_create(int fd, fractos_request_create &a) noexcept
+result<cap> do_create(const space_ref &sp, fractos_request_create &a) noexcept
 {
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(fd, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(sp ? sp->get() : -1, a); !r)
 		return r.error();
-	return cap(fd, a.cid);
+	return cap(sp, a.cid);
 }
 
 } // namespace
@@ -77,7 +77,7 @@ result<cap> request_create(const space &sp, std::uint64_t tag, std::span<const s
 	if (too_big(imms, cids))
 		return errno_code(E2BIG);
 	auto a = create_arg(FRACTOS_CID_INVALID, tag, imms, cids);
-	return do_create(sp.fd(), a);
+	return do_create(sp.ref(), a);
 }
 
 result<cap> request_derive(const cap &base, std::span<const std::byte> imms,
@@ -86,7 +86,7 @@ result<cap> request_derive(const cap &base, std::span<const std::byte> imms,
 	if (too_big(imms, cids))
 		return errno_code(E2BIG);
 	auto a = create_arg(base.cid(), 0, imms, cids);
-	return do_create(base.space_fd(), a);
+	return do_create(base.space_owner(), a);
 }
 
 result<void> request_invoke(const cap &req, std::span<const std::byte> imms,
@@ -100,10 +100,11 @@ result<void> request_invoke(const cap &req, std::span<const std::byte> imms,
 
 result<message> request_receive(const space &sp, std::uint32_t flags, std::uint64_t timeout_ns)
 {
-	return detail::receive(sp.fd(), flags, timeout_ns);
+	return detail::receive(sp.ref(), flags, timeout_ns);
 }
 
-result<message> detail::receive(int fd, std::uint32_t flags, std::uint64_t timeout_ns)
+result<message> detail::receive(const space_ref &sp, std::uint32_t flags,
+				std::uint64_t timeout_ns)
 {
 	message m;
 	m.imms.resize(FRACTOS_REQ_MAX_IMM);
@@ -116,12 +117,12 @@ result<message> detail::receive(int fd, std::uint32_t flags, std::uint64_t timeo
 	a.imm_len = FRACTOS_REQ_MAX_IMM;
 	a.ncaps = FRACTOS_REQ_MAX_CAPS;
 	a.caps = ptr(cids);
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_RECEIVE>(fd, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_RECEIVE>(sp ? sp->get() : -1, a); !r)
 		return r.error();
-	return detail::take_message(fd, a, std::move(m.imms), cids);
+	return detail::take_message(sp, a, std::move(m.imms), cids);
 }
 
-message detail::take_message(int fd, const fractos_request_receive &a,
+message detail::take_message(const space_ref &sp, const fractos_request_receive &a,
 			     std::vector<std::byte> &&imms, const std::uint32_t *cids)
 {
 	message m;
@@ -131,7 +132,7 @@ message detail::take_message(int fd, const fractos_request_receive &a,
 	m.imms.resize(a.imm_len);
 	m.caps.reserve(a.ncaps);
 	for (std::uint32_t i = 0; i < a.ncaps; i++)
-		m.caps.emplace_back(fd, cids[i]);
+		m.caps.emplace_back(sp, cids[i]);
 	return m;
 }
 
@@ -181,11 +182,11 @@ request_builder space::request(const cap &req) const
 
 request_builder space::request(std::uint32_t cid) const
 {
-	return request_builder(fd(), cid);
+	return request_builder(*this, cid);
 }
 
 request_builder::request_builder(const space &sp, const cap &base) noexcept
-	: fd_(sp.fd()), base_(base.cid())
+	: sp_(sp.ref()), fd_(sp.fd()), base_(base.cid())
 {
 	if (base.space_fd() != fd_)
 		fail(errno_code(EXDEV));
@@ -249,7 +250,7 @@ result<cap> request_builder::create() const noexcept
 	if (err_)
 		return err_;
 	auto a = create_arg();
-	return do_create(fd_, a);
+	return do_create(sp_, a);
 }
 
 msg_conts find_conts(const message &m, const msg_layout &l) noexcept

@@ -78,7 +78,7 @@ void ring::uring_deleter::operator()(io_uring *r) const noexcept
 ring::ring() noexcept = default;
 
 ring::ring(ring &&o) noexcept
-	: fd_(std::exchange(o.fd_, -1)), ring_(std::move(o.ring_)), slots_(std::move(o.slots_)),
+	: sp_(std::move(o.sp_)), fd_(std::exchange(o.fd_, -1)), ring_(std::move(o.ring_)), slots_(std::move(o.slots_)),
 	  free_(std::move(o.free_)), in_flight_(std::exchange(o.in_flight_, 0))
 {
 }
@@ -88,6 +88,7 @@ ring &ring::operator=(ring &&o) noexcept
 	if (this != &o) {
 		drain();
 		ring_.reset();
+		sp_ = std::move(o.sp_);
 		fd_ = std::exchange(o.fd_, -1);
 		ring_ = std::move(o.ring_);
 		slots_ = std::move(o.slots_);
@@ -114,6 +115,7 @@ result<ring> ring::create(const space &sp, unsigned entries, unsigned flags) noe
 			return errno_code(-ret);
 		u.reset(raw.release());
 	}
+	r.sp_ = sp.ref();
 	r.fd_ = sp.fd();
 	r.ring_ = std::move(u);
 	return r;
@@ -303,24 +305,24 @@ completion ring::finish(io_uring_cqe *cqe)
 	if (c.res >= 0) {
 		switch (s->cmd) {
 		case FRACTOS_IOC_MEMORY_CREATE:
-			c.new_cap = cap(fd_, c.arg<fractos_memory_create>().cid);
+			c.new_cap = cap(sp_, c.arg<fractos_memory_create>().cid);
 			break;
 		case FRACTOS_IOC_MEMORY_DIMINISH:
-			c.new_cap = cap(fd_, c.arg<fractos_memory_diminish>().new_cid);
+			c.new_cap = cap(sp_, c.arg<fractos_memory_diminish>().new_cid);
 			break;
 		case FRACTOS_IOC_CAP_DUP:
 		case FRACTOS_IOC_CAP_CREATE_REVTREE:
-			c.new_cap = cap(fd_, c.arg<fractos_cap_arg>().new_cid);
+			c.new_cap = cap(sp_, c.arg<fractos_cap_arg>().new_cid);
 			break;
 		case FRACTOS_IOC_CAP_IMPORT:
-			c.new_cap = cap(fd_, c.arg<fractos_cap_import>().cid);
+			c.new_cap = cap(sp_, c.arg<fractos_cap_import>().cid);
 			break;
 		case FRACTOS_IOC_REQUEST_CREATE:
-			c.new_cap = cap(fd_, c.arg<fractos_request_create>().cid);
+			c.new_cap = cap(sp_, c.arg<fractos_request_create>().cid);
 			break;
 #ifdef FRACTOS_IOC_NAME_LOOKUP
 		case FRACTOS_IOC_NAME_LOOKUP:
-			c.new_cap = cap(fd_, c.arg<fractos_name>().cid);
+			c.new_cap = cap(sp_, c.arg<fractos_name>().cid);
 			break;
 #endif
 		case FRACTOS_IOC_CAP_EXPORT:
@@ -341,7 +343,7 @@ completion ring::finish(io_uring_cqe *cqe)
 			const auto *cids = s->owned_bufs
 						   ? s->cids.data()
 						   : reinterpret_cast<const std::uint32_t *>(a.caps);
-			c.msg = detail::take_message(fd_, a, std::move(imms), cids);
+			c.msg = detail::take_message(sp_, a, std::move(imms), cids);
 			break;
 		}
 		default:

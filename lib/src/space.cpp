@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 
+#include <new>
+
 namespace caladan {
 
 result<space> space::open(const char *path) noexcept
@@ -11,7 +13,11 @@ result<space> space::open(const char *path) noexcept
 	int fd = ::open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return last_error();
-	return space(unique_fd(fd));
+	try {
+		return space(unique_fd(fd));
+	} catch (const std::bad_alloc &) {
+		return errno_code(ENOMEM); /* unique_fd closed it */
+	}
 }
 
 result<space_info> space::info() const noexcept

@@ -8,6 +8,9 @@
 
 #include <cstring>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 using namespace caladan;
 using namespace std::string_view_literals;
 
@@ -23,6 +26,14 @@ std::vector<T> at(std::uint64_t p, std::size_t n)
 std::string str_at(std::uint64_t p, std::size_t n)
 {
 	return std::string(reinterpret_cast<const char *>(p), n);
+}
+
+/* A space on /dev/null: its own fd number, and no kernel behind it. */
+space fake_space()
+{
+	int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+	EXPECT_GE(fd, 0);
+	return space::from_fd(unique_fd(fd));
 }
 
 } // namespace
@@ -51,7 +62,8 @@ TEST(Builder, NewRequestEncoding)
 
 TEST(Builder, DeriveDropsTheTag)
 {
-	request_builder b(3, 7);
+	space sp = fake_space();
+	request_builder b(sp, 7);
 	b.set_tag(99).set_imm(std::uint8_t{1});
 	fractos_request_create a = b.create_arg();
 	EXPECT_EQ(a.base, 7u);
@@ -63,7 +75,8 @@ TEST(Builder, DeriveDropsTheTag)
 
 TEST(Builder, InvokeEncoding)
 {
-	request_builder b(3, 12);
+	space sp = fake_space();
+	request_builder b(sp, 12);
 	b.set_imm("hello"sv).set_cid(4).set_wait();
 	fractos_request_invoke a = b.invoke_arg();
 	EXPECT_EQ(a.cid, 12u);
@@ -74,7 +87,7 @@ TEST(Builder, InvokeEncoding)
 	b.set_wait(false);
 	EXPECT_EQ(b.invoke_arg().flags, 0u);
 
-	request_builder empty(3, 12);
+	request_builder empty(sp, 12);
 	fractos_request_invoke e = empty.invoke_arg();
 	EXPECT_EQ(e.imms, 0u);
 	EXPECT_EQ(e.imm_len, 0u);
@@ -90,7 +103,8 @@ TEST(Builder, BytesAndStructs)
 	};
 	std::byte raw[] = {std::byte{1}, std::byte{2}};
 	std::vector<std::byte> vec = {std::byte{3}};
-	request_builder b(3, 1);
+	space sp = fake_space();
+	request_builder b(sp, 1);
 	b.set_imm(pair{7, 8}).set_imm(std::span<const std::byte>(raw)).set_imm(vec);
 	ASSERT_EQ(b.imms().size(), 7u);
 	EXPECT_EQ(b.imms()[4], std::byte{1});
@@ -104,20 +118,44 @@ TEST(Builder, BytesAndStructs)
 
 TEST(Builder, CapOfAnotherSpaceIsEXDEV)
 {
-	cap c(42, 3); /* a cap of "space fd 42" */
-	request_builder b(7, 1);
+	space other = fake_space(), sp = fake_space();
+	cap c(other, 3); /* a cap of another space */
+	request_builder b(sp, 1);
 	b.set_cap(c);
 	EXPECT_EQ(b.error(), errno_code(EXDEV));
 	EXPECT_EQ(b.invoke().error(), errno_code(EXDEV)); /* kept, no kernel call */
 	EXPECT_EQ(b.create().error(), errno_code(EXDEV));
 	(void)c.release();
 
-	cap same(7, 3);
-	request_builder ok(7, 1);
+	cap same(sp, 3);
+	request_builder ok(sp, 1);
 	ok.set_cap(same);
 	EXPECT_FALSE(ok.error());
 	EXPECT_EQ(ok.cids()[0], 3u);
 	(void)same.release();
+}
+
+TEST(Cap, OutlivesItsSpace)
+{
+	cap c;
+	int fd;
+	{
+		space sp = fake_space();
+		fd = sp.fd();
+		c = cap(sp, 3);
+		request_builder b(c); /* a builder shares it too */
+		EXPECT_EQ(b.space_fd(), fd);
+	}
+	/* The space object is gone; its file stays open while the cap lives,
+	 * so the number is not given to another file. */
+	EXPECT_EQ(c.space_fd(), fd);
+	EXPECT_NE(::fcntl(fd, F_GETFD), -1);
+	int next = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+	EXPECT_NE(next, fd);
+	::close(next);
+	(void)c.release(); /* no CAP_CLOSE on /dev/null */
+	c = cap();         /* the last owner: the file closes */
+	EXPECT_EQ(::fcntl(fd, F_GETFD), -1);
 }
 
 TEST(Builder, DeriveWithoutBaseIsEINVAL)

@@ -3,8 +3,10 @@
  * libcaladan against the real module: RAII closes every capability (the
  * live "caps" counter returns to its baseline), errors are values, the
  * request builder, receive modes, monitors, fd export/import, and the
- * io_uring ring with batches of 16 and 256 invokes and receives, and
- * memory_import_dmabuf() on a dma-buf of whichever exporter imports.
+ * io_uring ring with batches of 16 and 256 invokes and receives,
+ * memory_import_dmabuf() on a dma-buf of whichever exporter imports, and a
+ * cap that outlives its space object (it shares the space's fd, so it
+ * closes its cid in its own space, never in one that took the number).
  */
 #include <caladan/caladan.hpp>
 #include <caladan/ring.hpp>
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -106,7 +109,7 @@ void test_errors(const space &sp, const space &sp2, buffer &buf)
 	fails(memory_copy(sp, mem, ro), EACCES, "copy into a read-only view");
 	fails(memory_diminish(mem, buf.len - 8, 64, perm::none), ERANGE, "diminish past the view");
 	fails(memory_create(sp, buf.p, 0, perm::all), EINVAL, "zero-length memory_create");
-	cap bogus(sp.fd(), 4000);
+	cap bogus(sp, 4000);
 	fails(bogus.info(), EBADF, "info on an unknown cid");
 	(void)bogus.release();
 
@@ -395,6 +398,36 @@ void test_dmabuf(const space &sp, buffer &buf)
 	tap_skip("no dma-buf exporter with a kernel mapping here");
 }
 
+/*
+ * A cap outlives the space object it was made in: the file stays open
+ * (the cap shares it), so a space opened next gets another fd number, and
+ * dropping the cap closes its cid there, not the same cid of the new
+ * space.  (Before, a cap kept the number as a plain int: the new space
+ * took it, and the old cap's CAP_CLOSE closed the new space's cap.)
+ */
+void test_cap_outlives_space(buffer &buf)
+{
+	cap kept;
+	int old_fd;
+	{
+		auto s = space::open().value();
+		old_fd = s.fd();
+		kept = memory_create(s, buf.p, 4096, perm::read).value();
+	}
+	tap_ok(::fcntl(old_fd, F_GETFD) != -1, "the space object is gone, its file is not");
+	auto s2 = space::open().value();
+	tap_ok(s2.fd() != old_fd, "a new space gets another fd number (%d, not %d)", s2.fd(),
+	       old_fd);
+	auto mine = memory_create(s2, buf.p, 4096, perm::read).value();
+	tap_eq(mine.cid(), kept.cid(), "the new space's first cap has the kept cap's cid");
+	ok(kept.info(), "the kept cap still answers, in its own space");
+	const auto caps = live("caps");
+	kept = cap();
+	tap_eq(live("caps"), caps - 1, "dropping it closes one cap");
+	ok(mine.info(), "the new space's cap of the same cid is still open");
+	tap_eq(s2.info().value().ncaps, 1, "the new space still holds its one cap");
+}
+
 int main()
 {
 	auto sp = space::open();
@@ -413,6 +446,7 @@ int main()
 	test_requests(*sp, sp2, buf);
 	test_names(*sp, sp2);
 	test_dmabuf(*sp, buf);
+	test_cap_outlives_space(buf);
 	{
 		auto mem = memory_create(*sp, buf.p, 4096, perm::read).value();
 		auto req = sp->request().set_tag(0x77).create().value();

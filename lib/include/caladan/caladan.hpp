@@ -10,17 +10,17 @@
  *  - Errors are values: result<T> holds either a T or a std::error_code in
  *    std::system_category() carrying the errno the kernel returned.  The
  *    library never throws, except result<T>::value() on an error result.
- *  - Every kernel resource has an owner: unique_fd closes its fd, space owns
- *    its /dev/fractos fd, cap closes its cid (FRACTOS_IOC_CAP_CLOSE).
+ *  - Every kernel resource has an owner: unique_fd closes its fd, a space
+ *    and what is made on it share its /dev/fractos fd, cap closes its cid
+ *    (FRACTOS_IOC_CAP_CLOSE).
  *
  * Lifetime rules:
- *  - A cap stores its space's fd as a plain, non-owning int.  The space must
- *    outlive every cap made in it (declare the space first, so that it is
- *    destroyed last).  Destroying a cap after its space has been closed
- *    issues CAP_CLOSE on a stale fd number: harmless if the number is
- *    unused (EBADF), wrong if it has been reused for another space.  The
- *    same holds for a message (it owns caps), a request_builder, a lease
- *    and a ring (ring.hpp): the space outlives them.
+ *  - A cap shares the ownership of its space's fd (space_ref) with the
+ *    space, and so do a message (it owns caps), a request_builder, a lease
+ *    and a ring (ring.hpp): the file closes, dropping the space's caps and
+ *    revoking what it created, when the last of them goes.  So a cap that
+ *    outlives its space object still closes its own cid, never one of
+ *    another file that took the fd's number.
  *  - A Memory object's buffer must stay mapped while the object is in use
  *    (the kernel pins the pages; unmapping just stops aliasing them).
  *  - Caps are never shared between spaces: passing a cap of another space

@@ -130,9 +130,17 @@ class lease;
 class request_builder {
 public:
 	/// A builder for a new Request of @p sp (no base).
-	explicit request_builder(const space &sp) noexcept : fd_(sp.fd()) {}
-	/// A builder on the Request @p cid of the space open on @p space_fd.
-	request_builder(int space_fd, std::uint32_t cid) noexcept : fd_(space_fd), base_(cid) {}
+	explicit request_builder(const space &sp) noexcept : sp_(sp.ref()), fd_(sp.fd()) {}
+	/// A builder on the Request @p cid of @p sp.
+	request_builder(const space &sp, std::uint32_t cid) noexcept
+		: sp_(sp.ref()), fd_(sp.fd()), base_(cid)
+	{
+	}
+	/// A builder on the Request @p base, in @p base's space.
+	explicit request_builder(const cap &base) noexcept
+		: sp_(base.space_owner()), fd_(base.space_fd()), base_(base.cid())
+	{
+	}
 	/// A builder on the Request @p base, which must be a cap of @p sp
 	/// (else the final call fails with EXDEV).
 	request_builder(const space &sp, const cap &base) noexcept;
@@ -221,6 +229,7 @@ private:
 			err_ = ec;
 	}
 
+	space_ref sp_;
 	int fd_ = -1;
 	std::uint32_t base_ = FRACTOS_CID_INVALID;
 	std::uint32_t flags_ = 0;

@@ -26,7 +26,7 @@
  * again.  Completions are values: each owns what its operation produced
  * (a new cap, an fd, a message with its caps), closed if dropped.
  *
- * A ring is bound to one space, which must outlive it.  Destroying a ring
+ * A ring is bound to one space, whose fd it shares (space_ref).  Destroying a ring
  * with operations in flight cancels them (IORING_OP_ASYNC_CANCEL) and waits
  * for their completions, closing anything they produced.
  *
@@ -203,6 +203,7 @@ private:
 	completion finish(io_uring_cqe *cqe);
 	void drain() noexcept;
 
+	space_ref sp_;
 	int fd_ = -1;
 	std::unique_ptr<io_uring, uring_deleter> ring_;
 	std::vector<slot_ptr> slots_;

@@ -10,6 +10,8 @@
 #include <caladan/fd.hpp>
 #include <caladan/types.hpp>
 
+#include <memory>
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -17,9 +19,19 @@ namespace caladan {
 /* ------------------------------------------------------------------------ */
 
 /**
+ * space_ref: shared ownership of a space's /dev/fractos fd.  A space holds
+ * one, and so does every cap, request_builder, lease and ring made on it,
+ * so that the fd stays open, and its number is not reused for another
+ * file, while any of them lives.
+ */
+using space_ref = std::shared_ptr<const unique_fd>;
+
+/**
  * space: a capability space, i.e. one open file of /dev/fractos.
- * Move-only; owns the fd.  Closing it (destruction) drops all of its
- * capabilities and revokes every object it created.
+ * Move-only.  The file closes, which drops all of the space's
+ * capabilities and revokes every object it created, when the space and
+ * everything made on it (caps, messages, builders, leases, rings: they
+ * share its space_ref) are gone.
  *
  * A space fd inherited over fork() still names the parent's space: a child
  * that wants a space of its own opens one.
@@ -35,12 +47,20 @@ public:
 
 	/// open(@p path, O_RDWR | O_CLOEXEC): a new space.
 	static result<space> open(const char *path = FRACTOS_DEVICE) noexcept;
-	/// Adopts an already open /dev/fractos fd.
-	static space from_fd(unique_fd fd) noexcept { return space(std::move(fd)); }
+	/// Adopts an already open /dev/fractos fd (throws std::bad_alloc
+	/// when it cannot allocate the shared owner).
+	static space from_fd(unique_fd fd) { return space(std::move(fd)); }
+
+	space(space &&) noexcept = default;
+	space &operator=(space &&) noexcept = default;
+	space(const space &) = delete;
+	space &operator=(const space &) = delete;
 
 	/// The /dev/fractos fd (-1 if empty).
-	int fd() const noexcept { return fd_.get(); }
-	explicit operator bool() const noexcept { return bool(fd_); }
+	int fd() const noexcept { return fd_ ? fd_->get() : -1; }
+	explicit operator bool() const noexcept { return fd_ && *fd_; }
+	/// The shared owner of the fd (null if empty), for what is made on it.
+	const space_ref &ref() const noexcept { return fd_; }
 
 	/// FRACTOS_IOC_SPACE_INFO.
 	result<space_info> info() const noexcept;
@@ -62,15 +82,16 @@ public:
 	result<message> try_receive() const;
 
 private:
-	explicit space(unique_fd fd) noexcept : fd_(std::move(fd)) {}
-	unique_fd fd_;
+	explicit space(unique_fd fd) : fd_(std::make_shared<const unique_fd>(std::move(fd))) {}
+	space_ref fd_;
 };
 
 /**
  * cap: one capability (a cid) in a space.  Move-only; the destructor
  * closes the cid with FRACTOS_IOC_CAP_CLOSE (errors ignored, errno
- * preserved).  Holds the space's fd as a non-owning int: the space must
- * outlive the cap.
+ * preserved).  Shares the ownership of its space's fd (space_ref), so a
+ * cap that outlives its space object still closes its cid in that space,
+ * never in another file that took the fd's number.
  *
  * Operations on an empty cap reach the kernel with fd -1 and fail with EBADF.
  */
@@ -78,16 +99,18 @@ class cap {
 public:
 	/// An empty cap (no cid).
 	cap() noexcept = default;
-	/// Adopts @p cid of the space open on @p space_fd.
-	cap(int space_fd, std::uint32_t cid) noexcept : fd_(space_fd), cid_(cid) {}
+	/// Adopts @p cid of @p sp.
+	cap(const space &sp, std::uint32_t cid) noexcept : sp_(sp.ref()), cid_(cid) {}
+	/// Adopts @p cid of the space @p sp owns.
+	cap(space_ref sp, std::uint32_t cid) noexcept : sp_(std::move(sp)), cid_(cid) {}
 	~cap() { reset(); }
 
-	cap(cap &&o) noexcept : fd_(o.fd_), cid_(o.release()) {}
+	cap(cap &&o) noexcept : sp_(std::move(o.sp_)), cid_(o.release()) {}
 	cap &operator=(cap &&o) noexcept
 	{
 		if (this != &o) {
 			reset();
-			fd_ = o.fd_;
+			sp_ = std::move(o.sp_);
 			cid_ = o.release();
 		}
 		return *this;
@@ -97,8 +120,10 @@ public:
 
 	/// The capability id, FRACTOS_CID_INVALID if empty.
 	std::uint32_t cid() const noexcept { return cid_; }
-	/// The (non-owned) fd of the space the cid lives in.
-	int space_fd() const noexcept { return fd_; }
+	/// The fd of the space the cid lives in (-1 if empty and moved from).
+	int space_fd() const noexcept { return sp_ ? sp_->get() : -1; }
+	/// The shared owner of that fd.
+	const space_ref &space_owner() const noexcept { return sp_; }
 	explicit operator bool() const noexcept { return cid_ != FRACTOS_CID_INVALID; }
 
 	/// Gives up ownership: returns the cid, which the caller must close.
@@ -125,7 +150,7 @@ public:
 private:
 	void reset() noexcept;
 
-	int fd_ = -1;
+	space_ref sp_;
 	std::uint32_t cid_ = FRACTOS_CID_INVALID;
 };
 
