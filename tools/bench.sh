@@ -49,8 +49,8 @@
 # BENCH-ARGS go to fractos-bench (-n ITERS, -t SECONDS, -b GROUPS, -j).
 #
 # The benchmark binary is $FRACTOS_BENCH, else tools/fractos-bench; if that
-# is missing or older than tools/fractos-bench.cpp it is compiled into a
-# temporary directory (the repository may be read-only).
+# is missing or older than a source file under tools/bench/ it is compiled
+# into a temporary directory (the repository may be read-only).
 #
 # Exit status: non-zero if the benchmark fails or the module's live
 # counters (/sys/class/misc/fractos/live) do not return to their values
@@ -97,10 +97,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- the binary ----------------------------------------------------------
-src=tools/fractos-bench.cpp
+src=tools/bench
 bin=${FRACTOS_BENCH:-tools/fractos-bench}
 if [ -z "${FRACTOS_BENCH:-}" ] && { [ ! -x "$bin" ] ||
-	{ [ -f "$src" ] && [ -n "$(find "$src" -newer "$bin" 2>/dev/null)" ]; }; }; then
+	{ [ -d "$src" ] && [ -n "$(find "$src" -name '*.[ch]pp' -newer "$bin" 2>/dev/null)" ]; }; }; then
 	command -v g++ >/dev/null 2>&1 || {
 		echo "bench.sh: $bin is missing or stale and there is no g++;" \
 		     "build it first: make -C tools fractos-bench" >&2
@@ -108,7 +108,7 @@ if [ -z "${FRACTOS_BENCH:-}" ] && { [ ! -x "$bin" ] ||
 	}
 	echo "bench.sh: compiling $src" >&2
 	g++ -std=c++20 -O2 -Wall -Wextra -Werror -Iuapi -o "$tmp/fractos-bench" \
-		"$src" -luring -pthread
+		"$src"/*.cpp -luring -pthread
 	bin=$tmp/fractos-bench
 fi
 [ -x "$bin" ] || { echo "bench.sh: $bin is not executable" >&2; exit 1; }

@@ -84,7 +84,7 @@ node_info parse_node(const nl_reply &r)
 	n.trust_uids = r.has(FRACTOS_A_NODE_TRUST_UIDS);
 	n.key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_KEY_ID).value_or(0);
 	n.prev_key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_PREV_KEY_ID).value_or(0);
-	n.stats = r.stats(FRACTOS_A_NODE_STATS);
+	n.stats = fabric_stats(r, FRACTOS_A_NODE_STATS);
 	return n;
 }
 
