@@ -547,8 +547,9 @@ extern const struct file_operations fos_space_fops;
 extern const struct file_operations fos_capfd_fops;
 
 /*
- * ops.c: the operation table.  Every front door (ioctl today, uring_cmd
- * later) decodes its command into a struct fos_call and runs fos_call_run().
+ * ops.c: the operation table.  Every front door (the ioctl, uring_cmd of
+ * io_uring) decodes its command into a struct fos_call and runs it with
+ * fos_call_user().
  */
 union fos_args {
 	struct fractos_space_info space_info;

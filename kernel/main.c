@@ -2,6 +2,8 @@
 /*
  * fractos: module setup, parameters, the misc device and live counters.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -128,7 +130,7 @@ static int __init fos_init(void)
 	if (ret)
 		goto err_fabric;
 
-	pr_info("fractos " FOS_VERSION ": node %u epoch %#x\n", fos_node_id,
+	pr_info("version " FOS_VERSION ", node %u epoch %#x\n", fos_node_id,
 		fos_epoch);
 	return 0;
 

@@ -3,6 +3,8 @@
  * fractos_nvme: attached devices, their label, volumes and the management
  * Request.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/crc32.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -683,7 +685,7 @@ int fblk_attach(const char *path, const char *name, kuid_t uid, bool format,
 	mutex_unlock(&fblk_devs_lock);
 	if (ret)
 		goto err_prov;
-	pr_info("fractos_nvme: attached %s as %s (device %u, %llu bytes, %u volumes)\n",
+	pr_info("attached %s as %s (device %u, %llu bytes, %u volumes)\n",
 		path, dev->name, dev->id, dev->size,
 		le32_to_cpu(dev->label->nvols));
 	return 0;
@@ -722,7 +724,7 @@ int fblk_detach(u32 id, const char *name)
 	if (!found)
 		return -ENOENT;
 	fblk_teardown(found);
-	pr_info("fractos_nvme: detached %s (%s)\n", found->path, found->name);
+	pr_info("detached %s (%s)\n", found->path, found->name);
 	fblk_dev_put(found);
 	return 0;
 }

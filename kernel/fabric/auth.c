@@ -2,6 +2,7 @@
 /*
  * fractos: admission - the secrets and the handshake's MACs.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 /**
  * DOC: Secrets and pair keys
@@ -239,9 +240,9 @@ out:
 	if (ret)
 		return ret;
 	if (!same && pair)
-		pr_info("fractos: pair key %08x of node %u set\n", id, node);
+		pr_info("pair key %08x of node %u set\n", id, node);
 	else if (!same)
-		pr_info("fractos: cluster secret %08x set\n", id);
+		pr_info("cluster secret %08x set\n", id);
 	return 0;
 }
 
@@ -270,7 +271,7 @@ void fos_auth_set_insecure(void)
 	fos_auth_drop_all(FRACTOS_AUTH_INSECURE);
 	mutex_unlock(&fos_auth_mutex);
 	if (was != FRACTOS_AUTH_INSECURE)
-		pr_warn("fractos: INSECURE mode: nodes are admitted without authentication\n");
+		pr_warn("INSECURE mode: nodes are admitted without authentication\n");
 }
 
 /**
@@ -322,9 +323,9 @@ int fos_auth_forget(enum fos_auth_forget what, u32 node)
 	fos_auth_update_state();
 	mutex_unlock(&fos_auth_mutex);
 	if (what == FOS_AUTH_FORGET_ALL)
-		pr_info("fractos: every secret forgotten: no node is admitted\n");
+		pr_info("every secret forgotten: no node is admitted\n");
 	else if (what == FOS_AUTH_FORGET_CLUSTER)
-		pr_info("fractos: cluster secret forgotten: only pair keys admit nodes\n");
+		pr_info("cluster secret forgotten: only pair keys admit nodes\n");
 	return ret;
 }
 

@@ -3,6 +3,8 @@
  * fractos fabric, rdma_cm: connection requests and their admission
  * checks, accepts, the active side's connect work, and kicks.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/once.h>
@@ -76,7 +78,7 @@ static void fos_refused(struct rdma_cm_id *id, u32 node, int reason,
 	trace_fos_conn_state(node, 0, 0, FOS_TRACE_CONN_REFUSED, reason);
 	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
 	fos_stat_add(NULL, fos_rej_stat[reason], 1);
-	pr_warn_ratelimited("fractos: refused connection from node %u at %pISpc: %s\n",
+	pr_warn_ratelimited("refused connection from node %u at %pISpc: %s\n",
 			    node, &id->route.addr.dst_addr,
 			    fos_rej_name[reason]);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
@@ -400,7 +402,7 @@ static void fos_cm_active_established(struct fos_conn *conn,
 		trace_fos_conn_state(peer->node_id, 0, 0,
 				     FOS_TRACE_CONN_AUTH_FAIL, 1);
 		fos_stat_add(peer, FRACTOS_STAT_AUTH_FAILURES, 1);
-		pr_warn_ratelimited("fractos: node %u at %pISpc: authentication failed: wrong mac in the accept\n",
+		pr_warn_ratelimited("node %u at %pISpc: authentication failed: wrong mac in the accept\n",
 				    peer->node_id, &peer->addr);
 		fos_conn_fail(conn);
 		return;
@@ -445,7 +447,7 @@ int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			/* Again at once, with it ("Admission cookies"). */
 			fos_peer_set_cookie(conn->peer, cookie);
 		else
-			pr_warn_ratelimited("fractos: node %u refused the connection (%s, reason %d)\n",
+			pr_warn_ratelimited("node %u refused the connection (%s, reason %d)\n",
 					    conn->peer->node_id,
 					    rdma_reject_msg(id, ev->status),
 					    reason);
@@ -462,7 +464,7 @@ int fos_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		 * Said only when it is what ends the connection.
 		 */
 		if (READ_ONCE(conn->state) != FOS_CONN_CLOSING)
-			pr_info_ratelimited("fractos: node %u: %s (status %d)\n",
+			pr_info_ratelimited("node %u: %s (status %d)\n",
 					    conn->peer->node_id,
 					    rdma_event_msg(ev->event),
 					    ev->status);
@@ -494,7 +496,7 @@ void fos_peer_connect_work(struct work_struct *work)
 	mode = fos_auth_current(peer->node_id, &key, &alt_id);
 	if (mode == FRACTOS_AUTH_NONE) {
 		/* Setting a secret kicks every peer (fos_fabric_kick()). */
-		pr_info_ratelimited("fractos: node %u: not connecting without a key for it (fractctl secret row, or secret set)\n",
+		pr_info_ratelimited("node %u: not connecting without a key for it (fractctl secret row, or secret set)\n",
 				    peer->node_id);
 		spin_lock(&peer->lock);
 		peer->state = FRACTOS_NODE_DOWN;

@@ -3,6 +3,8 @@
  * fractos fabric, connections: buffers, the QP and its PD,
  * hellos, publication, establishment and teardown.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include "auth.h"
@@ -30,7 +32,7 @@ void fos_conn_fail_err(struct fos_conn *conn, const char *what,
 		       int err)
 {
 	if (READ_ONCE(conn->state) != FOS_CONN_CLOSING)
-		pr_warn_ratelimited("fractos: node %u: %s failed: %d\n",
+		pr_warn_ratelimited("node %u: %s failed: %d\n",
 				    conn->peer->node_id, what, err);
 	fos_conn_fail(conn);
 }
@@ -108,7 +110,7 @@ static void fos_qp_event_work(struct work_struct *work)
 	struct fos_conn *conn = container_of(work, struct fos_conn,
 					     qp_event_work);
 
-	pr_warn_ratelimited("fractos: node %u: QP event %s\n",
+	pr_warn_ratelimited("node %u: QP event %s\n",
 			    conn->peer->node_id,
 			    ib_event_msg(READ_ONCE(conn->qp_event)));
 	fos_conn_fail(conn);
@@ -139,7 +141,7 @@ static void fos_qp_event(struct ib_event *ev, void *ctx)
 		 * Informational (PATH_MIG, SQ_DRAINED, LAST_WQE_REACHED...):
 		 * the QP still works; a real failure shows in a completion.
 		 */
-		pr_info_ratelimited("fractos: node %u: QP event %s\n",
+		pr_info_ratelimited("node %u: QP event %s\n",
 				    conn->peer->node_id, ib_event_msg(ev->event));
 	}
 }
@@ -335,7 +337,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	if (!old || old == epoch)
 		return;
 	fos_stat_add(peer, FRACTOS_STAT_EPOCH_CHANGES, 1);
-	pr_info("fractos: node %u restarted (epoch %#x -> %#x)\n",
+	pr_info("node %u restarted (epoch %#x -> %#x)\n",
 		peer->node_id, old, epoch);
 	fos_peer_node_down(peer->node_id, old);
 }
@@ -444,7 +446,7 @@ static void fos_conn_report(struct fos_conn *conn)
 	if (!ib_query_qp(conn->id->qp, &qa,
 			 IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_RQ_PSN, &init))
 		qp_state = qa.qp_state;
-	pr_info_ratelimited("fractos: node %u: connection ends: credits %u/%u, owed %u, sends in flight %u, backlog %u, rdma %u, last rx %u ms ago, last tx %u ms ago; qp %u state %d sq_psn %u rq_psn %u\n",
+	pr_info_ratelimited("node %u: connection ends: credits %u/%u, owed %u, sends in flight %u, backlog %u, rdma %u, last rx %u ms ago, last tx %u ms ago; qp %u state %d sq_psn %u rq_psn %u\n",
 			    conn->peer->node_id, credits, max, owed, in_flight,
 			    nbacklog, rdma, jiffies_to_msecs(now - rx),
 			    jiffies_to_msecs(now - tx), conn->id->qp->qp_num,
@@ -513,7 +515,7 @@ static void fos_conn_close_work(struct work_struct *work)
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
 		     FRACTOS_STAT_CONNECT_ERRORS, 1);
 	if (conn->was_up && conn->primary) {
-		pr_info("fractos: node %u down\n", peer->node_id);
+		pr_info("node %u down\n", peer->node_id);
 		fos_peer_node_down(peer->node_id, conn->peer_epoch);
 	}
 
@@ -570,7 +572,7 @@ void fos_conn_established(struct fos_conn *conn,
 			     conn->peer_epoch, FOS_TRACE_CONN_UP, conn->primary);
 	fos_stat_add(peer, FRACTOS_STAT_CONNECTS, 1);
 	if (conn->primary)
-		pr_info("fractos: node %u up (epoch %#x, qp %u, %s, %s)\n",
+		pr_info("node %u up (epoch %#x, qp %u, %s, %s)\n",
 			peer->node_id, conn->peer_epoch, conn->id->qp->qp_num,
 			dev_name(&conn->dev->ibdev->dev),
 			conn->auth_key ? "authenticated" : "INSECURE");

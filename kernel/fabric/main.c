@@ -13,6 +13,7 @@
  * protocol is in Documentation/protocol.rst, the lifetimes and the lock
  * order in Documentation/locking.rst.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 /**
  * DOC: Fabric
@@ -250,7 +251,7 @@ static int fos_ib_add(struct ib_device *ibdev)
 	list_add_tail(&d->link, &fos_devs);
 	spin_unlock(&fos_conns_lock);
 	ib_set_client_data(ibdev, &fos_ib_client, d);
-	pr_info("fractos: rdma device %s added\n", dev_name(&ibdev->dev));
+	pr_info("rdma device %s added\n", dev_name(&ibdev->dev));
 	fos_fabric_kick();
 	return 0;
 }
@@ -273,7 +274,7 @@ static void fos_ib_remove(struct ib_device *ibdev, void *data)
 	list_del(&d->link);
 	spin_unlock(&fos_conns_lock);
 	mutex_unlock(&fos_fabric_mutex);
-	pr_info("fractos: rdma device %s removed\n", dev_name(&ibdev->dev));
+	pr_info("rdma device %s removed\n", dev_name(&ibdev->dev));
 	kfree(d);
 }
 
@@ -332,7 +333,7 @@ static int fos_listen(void)
 	if (ret && ret != -EADDRINUSE)
 		ret = fos_listen_on(AF_INET);
 	if (ret)
-		pr_err("fractos: cannot listen on rdma_cm port %u: %d\n",
+		pr_err("cannot listen on rdma_cm port %u: %d\n",
 		       fos_fabric_port, ret);
 	return ret;
 }

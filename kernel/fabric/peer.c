@@ -3,6 +3,8 @@
  * fractos fabric, the peer table: lookups, references, per-peer
  * limits and counters, and its configuration (node add, delete, info).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "auth.h"
@@ -162,7 +164,7 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 		fos_peer_put(peer);
 		return ret == -EBUSY ? -EEXIST : ret;
 	}
-	pr_info("fractos: node %u at %pISpc added%s\n", node_id, &peer->addr,
+	pr_info("node %u at %pISpc added%s\n", node_id, &peer->addr,
 		trust_uids ? ", its uids trusted" : "");
 	return 0;
 }
@@ -206,7 +208,7 @@ int fos_fabric_node_del(u32 node_id)
 	mutex_unlock(&fos_fabric_mutex);
 	if (!peer)
 		return -ENOENT;
-	pr_info("fractos: node %u deleted\n", node_id);
+	pr_info("node %u deleted\n", node_id);
 	return 0;
 }
 

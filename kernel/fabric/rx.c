@@ -3,6 +3,8 @@
  * fractos fabric, receiving: the dispatch table, the admission of a
  * passive connection by its AUTH, credits returned and held.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include "auth.h"
 #include "pri.h"
@@ -109,7 +111,7 @@ void fos_rx_exit(void)
 void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
 {
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn_ratelimited("fractos: node %u: %s failed: %s\n",
+		pr_warn_ratelimited("node %u: %s failed: %s\n",
 				    conn->peer->node_id, what,
 				    ib_wc_status_msg(wc->status));
 	fos_conn_fail(conn);
@@ -119,7 +121,7 @@ void fos_proto_error(struct fos_conn *conn, const char *why)
 {
 	trace_fos_proto_error(conn->peer->node_id, why);
 	fos_stat_add(conn->peer, FRACTOS_STAT_PROTO_ERRORS, 1);
-	pr_warn_ratelimited("fractos: node %u: protocol error: %s\n",
+	pr_warn_ratelimited("node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
 	fos_conn_fail(conn);
 }
@@ -143,7 +145,7 @@ void fos_auth_failed(struct fos_conn *conn, const char *why)
 	trace_fos_conn_state(conn->peer->node_id, 0, conn->peer_epoch,
 			     FOS_TRACE_CONN_AUTH_FAIL, 0);
 	fos_stat_add(NULL, FRACTOS_STAT_AUTH_FAILURES, 1);
-	pr_warn_ratelimited("fractos: connection from %pISc as node %u: authentication failed: %s\n",
+	pr_warn_ratelimited("connection from %pISc as node %u: authentication failed: %s\n",
 			    &conn->id->route.addr.dst_addr,
 			    conn->peer->node_id, why);
 	fos_conn_fail(conn);
@@ -197,7 +199,7 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		/* Proven, but a second one: the first stays (security.rst). */
 		spin_unlock(&peer->lock);
 		fos_stat_add(NULL, FRACTOS_STAT_REFUSED_CONNECTED, 1);
-		pr_warn_ratelimited("fractos: connection from %pISc as node %u: refused: that node is connected with epoch %#x\n",
+		pr_warn_ratelimited("connection from %pISc as node %u: refused: that node is connected with epoch %#x\n",
 				    &conn->id->route.addr.dst_addr,
 				    peer->node_id, conn->peer_epoch);
 		fos_conn_fail(conn);
@@ -215,7 +217,7 @@ static bool fos_conn_admit(struct fos_conn *conn,
 	peer->in = conn;
 	spin_unlock(&peer->lock);
 	if (again)
-		pr_info("fractos: node %u connects again; its old connection ends\n",
+		pr_info("node %u connects again; its old connection ends\n",
 			peer->node_id);
 	fos_peer_set_epoch(peer, conn->peer_epoch);
 	fos_conn_established(conn, NULL);

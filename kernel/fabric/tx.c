@@ -3,6 +3,8 @@
  * fractos fabric, sending: credits, the backlog, send-queue stalls
  * and the heartbeat.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include "pri.h"
@@ -51,7 +53,7 @@ static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
 	if (!stalled)
 		return;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_STALLS, 1);
-	pr_info_ratelimited("fractos: node %u: no send completion for %u ms, sends paused until one\n",
+	pr_info_ratelimited("node %u: no send completion for %u ms, sends paused until one\n",
 			    conn->peer->node_id, jiffies_to_msecs(now - since));
 }
 
@@ -344,7 +346,7 @@ void fos_hb_work(struct work_struct *work)
 		if (time_after(now, READ_ONCE(conn->last_rx) +
 			       FOS_HB_MISSES * iv)) {
 			fos_stat_add(conn->peer, FRACTOS_STAT_HB_TIMEOUTS, 1);
-			pr_warn("fractos: node %u: no heartbeat for %u ms\n",
+			pr_warn("node %u: no heartbeat for %u ms\n",
 				conn->peer->node_id,
 				jiffies_to_msecs(now - conn->last_rx));
 			fos_conn_fail(conn);

@@ -4,6 +4,8 @@
  * side of invoke, revoke and lookup, and the owner's receive handlers
  * (see "Remote objects" in remote.c).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/completion.h>
 #include <linux/cred.h>
 #include <linux/delay.h>
@@ -19,7 +21,7 @@
 /* ---- calls: a message and its answer ---- */
 
 /* Calls in flight by cookie; xa_lock guards completing them. */
-DEFINE_XARRAY_ALLOC(fos_calls);
+DEFINE_XARRAY_ALLOC(fos_rpcs);
 
 /*
  * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
@@ -27,9 +29,9 @@ DEFINE_XARRAY_ALLOC(fos_calls);
  * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
  * error of fos_fabric_send().
  */
-int fos_call_timeout(struct fos_peer *peer, u8 type,
-		     const void *payload, u32 len,
-		     struct fos_call_wait *w, unsigned long timeout)
+int fos_rpc_timeout(struct fos_peer *peer, u8 type,
+		    const void *payload, u32 len,
+		    struct fos_rpc_wait *w, unsigned long timeout)
 {
 	long left;
 	u32 cookie;
@@ -48,7 +50,7 @@ int fos_call_timeout(struct fos_peer *peer, u8 type,
 	w->status = 0;
 	memset(&w->cap, 0, sizeof(w->cap));
 	memset(&w->grant, 0, sizeof(w->grant));
-	ret = xa_alloc(&fos_calls, &cookie, w, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&fos_rpcs, &cookie, w, xa_limit_32b, GFP_KERNEL);
 	if (ret)
 		return ret;
 	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
@@ -74,7 +76,7 @@ int fos_call_timeout(struct fos_peer *peer, u8 type,
 			ret = left;
 	}
 	/* After this, no answer can reach @w. */
-	xa_erase(&fos_calls, cookie);
+	xa_erase(&fos_rpcs, cookie);
 	if (ret && try_wait_for_completion(&w->done))
 		ret = 0;
 	if (ret)
@@ -83,25 +85,25 @@ int fos_call_timeout(struct fos_peer *peer, u8 type,
 	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
 }
 
-int fos_call(struct fos_peer *peer, u8 type, const void *payload,
-	     u32 len, struct fos_call_wait *w)
+int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
+	    u32 len, struct fos_rpc_wait *w)
 {
-	return fos_call_timeout(peer, type, payload, len, w,
+	return fos_rpc_timeout(peer, type, payload, len, w,
 				FOS_REMOTE_TIMEOUT);
 }
 
 /* Return: whether a caller took the answer. */
-bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
-		       int status, const struct fos_cap *cap,
-		       const struct fos_wire_grant_reply *grant)
+bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+		      int status, const struct fos_cap *cap,
+		      const struct fos_wire_grant_reply *grant)
 {
-	struct fos_call_wait *w;
+	struct fos_rpc_wait *w;
 	bool taken = false;
 
 	if (cookie > U32_MAX)
 		return false;
-	xa_lock(&fos_calls);
-	w = xa_load(&fos_calls, cookie);
+	xa_lock(&fos_rpcs);
+	w = xa_load(&fos_rpcs, cookie);
 	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
 	    !completion_done(&w->done)) {
 		w->status = status;
@@ -113,7 +115,7 @@ bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 		complete(&w->done);
 		taken = true;
 	}
-	xa_unlock(&fos_calls);
+	xa_unlock(&fos_rpcs);
 	return taken;
 }
 
@@ -144,7 +146,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	struct fos_object *root = fos_obj_root(target);
 	struct fos_wire_invoke *iv;
 	struct fos_wire_cap *wc;
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	struct fractos_oid oid;
 	u32 len, pepoch, i;
@@ -201,7 +203,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 				fos_cap_undescribe(&wc[i], oid.node, pepoch);
 			break;
 		}
-		ret = fos_call(peer, FOS_WIRE_INVOKE, iv, len, &w);
+		ret = fos_rpc(peer, FOS_WIRE_INVOKE, iv, len, &w);
 		if (!w.sent)
 			for (i = 0; i < ncaps; i++)
 				fos_cap_undescribe(&wc[i], oid.node, pepoch);
@@ -241,7 +243,7 @@ int fos_remote_revoke(struct fos_object *obj)
 {
 	struct fos_proxy *p = obj->proxy;
 	struct fos_wire_obj o = {};
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	int ret, lret;
 
@@ -253,7 +255,7 @@ int fos_remote_revoke(struct fos_object *obj)
 	o.epoch = cpu_to_le32(p->epoch);
 	peer = fos_peer_find(p->node);
 	if (peer) {
-		ret = fos_call(peer, FOS_WIRE_REVOKE_REQ, &o, sizeof(o), &w);
+		ret = fos_rpc(peer, FOS_WIRE_REVOKE_REQ, &o, sizeof(o), &w);
 		fos_peer_put(peer);
 	} else {
 		ret = -EHOSTUNREACH;
@@ -278,7 +280,7 @@ int fos_remote_lookup(u32 node, const char *name, u32 len,
 		      struct fos_cap *out)
 {
 	struct fos_wire_lookup *l;
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	int ret;
 
@@ -295,7 +297,7 @@ int fos_remote_lookup(u32 node, const char *name, u32 len,
 	l->uid = cpu_to_le32(from_kuid_munged(&init_user_ns, current_euid()));
 	l->name_len = cpu_to_le32(len);
 	memcpy(l + 1, name, len);
-	ret = fos_call(peer, FOS_WIRE_LOOKUP, l, sizeof(*l) + len, &w);
+	ret = fos_rpc(peer, FOS_WIRE_LOOKUP, l, sizeof(*l) + len, &w);
 	kfree(l);
 	if (ret == -ECONNRESET)
 		ret = -EHOSTUNREACH;
@@ -386,8 +388,8 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 {
 	const struct fos_wire_ack *a = payload;
 
-	fos_call_complete(peer, FOS_WIRE_ACK, rx->cookie,
-			  -(int)le32_to_cpu(a->status), NULL, NULL);
+	fos_rpc_complete(peer, FOS_WIRE_ACK, rx->cookie,
+			 -(int)le32_to_cpu(a->status), NULL, NULL);
 }
 
 /**
@@ -535,7 +537,7 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	if (fos_export_put(le64_to_cpu(d->oid), node, epoch,
 			   le64_to_cpu(d->count), &from)) {
 		fos_peer_proto_error(peer, "a DROP for another holder");
-		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
+		pr_warn_ratelimited("node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
 				    from, le64_to_cpu(d->count),
 				    le64_to_cpu(d->oid), node);
 	}
@@ -589,8 +591,8 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 	if (!status)
 		status = fos_cap_resolve(peer, &r->cap, &cap);
 	/* Nobody waits for it any more: its proxy goes (a DROP). */
-	if (!fos_call_complete(peer, FOS_WIRE_LOOKUP_REPLY,
-			       rx->cookie, status,
-			       status ? NULL : &cap, NULL) && !status)
+	if (!fos_rpc_complete(peer, FOS_WIRE_LOOKUP_REPLY,
+			      rx->cookie, status,
+			      status ? NULL : &cap, NULL) && !status)
 		fos_obj_put(cap.obj);
 }

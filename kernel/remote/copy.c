@@ -114,7 +114,7 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 	struct fos_wire_release rel = {};
 	struct fos_wire_grant g = {};
 	struct fos_pull pull = {};
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	struct fos_mem *mem;
 	struct sg_table sgt;
@@ -146,7 +146,7 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 
 		g.off = cpu_to_le64(soff + done);
 		g.len = cpu_to_le64(len - done);
-		ret = fos_call(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
+		ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
 		if (ret)
 			break;
 		glen = le64_to_cpu(w.grant.len);
@@ -279,7 +279,7 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	struct fos_object *droot = fos_obj_root(dst->obj);
 	struct fos_object *sroot = fos_obj_root(src->obj);
 	struct fos_wire_copy *c;
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	struct fractos_oid oid;
 	u32 pepoch;
@@ -321,9 +321,9 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	c->dst_off = cpu_to_le64(doff);
 	c->len = cpu_to_le64(len);
 	/* Ten seconds, plus one per MiB. */
-	ret = fos_call_timeout(peer, FOS_WIRE_COPY, c, sizeof(*c), &w,
-			       FOS_REMOTE_TIMEOUT +
-			       min_t(u64, len >> 20, 3600) * HZ);
+	ret = fos_rpc_timeout(peer, FOS_WIRE_COPY, c, sizeof(*c), &w,
+			      FOS_REMOTE_TIMEOUT +
+			      min_t(u64, len >> 20, 3600) * HZ);
 	ret = fos_copy_errno(ret);
 out_names:
 	fos_copy_undescribe(&c->src, oid.node, pepoch);

@@ -5,6 +5,8 @@
  * them (see "Remote objects" in remote.c, "Holders" and "Views" in
  * wire.h).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -352,10 +354,10 @@ struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 		return obj;
 	fos_peer_proto_error(peer, "a view it was not given");
 	if (v)
-		pr_warn_ratelimited("fractos: node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
+		pr_warn_ratelimited("node %u names object %llu with a view it was not given ([%llu, +%llu) rights %#x)\n",
 				    node, oid, v->off, v->len, v->perms);
 	else
-		pr_warn_ratelimited("fractos: node %u names object %llu, which it was not given\n",
+		pr_warn_ratelimited("node %u names object %llu, which it was not given\n",
 				    node, oid);
 	return ERR_PTR(-EPROTO);
 }
@@ -394,7 +396,7 @@ int fos_export_count(u64 oid, u32 node, u32 epoch,
 	kfree(spare);
 	if (!held) {
 		fos_peer_stat_inc(from, FRACTOS_STAT_PROTO_ERRORS);
-		pr_warn_ratelimited("fractos: node %u forwards object %llu with a view it was not given\n",
+		pr_warn_ratelimited("node %u forwards object %llu with a view it was not given\n",
 				    fos_peer_node_id(from), oid);
 	}
 	return ret;
@@ -451,7 +453,7 @@ int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,
 		f->units -= count;
 	}
 	if (count > found->units)
-		pr_warn_ratelimited("fractos: node %u drops %llu descriptions of object %llu, holds %llu\n",
+		pr_warn_ratelimited("node %u drops %llu descriptions of object %llu, holds %llu\n",
 				    node, count, oid, found->units);
 	found->units -= min(count, found->units);
 	if (found->units)

@@ -319,9 +319,9 @@ void fos_grant_reply_recv(struct fos_peer *peer,
 	 * would keep the owner's pages pinned and their rkey alive until its
 	 * FOS_GRANT_TTL.
 	 */
-	if (!fos_call_complete(peer, FOS_WIRE_GRANT_REPLY,
-			       rx->cookie,
-			       -(int)le32_to_cpu(r->status), NULL, r) &&
+	if (!fos_rpc_complete(peer, FOS_WIRE_GRANT_REPLY,
+			      rx->cookie,
+			      -(int)le32_to_cpu(r->status), NULL, r) &&
 	    !r->status)
 		fos_event_queue(FOS_EV_RELEASE, 0, fos_peer_node_id(peer), 0,
 				le64_to_cpu(r->id), GFP_ATOMIC);

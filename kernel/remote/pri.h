@@ -60,7 +60,7 @@ struct fos_proxy {
 };
 
 /**
- * struct fos_call_wait - a call waiting for its answer
+ * struct fos_rpc_wait - a call waiting for its answer
  * @done: completed by the answer or by the node's death
  * @sent: the message was handed to the fabric (it may have arrived)
  * @answered: the answer arrived (@status is the peer's)
@@ -71,7 +71,7 @@ struct fos_proxy {
  *	the caller drops)
  * @grant: GRANT_REPLY: the grant
  */
-struct fos_call_wait {
+struct fos_rpc_wait {
 	struct completion done;
 	bool sent;
 	bool answered;
@@ -156,15 +156,15 @@ int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 		    struct fos_cap *out);
 
 /* call.c: a message and its answer */
-extern struct xarray fos_calls;
-int fos_call_timeout(struct fos_peer *peer, u8 type,
-		     const void *payload, u32 len,
-		     struct fos_call_wait *w, unsigned long timeout);
-int fos_call(struct fos_peer *peer, u8 type, const void *payload,
-	     u32 len, struct fos_call_wait *w);
-bool fos_call_complete(struct fos_peer *peer, u8 reply, u64 cookie,
-		       int status, const struct fos_cap *cap,
-		       const struct fos_wire_grant_reply *grant);
+extern struct xarray fos_rpcs;
+int fos_rpc_timeout(struct fos_peer *peer, u8 type,
+		    const void *payload, u32 len,
+		    struct fos_rpc_wait *w, unsigned long timeout);
+int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
+	    u32 len, struct fos_rpc_wait *w);
+bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+		      int status, const struct fos_cap *cap,
+		      const struct fos_wire_grant_reply *grant);
 void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 		      const struct fos_wire_lookup *l);
 

@@ -283,6 +283,6 @@ void fos_remote_exit(void)
 	destroy_workqueue(fos_copy_wq);
 	WARN_ON(!xa_empty(&fos_grants));
 	WARN_ON(!xa_empty(&fos_exports));
-	WARN_ON(!xa_empty(&fos_calls));
+	WARN_ON(!xa_empty(&fos_rpcs));
 	fos_remote_set_ops(NULL);
 }

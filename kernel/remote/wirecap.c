@@ -44,14 +44,14 @@ int fos_cap_import(struct fos_object *obj, u32 node,
 		.len = cpu_to_le64(v->len),
 		.perms = cpu_to_le32(v->perms),
 	};
-	struct fos_call_wait w;
+	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	int ret;
 
 	peer = fos_peer_find(p->node);
 	if (!peer)
 		return -EKEYREVOKED;
-	ret = fos_call(peer, FOS_WIRE_IMPORT, &im, sizeof(im), &w);
+	ret = fos_rpc(peer, FOS_WIRE_IMPORT, &im, sizeof(im), &w);
 	fos_peer_put(peer);
 	switch (ret) {
 	case 0:
