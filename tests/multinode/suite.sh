@@ -31,11 +31,12 @@ rc=0
 mkdir -p build
 
 # The emulated NIC of a guest stopped sending (the guest kernel's
-# "NETDEV WATCHDOG: ... transmit queue 0 timed out"): seen twice on 6.1
-# under TCG with three guests on two host cores (2026-11-26), every
-# node's transport then timing out on it.  Not the module's doing (a
-# virtqueue QEMU stops consuming), so such a run is run again, once,
-# and says so.
+# "NETDEV WATCHDOG: ... transmit queue 0 timed out"), every node's
+# transport then timing out on it: seen in the three-guest runs, whose
+# guests have one vCPU each, until vm/run gave such a guest maxcpus=2
+# (QEMU 7.2's TCG dropped a one-CPU guest's memory barriers, and virtio
+# lost a kick: vm/run says how).  Not the module's doing, so should it
+# happen again, such a run is run again, once, and says so.
 nic_stalled() {
 	grep -l "NETDEV WATCHDOG" "build/vm-$kver-multinode$1"-n*.log 2>/dev/null |
 		head -n 1
