@@ -31,6 +31,10 @@
 #include <utility>
 #include <vector>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan::blk {
 
 /// What a volume is.
@@ -121,5 +125,7 @@ private:
 };
 
 } // namespace caladan::blk
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_BLK_HPP

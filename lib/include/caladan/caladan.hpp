@@ -75,11 +75,17 @@
 #define CALADAN_VERSION_PATCH 0
 #define CALADAN_VERSION "0.1.0"
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /// The library's version string at run time (CALADAN_VERSION at build time).
 const char *version() noexcept;
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_CALADAN_HPP

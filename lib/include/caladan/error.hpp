@@ -27,6 +27,10 @@
 #include <variant>
 #include <vector>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -173,5 +177,7 @@ private:
 };
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_ERROR_HPP

@@ -9,6 +9,10 @@
 
 #include <caladan/error.hpp>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -74,5 +78,7 @@ result<void> send_fd(int sock, int fd, std::string_view data = {}) noexcept;
 result<received_fd> recv_fd(int sock, std::size_t max_data = 256);
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_FD_HPP

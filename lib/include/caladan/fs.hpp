@@ -102,6 +102,10 @@
 #include <string_view>
 #include <vector>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan::fs {
 
 /// Longest file name, in bytes.
@@ -275,5 +279,7 @@ result<message> call(const space &sp, const cap &req, const wire_req &q,
 		     std::chrono::nanoseconds timeout = {});
 
 } // namespace caladan::fs
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_FS_HPP

@@ -9,6 +9,10 @@
 
 #include <caladan/request.hpp>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 class lease {
@@ -60,5 +64,7 @@ result<message> call_with_lease(const space &sp, const cap &req,
 /// The conventional reply path of a message sent by call_with_lease(): its
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_LEASE_HPP

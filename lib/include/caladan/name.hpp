@@ -9,6 +9,10 @@
 
 #include <caladan/space.hpp>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 #ifdef FRACTOS_IOC_NAME_PUBLISH
@@ -31,5 +35,7 @@ fractos_name name_arg(std::string_view name, std::uint32_t cid = 0, std::uint32_
 #endif
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_NAME_HPP

@@ -10,6 +10,10 @@
 
 #include <caladan/space.hpp>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -301,5 +305,7 @@ struct msg_conts {
 msg_conts find_conts(const message &m, const msg_layout &l) noexcept;
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_REQUEST_HPP

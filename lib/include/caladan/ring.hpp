@@ -43,6 +43,10 @@
 #include <memory>
 #include <vector>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /**
@@ -212,5 +216,7 @@ private:
 };
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_RING_HPP

@@ -12,6 +12,10 @@
 
 #include <memory>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -208,5 +212,7 @@ result<std::uint64_t> memory_copy(const space &sp, const cap &src, const cap &ds
 result<cap> import_fd(const space &sp, int fd) noexcept;
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_SPACE_HPP

@@ -16,6 +16,10 @@
 #include <utility>
 #include <vector>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan::sysfs {
 
 /// /sys/module/fractos: present while the module is loaded.
@@ -86,5 +90,7 @@ result<std::vector<std::pair<std::string, std::string>>> module_params(const cha
 result<live_counters> read_live_counters(const char *dir = live_dir);
 
 } // namespace caladan::sysfs
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_SYSFS_HPP

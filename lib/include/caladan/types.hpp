@@ -10,6 +10,10 @@
 
 #include <caladan/error.hpp>
 
+/* The library is built with -fvisibility=hidden: what is declared here
+ * is its API, exported (libcaladan.map, libcaladan.symbols). */
+#pragma GCC visibility push(default)
+
 namespace caladan {
 
 /* ------------------------------------------------------------------------ */
@@ -92,5 +96,7 @@ struct cap_info {
 };
 
 } // namespace caladan
+
+#pragma GCC visibility pop
 
 #endif // CALADAN_TYPES_HPP
