@@ -14,6 +14,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include "fos.h"
+#include "ops.h"
 
 static int fos_capfd_release(struct inode *inode, struct file *file)
 {

@@ -3,7 +3,7 @@
  * fractos: what the module's rooms (kernel/fabric/, kernel/remote/) may use
  * of the core besides its object model: the live-object counters, this
  * node's id and its epoch.  The transport includes this and fabric.h only;
- * fos.h (objects, spaces, the op table) includes it too.
+ * fos.h (objects, capabilities, spaces) includes it too.
  */
 #ifndef FRACTOS_CORE_H
 #define FRACTOS_CORE_H

@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include "fos.h"
+#include "memory.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 

@@ -13,6 +13,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "memory.h"
+#include "ops.h"
 
 /* Pages pinned per pin_user_pages_fast() call. */
 #define FOS_PIN_BATCH	512

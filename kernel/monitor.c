@@ -13,6 +13,9 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include "fos.h"
+#include "monitor.h"
+#include "ops.h"
+#include "queue.h"
 
 static struct fos_monitor *fos_monitor_alloc(struct fos_space *s, u32 type,
 					     u64 cookie)

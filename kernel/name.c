@@ -26,6 +26,8 @@
 #include <linux/stringhash.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "name.h"
+#include "ops.h"
 
 /**
  * struct fos_name - one published name

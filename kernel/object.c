@@ -11,6 +11,11 @@
 #include <linux/sched.h>
 #include <linux/siphash.h>
 #include "fos.h"
+#include "memory.h"
+#include "monitor.h"
+#include "name.h"
+#include "queue.h"
+#include "request.h"
 
 DEFINE_SPINLOCK(fos_tree_lock);
 
@@ -72,107 +77,6 @@ void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid)
 	oid->node = fos_node_id;
 	oid->epoch = fos_epoch;
 	oid->id = fos_oid_public(obj->id);
-}
-
-/* ---- the remote layer, as the core sees it (struct fos_remote_ops) ---- */
-
-static bool fos_local_loopback(void)
-{
-	return false;
-}
-
-static int fos_local_invoke(struct fos_object *target, const u8 *imm,
-			    u32 imm_len, const struct fos_cap *caps, u32 ncaps,
-			    bool wait)
-{
-	return -EHOSTUNREACH;
-}
-
-static int fos_local_revoke(struct fos_object *obj)
-{
-	return -EHOSTUNREACH;
-}
-
-static bool fos_local_grants_out(void)
-{
-	return false;
-}
-
-static void fos_local_grants_sync(void)
-{
-}
-
-static int fos_local_lookup(u32 node, const char *name, u32 len,
-			    struct fos_cap *out)
-{
-	return -EHOSTUNREACH;
-}
-
-static void fos_local_proxy_oid(const struct fos_proxy *p,
-				struct fractos_oid *oid)
-{
-	WARN_ON_ONCE(1);
-	memset(oid, 0, sizeof(*oid));
-}
-
-/* No object is exported while no remote layer is registered. */
-static void fos_local_revoke_locked(struct fos_object *obj,
-				    struct fos_dead *dead)
-{
-	WARN_ON_ONCE(obj->export);
-}
-
-static void fos_local_exports_release(struct list_head *list)
-{
-	WARN_ON_ONCE(!list_empty(list));
-}
-
-static void fos_local_proxy_free(struct fos_proxy *p)
-{
-	WARN_ON_ONCE(1);
-}
-
-static bool fos_local_copy_wanted(struct fos_object *src,
-				  struct fos_object *dst)
-{
-	return false;
-}
-
-static int fos_local_copy(const struct fos_cap *src, u64 soff,
-			  const struct fos_cap *dst, u64 doff, u64 len)
-{
-	return -EHOSTUNREACH;
-}
-
-/* Every object is local: before kernel/remote/ starts and after it stops. */
-static const struct fos_remote_ops fos_remote_local = {
-	.loopback = fos_local_loopback,
-	.invoke = fos_local_invoke,
-	.revoke = fos_local_revoke,
-	.grants_out = fos_local_grants_out,
-	.grants_sync = fos_local_grants_sync,
-	.lookup = fos_local_lookup,
-	.proxy_oid = fos_local_proxy_oid,
-	.revoke_locked = fos_local_revoke_locked,
-	.exports_release = fos_local_exports_release,
-	.proxy_free = fos_local_proxy_free,
-	.copy_wanted = fos_local_copy_wanted,
-	.copy = fos_local_copy,
-};
-
-const struct fos_remote_ops *fos_remote_cur __read_mostly = &fos_remote_local;
-
-/**
- * fos_remote_set_ops - register the remote layer, or take it back
- * @ops: its vector, or NULL for "every object is local"
- *
- * Called by fos_remote_init() before any space exists and by
- * fos_remote_exit() after the last is gone (module init and exit), so
- * that no call is ever in flight through the vector that is replaced.
- */
-void fos_remote_set_ops(const struct fos_remote_ops *ops)
-{
-	WRITE_ONCE(fos_remote_cur, ops ? ops : &fos_remote_local);
 }
 
 int fos_object_init(void)

@@ -16,6 +16,7 @@
 #include <linux/nospec.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "ops.h"
 
 struct fos_op {
 	int (*fn)(struct fos_space *s, struct fos_call *c);

@@ -22,6 +22,11 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include "fos.h"
+#include "memory.h"
+#include "monitor.h"
+#include "name.h"
+#include "queue.h"
+#include "request.h"
 #include "provider.h"
 
 /* Messages handled per run of a provider's work item before yielding. */

@@ -12,6 +12,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "ops.h"
+#include "queue.h"
 #include "provider.h"
 
 struct fos_ep *fos_ep_create(void)

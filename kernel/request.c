@@ -12,6 +12,9 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "ops.h"
+#include "queue.h"
+#include "request.h"
 #include "provider.h"
 
 /*

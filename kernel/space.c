@@ -7,6 +7,9 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include "fos.h"
+#include "monitor.h"
+#include "ops.h"
+#include "queue.h"
 
 static struct kmem_cache *fos_cap_cache;
 

@@ -11,6 +11,8 @@
 #include <linux/wait.h>
 #include <linux/uaccess.h>
 #include "fos.h"
+#include "ops.h"
+#include "queue.h"
 
 /*
  * The uring_cmd API moved to <linux/io_uring/cmd.h> in 6.7, with the

@@ -13,6 +13,8 @@
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "../fos.h"
+#include "../name.h"
+#include "../request.h"
 #include "../fabric.h"
 #include "trace.h"
 #include "wire.h"

@@ -9,6 +9,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include "../fos.h"
+#include "../memory.h"
 #include "../fabric.h"
 #include "trace.h"
 #include "wire.h"

@@ -10,6 +10,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include "../fos.h"
+#include "../memory.h"
 #include "../fabric.h"
 #include "wire.h"
 #include "pri.h"

@@ -2,8 +2,8 @@
 /*
  * fractos: the private header of kernel/remote/ (objects of other nodes,
  * see "Remote objects" in remote.c) - the structures, tables, queues and
- * functions that its files share.  The rest of the module uses fos.h and
- * fabric.h only.
+ * functions that its files share.  Of the rest of the module it uses fos.h,
+ * the family headers (memory.h, name.h, request.h) and fabric.h only.
  */
 #ifndef FRACTOS_REMOTE_PRI_H
 #define FRACTOS_REMOTE_PRI_H

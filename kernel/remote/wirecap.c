@@ -8,6 +8,7 @@
 #include <linux/err.h>
 #include <linux/string.h>
 #include "../fos.h"
+#include "../memory.h"
 #include "../fabric.h"
 #include "wire.h"
 #include "pri.h"

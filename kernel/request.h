@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fractos: Requests (request.c) - the immutable contents of a Request
+ * object (struct fos_req), delivering an invocation to its provider's
+ * queue, and the Requests kernel code makes and invokes (provider.c).
+ * Contents are dropped with fos_req_put() (fos.h): the object reaper
+ * frees contents and objects together.
+ */
+#ifndef FRACTOS_REQUEST_H
+#define FRACTOS_REQUEST_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct fos_cap;
+struct fos_ep;
+struct fos_kcap;
+struct fos_object;
+struct fos_space;
+
+/**
+ * struct fos_req - the immutable contents of a Request
+ * @ref: one for the object until revoked, one per invocation in flight
+ * @ep: the provider's receive queue (holds a reference)
+ * @tag: the provider's opaque tag
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps
+ * @dead: link on a local list of contents to release outside the lock,
+ *	then on the list of contents being freed (refcount zero)
+ * @caps: capability arguments, each holding an object reference
+ * @imm: immediate bytes (stored after @caps)
+ */
+struct fos_req {
+	struct kref ref;
+	struct fos_ep *ep;
+	u64 tag;
+	u32 imm_len;
+	u32 ncaps;
+	struct list_head dead;
+	struct fos_cap *caps;
+	u8 *imm;
+};
+
+int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
+		    const struct fos_cap *caps, u32 ncaps);
+struct fos_object *fos_req_make_k(struct fos_space *s,
+				  const struct fos_cap *base, u64 tag,
+				  const void *imm, u32 imm_len,
+				  struct fos_kcap *const *caps, u32 ncaps);
+int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
+		 struct fos_kcap *const *caps, u32 ncaps);
+
+#endif /* FRACTOS_REQUEST_H */
