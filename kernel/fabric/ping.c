@@ -35,7 +35,7 @@ static DEFINE_XARRAY_ALLOC(fos_ping_waits);
  * @rtt_ns: the round-trip time
  *
  * Return: 0, -ENOTCONN, -ETIMEDOUT (no PONG within a second), or another
- * error of fos_fabric_send().
+ * error of fos_send().
  */
 int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 {
@@ -52,8 +52,8 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 		return ret;
 	p.t0 = cpu_to_le64(w.t0);
 	p.seq = cpu_to_le32(cookie);
-	ret = fos_fabric_send(peer, FOS_WIRE_PING, cookie, &p, sizeof(p), NULL,
-			      FOS_SEND_WAIT);
+	ret = fos_send(peer, FOS_WIRE_PING, cookie, &p, sizeof(p), NULL,
+		       FOS_SEND_WAIT);
 	if (!ret) {
 		fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_TX);
 		if (!wait_for_completion_timeout(&w.done, FOS_PING_TIMEOUT))
@@ -74,8 +74,8 @@ static void fos_ping_recv(struct fos_peer *peer,
 {
 	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
 	/* Without a credit, the PONG waits on the backlog. */
-	fos_fabric_send(peer, FOS_WIRE_PONG, rx->cookie, payload,
-			len, NULL, FOS_SEND_QUEUE);
+	fos_send(peer, FOS_WIRE_PONG, rx->cookie, payload,
+		 len, NULL, FOS_SEND_QUEUE);
 }
 
 static void fos_pong_recv(struct fos_peer *peer,

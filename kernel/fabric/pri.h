@@ -360,6 +360,9 @@ void fos_peer_node_down(u32 node, u32 epoch);
 int fos_rx_init(void);
 void fos_rx_exit(void);
 int fos_rx_register_own(const struct fos_msg_type *types, unsigned int n);
+int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
+	     const void *payload, u32 len, struct fos_fabric_done *done,
+	     unsigned int flags);
 const char *fos_msg_type_name(u8 type);
 
 /* rdma.c */

@@ -11,8 +11,8 @@
 #include "fos_trace.h"
 
 /*
- * The transport's own rows (PING and PONG: ping.c); users register theirs
- * (fos_fabric_register()).
+ * The transport's own rows: these, and PING and PONG (ping.c); users
+ * register theirs (fos_fabric_register()).
  */
 static const struct fos_msg_type fos_own_types[] = {
 	{ FOS_WIRE_CREDIT, "credit", fos_wire_check_empty },
@@ -90,9 +90,12 @@ void fos_fabric_unregister(const struct fos_msg_type *types, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		if (fos_msg_types[types[i].type] == &types[i])
-			WRITE_ONCE(fos_msg_types[types[i].type], NULL);
+	for (i = 0; i < n; i++) {
+		u8 type = types[i].type;
+
+		if (type < FOS_WIRE_NR && fos_msg_types[type] == &types[i])
+			WRITE_ONCE(fos_msg_types[type], NULL);
+	}
 }
 
 /* The transport's own rows, from fos_fabric_init() and _exit(). */

@@ -125,8 +125,10 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	conn->last_tx = jiffies;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_MSGS, 1);
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_BYTES, total);
-	trace_fos_msg_tx(conn->peer->node_id, conn->id->qp->qp_num,
-			 fos_msg_type_name(type), len, cookie);
+	/* (the name is looked up only while the event is on) */
+	if (trace_fos_msg_tx_enabled())
+		trace_fos_msg_tx(conn->peer->node_id, conn->id->qp->qp_num,
+				 fos_msg_type_name(type), len, cookie);
 	return 0;
 }
 
@@ -267,9 +269,10 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
 }
 
 /**
- * fos_fabric_send - send one message to a peer
+ * fos_send - send one message of any type to a peer (the transport's own
+ *	PING and PONG; users go through fos_fabric_send())
  * @peer: the peer
- * @type: enum fos_wire_type
+ * @type: a message type: the transport's (fabric/wire.h) or a user's
  * @cookie: goes into the header as is
  * @payload: @len bytes, copied before the function returns
  * @len: payload length; header included, at most the peer's buffer size
@@ -286,9 +289,9 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
  * stalled), -ETIMEDOUT,
  * -ERESTARTSYS, -EMSGSIZE, -ENOMEM, or another error from the QP.
  */
-int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
-		    const void *payload, u32 len, struct fos_fabric_done *done,
-		    unsigned int flags)
+int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
+	     const void *payload, u32 len, struct fos_fabric_done *done,
+	     unsigned int flags)
 {
 	long left = FOS_SEND_TIMEOUT;
 	int ret;
@@ -312,6 +315,31 @@ int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		if (!left)
 			return -ETIMEDOUT;
 	}
+}
+
+/**
+ * fos_fabric_send - send one message of a user's type to a peer
+ * @peer: the peer
+ * @type: FOS_FABRIC_TYPE_FIRST..FOS_FABRIC_TYPE_LAST
+ * @cookie: goes into the header as is
+ * @payload: @len bytes, copied before the function returns
+ * @len: payload length
+ * @done: called when the send completes, or NULL
+ * @flags: FOS_SEND_WAIT or FOS_SEND_QUEUE (fos_send())
+ *
+ * The transport's own messages (credits, heartbeats, AUTH, PING) are not
+ * its users' to send.
+ *
+ * Return: -EINVAL for another type, else as fos_send().
+ */
+int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
+		    const void *payload, u32 len, struct fos_fabric_done *done,
+		    unsigned int flags)
+{
+	if (WARN_ON_ONCE(type < FOS_FABRIC_TYPE_FIRST ||
+			 type > FOS_FABRIC_TYPE_LAST))
+		return -EINVAL;
+	return fos_send(peer, type, cookie, payload, len, done, flags);
 }
 
 /* ---- heartbeat ---- */

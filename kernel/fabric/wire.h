@@ -212,11 +212,16 @@ enum fos_wire_type {
 	FOS_WIRE_PING,		/* struct fos_wire_ping */
 	FOS_WIRE_PONG,		/* struct fos_wire_ping, cookie echoed */
 	/* Version 6: admission (see "Admission" above). */
-	FOS_WIRE_AUTH = FOS_FABRIC_TYPE_LAST + 1, /* struct fos_wire_auth */
+	FOS_WIRE_AUTH = 18,	/* struct fos_wire_auth */
 	FOS_WIRE_NR,
 };
 
+/*
+ * The users' range lies between PONG and AUTH, whose numbers are the wire
+ * format's: it cannot grow without a new version that moves AUTH.
+ */
 static_assert(FOS_WIRE_PONG + 1 == FOS_FABRIC_TYPE_FIRST);
+static_assert(FOS_FABRIC_TYPE_LAST + 1 == FOS_WIRE_AUTH);
 
 /**
  * struct fos_wire_hdr - the header of every message
