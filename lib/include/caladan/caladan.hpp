@@ -9,7 +9,8 @@
  *    space::open, the open(2)).  Nothing is cached, retried or batched.
  *  - Errors are values: result<T> holds either a T or a std::error_code in
  *    std::system_category() carrying the errno the kernel returned.  The
- *    library never throws, except result<T>::value() on an error result.
+ *    library never throws, except result<T>::value() on an error result
+ *    and space::from_fd() when it cannot allocate (std::bad_alloc).
  *  - Every kernel resource has an owner: unique_fd closes its fd, a space
  *    and what is made on it share its /dev/fractos fd, cap closes its cid
  *    (FRACTOS_IOC_CAP_CLOSE).

@@ -200,8 +200,10 @@ private:
 
 	result<detail::ring_slot *> get_slot(unsigned long cmd, std::uint64_t user_data);
 	result<void> queue(detail::ring_slot *s);
-	// A builder's Request, its arguments copied into the slot (ring.cpp).
+	// A builder's Request, its arguments copied into the slot (ring.cpp);
+	// instantiated there only, so never exported whatever the optimisation.
 	template <class Arg>
+	__attribute__((visibility("hidden")))
 	result<void> prep_built(const request_builder &b, unsigned long cmd, Arg a,
 				std::uint64_t user_data);
 	completion finish(io_uring_cqe *cqe);
