@@ -3,7 +3,9 @@
 
     .. kernel-doc:: kernel/fabric/wire.h
        :doc: Wire format, version 7        (one DOC: section, by title)
-       :identifiers: fos_wire_hdr          (these names; empty: all of them)
+       :identifiers: fos_wire_hdr          (these names; empty: all of them,
+                                            without the DOC: sections)
+       :no-identifiers: fos_wire_hdr       (all but these)
        :export:                            (what the file EXPORT_SYMBOLs)
 
 runs scripts/kernel-doc -rst on the file (the path is from the top of the
@@ -34,6 +36,7 @@ class KernelDoc(SphinxDirective):
         "doc": directives.unchanged_required,
         "identifiers": directives.unchanged,
         "functions": directives.unchanged,
+        "no-identifiers": directives.unchanged,
         "export": directives.unchanged,
         "internal": directives.unchanged,
     }
@@ -47,8 +50,15 @@ class KernelDoc(SphinxDirective):
             cmd += ["-function", opts["doc"]]
         for key in ("identifiers", "functions"):
             if key in opts:
-                for name in opts[key].split():
+                names = opts[key].split()
+                for name in names:
                     cmd += ["-function", name]
+                if not names:
+                    # every identifier, but not the DOC sections, which
+                    # a page pulls in by title (:doc:) where it wants them
+                    cmd += ["-no-doc-sections"]
+        for name in opts.get("no-identifiers", "").split():
+            cmd += ["-nosymbol", name]
         if "export" in opts:
             cmd += ["-export"]
         if "internal" in opts:
