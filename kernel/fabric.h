@@ -56,7 +56,6 @@ void fos_peer_put(struct fos_peer *peer);
 u32 fos_peer_node_id(const struct fos_peer *peer);
 u32 fos_peer_epoch(struct fos_peer *peer);
 bool fos_peer_trusts_uids(const struct fos_peer *peer);
-void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat);
 void fos_peer_proto_error(struct fos_peer *peer, const char *why);
 
 /* What a peer may make this node hold (limits: module parameters). */

@@ -84,24 +84,30 @@ static void fos_refused(struct rdma_cm_id *id, u32 node, int reason,
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
 
+/*
+ * The host part of @sa as an IPv6 address (an IPv4 one v4-mapped), so that
+ * one comparison covers both families.  Return: false for another family.
+ */
+static bool fos_addr_host(const struct sockaddr *sa, struct in6_addr *out)
+{
+	if (sa->sa_family == AF_INET)
+		ipv6_addr_set_v4mapped(((const struct sockaddr_in *)sa)->sin_addr.s_addr,
+				       out);
+	else if (sa->sa_family == AF_INET6)
+		*out = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	else
+		return false;
+	return true;
+}
+
 /* @a and @b are the same host (address; ports and scopes are not compared). */
 static bool fos_addr_same_host(const struct sockaddr *a,
 			       const struct sockaddr *b)
 {
-	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
-	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	struct in6_addr ha, hb;
 
-	if (a->sa_family == AF_INET6 && b->sa_family == AF_INET &&
-	    ipv6_addr_v4mapped(&a6->sin6_addr))
-		return a6->sin6_addr.s6_addr32[3] == b4->sin_addr.s_addr;
-	if (a->sa_family == AF_INET && b->sa_family == AF_INET6)
-		return fos_addr_same_host(b, a);
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+	return fos_addr_host(a, &ha) && fos_addr_host(b, &hb) &&
+	       ipv6_addr_equal(&ha, &hb);
 }
 
 /**
@@ -128,9 +134,9 @@ static struct sockaddr_storage fos_admit_addr[FOS_ADMIT_MAX];
  * While FOS_ADMIT_COOKIE_AT slots or more are held, a request must also
  * carry a cookie, or it is refused with FOS_WIRE_REJ_COOKIE and one: the
  * initiator comes again after its shortest backoff with it in
- * hello.cookie.  A cookie is
- * SipHash, under a key drawn at module load, of the request's source
- * address, the node it claims and the current 32-second period; one of
+ * hello.cookie.  A cookie is SipHash, under a key drawn once (at the
+ * first request), of the request's source address, the node it claims
+ * and the current 32-second period; one of
  * this period or the last is valid.  Nothing is kept for a request
  * refused so: a flood from forged addresses, which never sees the
  * cookies, holds half of the slots at most, and the honest nodes, which
@@ -142,8 +148,6 @@ static siphash_key_t fos_cookie_key;
 static u64 fos_admit_cookie(const struct sockaddr_storage *src, u32 node,
 			    u64 period)
 {
-	const struct sockaddr_in6 *s6 = (const void *)src;
-	const struct sockaddr_in *s4 = (const void *)src;
 	struct {
 		struct in6_addr addr;
 		__le32 node;
@@ -154,10 +158,7 @@ static u64 fos_admit_cookie(const struct sockaddr_storage *src, u32 node,
 		.period = cpu_to_le64(period),
 	};
 
-	if (src->ss_family == AF_INET)
-		ipv6_addr_set_v4mapped(s4->sin_addr.s_addr, &in.addr);
-	else
-		in.addr = s6->sin6_addr;
+	fos_addr_host((const struct sockaddr *)src, &in.addr);
 	return siphash(&in, sizeof(in), &fos_cookie_key) ?: 1;
 }
 
@@ -180,8 +181,11 @@ static int fos_admit_take(struct fos_conn *conn,
 {
 	u64 now = ktime_get_seconds() / FOS_ADMIT_COOKIE_S;
 	unsigned int i, same = 0, slot;
+	bool proven;
 
 	get_random_once(&fos_cookie_key, sizeof(fos_cookie_key));
+	/* (hashed outside the leaf lock: it is needed only past the mark) */
+	proven = fos_admit_cookie_ok(src, node, cookie_in, now);
 	spin_lock(&fos_admit_lock);
 	for_each_set_bit(i, fos_admit_used, FOS_ADMIT_MAX)
 		same += fos_addr_same_host((struct sockaddr *)&fos_admit_addr[i],
@@ -192,7 +196,7 @@ static int fos_admit_take(struct fos_conn *conn,
 		return FOS_WIRE_REJ_BUSY;
 	}
 	if (bitmap_weight(fos_admit_used, FOS_ADMIT_MAX) >= FOS_ADMIT_COOKIE_AT &&
-	    !fos_admit_cookie_ok(src, node, cookie_in, now)) {
+	    !proven) {
 		spin_unlock(&fos_admit_lock);
 		*cookie = fos_admit_cookie(src, node, now);
 		return FOS_WIRE_REJ_COOKIE;
@@ -566,8 +570,3 @@ void fos_fabric_kick(void)
 	xa_unlock(&fos_peers);
 }
 
-/* The admission mode or the secret changed (genl.c): try every peer now. */
-void fos_fabric_auth_changed(void)
-{
-	fos_fabric_kick();
-}

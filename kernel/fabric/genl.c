@@ -107,7 +107,7 @@ static int fos_nl_auth_set(struct sk_buff *skb, struct genl_info *info)
 		if (ret)
 			return ret;
 	}
-	fos_fabric_auth_changed();
+	fos_fabric_kick();	/* the keys changed: try every peer now */
 	return 0;
 }
 

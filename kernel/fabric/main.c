@@ -225,11 +225,6 @@ void fos_peer_res_put(struct fos_peer *peer, unsigned int res)
 	atomic_dec(&peer->res[res]);
 }
 
-void fos_peer_stat_inc(struct fos_peer *peer, unsigned int stat)
-{
-	fos_stat_add(peer, stat, 1);
-}
-
 bool fos_peer_initiator(u32 node_id)
 {
 	return fos_node_id <= node_id;

@@ -55,7 +55,7 @@ int fos_ping(struct fos_peer *peer, u64 *rtt_ns)
 	ret = fos_send(peer, FOS_WIRE_PING, cookie, &p, sizeof(p), NULL,
 		       FOS_SEND_WAIT);
 	if (!ret) {
-		fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_TX);
+		fos_stat_add(peer, FRACTOS_STAT_PINGS_TX, 1);
 		if (!wait_for_completion_timeout(&w.done, FOS_PING_TIMEOUT))
 			ret = -ETIMEDOUT;
 	}
@@ -72,7 +72,7 @@ static void fos_ping_recv(struct fos_peer *peer,
 			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len)
 {
-	fos_peer_stat_inc(peer, FRACTOS_STAT_PINGS_RX);
+	fos_stat_add(peer, FRACTOS_STAT_PINGS_RX, 1);
 	/* Without a credit, the PONG waits on the backlog. */
 	fos_send(peer, FOS_WIRE_PONG, rx->cookie, payload,
 		 len, NULL, FOS_SEND_QUEUE);
@@ -85,7 +85,7 @@ static void fos_pong_recv(struct fos_peer *peer,
 	u64 cookie = rx->cookie;
 	struct fos_ping_wait *w;
 
-	fos_peer_stat_inc(peer, FRACTOS_STAT_PONGS_RX);
+	fos_stat_add(peer, FRACTOS_STAT_PONGS_RX, 1);
 	if (cookie > U32_MAX)
 		return;
 	xa_lock(&fos_ping_waits);

@@ -325,6 +325,9 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		      const void *payload, u32 len,
 		      struct fos_fabric_done *done, bool ctrl);
 void fos_conn_send_ctrl(struct fos_conn *conn, u8 type);
+int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
+	     const void *payload, u32 len, struct fos_fabric_done *done,
+	     unsigned int flags);
 unsigned long fos_hb_interval(void);
 void fos_hb_work(struct work_struct *work);
 
@@ -360,9 +363,6 @@ void fos_peer_node_down(u32 node, u32 epoch);
 int fos_rx_init(void);
 void fos_rx_exit(void);
 int fos_rx_register_own(const struct fos_msg_type *types, unsigned int n);
-int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
-	     const void *payload, u32 len, struct fos_fabric_done *done,
-	     unsigned int flags);
 const char *fos_msg_type_name(u8 type);
 
 /* rdma.c */
@@ -379,7 +379,6 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 			bool trust_uids);
 u16 fos_fabric_default_port(void);
 int fos_fabric_node_del(u32 node_id);
-void fos_fabric_auth_changed(void);
 
 /**
  * struct fos_node_info - a snapshot of one peer for NODE_LIST

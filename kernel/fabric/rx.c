@@ -122,8 +122,7 @@ void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
 
 void fos_proto_error(struct fos_conn *conn, const char *why)
 {
-	trace_fos_proto_error(conn->peer->node_id, why);
-	fos_stat_add(conn->peer, FRACTOS_STAT_PROTO_ERRORS, 1);
+	fos_peer_proto_error(conn->peer, why);
 	pr_warn_ratelimited("node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
 	fos_conn_fail(conn);

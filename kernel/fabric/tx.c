@@ -275,7 +275,8 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
  * @type: a message type: the transport's (fabric/wire.h) or a user's
  * @cookie: goes into the header as is
  * @payload: @len bytes, copied before the function returns
- * @len: payload length; header included, at most the peer's buffer size
+ * @len: payload length, at most FOS_FABRIC_PAYLOAD_MAX and, with the
+ *	header, the peer's buffer size
  * @done: called when the send completes, or NULL
  * @flags: FOS_SEND_WAIT to sleep for a credit (process context only), or
  *	FOS_SEND_QUEUE to queue the message behind the others that wait for
@@ -300,7 +301,7 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
 		might_sleep();
 	if (WARN_ON_ONCE(!type || type >= FOS_WIRE_NR))
 		return -EINVAL;
-	if (len > FOS_WIRE_MSG_MAX)
+	if (len > FOS_FABRIC_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	for (;;) {
 		ret = fos_peer_try_send(peer, type, cookie, payload, len, done,

@@ -395,7 +395,7 @@ int fos_export_count(u64 oid, u32 node, u32 epoch,
 	mutex_unlock(&fos_export_lock);
 	kfree(spare);
 	if (!held) {
-		fos_peer_stat_inc(from, FRACTOS_STAT_PROTO_ERRORS);
+		fos_peer_proto_error(from, "a forward of a view it was not given");
 		pr_warn_ratelimited("node %u forwards object %llu with a view it was not given\n",
 				    fos_peer_node_id(from), oid);
 	}
