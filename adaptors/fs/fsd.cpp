@@ -18,6 +18,20 @@ namespace fsd {
 
 using namespace detail;
 
+namespace {
+
+/* Tags: the service Request, and each open's file Request (kTagFile, low
+ * bits: the open's handle).  Lease replies use their own ("Bf" prefix). */
+constexpr std::uint64_t kTagService = 0x4653000000000001ULL;
+constexpr std::uint64_t kTagKindMask = 0xffff000000000000ULL;
+
+/* Capabilities: [reply], or [memory, reply] for read and write (fs.hpp). */
+const msg_layout kCallLayout{.min_caps = 1, .max_caps = 1, .done = 0, .err = 0, .types = {}};
+const msg_layout kIoLayout{
+	.min_caps = 2, .max_caps = 2, .done = 1, .err = 1, .types = {obj_type::memory}};
+
+} // namespace
+
 std::uint64_t detail::now_ns()
 {
 	timespec ts{};

@@ -145,18 +145,9 @@ private:
 /* Shared by the service's two files (fsd.cpp, ops.cpp). */
 namespace detail {
 
-/* Tags: the service Request, and each open's file Request (low bits: the
- * open's handle).  Lease replies use their own ("Bf" prefix). */
-constexpr std::uint64_t kTagService = 0x4653000000000001ULL;
+/* The tag of an open's file Request (low bits: the open's handle; fsd.cpp
+ * has the others). */
 constexpr std::uint64_t kTagFile = 0x4654000000000000ULL;
-constexpr std::uint64_t kTagKindMask = 0xffff000000000000ULL;
-
-/* Capabilities: [reply], or [memory, reply] for read and write (fs.hpp). */
-inline const caladan::msg_layout kCallLayout{
-	.min_caps = 1, .max_caps = 1, .done = 0, .err = 0, .types = {}};
-inline const caladan::msg_layout kIoLayout{
-	.min_caps = 2, .max_caps = 2, .done = 1, .err = 1,
-	.types = {caladan::obj_type::memory}};
 
 /* CLOCK_REALTIME in ns (a file's mtime). */
 std::uint64_t now_ns();

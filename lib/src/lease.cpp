@@ -108,7 +108,7 @@ result<lease> request_builder::invoke_with_lease() const
 	fractos_request_create rc{};
 	rc.base = FRACTOS_CID_INVALID;
 	rc.tag = l.tag_;
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(fd_, rc); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(space_fd(), rc); !r)
 		return r.error();
 	l.reply_ = cap(sp_, rc.cid);
 
@@ -117,7 +117,7 @@ result<lease> request_builder::invoke_with_lease() const
 	for (std::size_t pos : leased_) {
 		fractos_cap_arg a{};
 		a.cid = cids_[pos];
-		if (auto r = detail::call<FRACTOS_IOC_CAP_CREATE_REVTREE>(fd_, a); !r)
+		if (auto r = detail::call<FRACTOS_IOC_CAP_CREATE_REVTREE>(space_fd(), a); !r)
 			return r.error(); /* ~lease revokes what was made */
 		l.leases_.emplace_back(sp_, a.new_cid);
 		cids[pos] = a.new_cid;
@@ -131,7 +131,7 @@ result<lease> request_builder::invoke_with_lease() const
 	a.imm_len = std::uint32_t(imms_.size());
 	a.ncaps = std::uint32_t(cids.size());
 	a.caps = reinterpret_cast<std::uintptr_t>(cids.data());
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_INVOKE>(fd_, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_INVOKE>(space_fd(), a); !r)
 		return r.error();
 	return l;
 }

@@ -49,7 +49,7 @@ bool too_big(std::span<const std::byte> imms, std::span<const std::uint32_t> cid
 
 result<cap> do_create(const space_ref &sp, fractos_request_create &a) noexcept
 {
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(sp ? sp->get() : -1, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_CREATE>(fd_of(sp), a); !r)
 		return r.error();
 	return cap(sp, a.cid);
 }
@@ -117,7 +117,7 @@ result<message> detail::receive(const space_ref &sp, std::uint32_t flags,
 	a.imm_len = FRACTOS_REQ_MAX_IMM;
 	a.ncaps = FRACTOS_REQ_MAX_CAPS;
 	a.caps = ptr(cids);
-	if (auto r = detail::call<FRACTOS_IOC_REQUEST_RECEIVE>(sp ? sp->get() : -1, a); !r)
+	if (auto r = detail::call<FRACTOS_IOC_REQUEST_RECEIVE>(fd_of(sp), a); !r)
 		return r.error();
 	return detail::take_message(sp, a, std::move(m.imms), cids);
 }
@@ -186,9 +186,9 @@ request_builder space::request(std::uint32_t cid) const
 }
 
 request_builder::request_builder(const space &sp, const cap &base) noexcept
-	: sp_(sp.ref()), fd_(sp.fd()), base_(base.cid())
+	: sp_(sp.ref()), base_(base.cid())
 {
-	if (base.space_fd() != fd_)
+	if (base.space_fd() != space_fd())
 		fail(errno_code(EXDEV));
 }
 
@@ -200,7 +200,7 @@ request_builder &request_builder::set_imm(std::span<const std::byte> bytes)
 
 request_builder &request_builder::set_cap(const cap &c)
 {
-	if (c.space_fd() != fd_)
+	if (c.space_fd() != space_fd())
 		fail(errno_code(EXDEV));
 	cids_.push_back(c.cid());
 	return *this;
@@ -235,7 +235,7 @@ result<void> request_builder::invoke() const noexcept
 	if (base_ == FRACTOS_CID_INVALID)
 		return errno_code(EBADF);
 	auto a = invoke_arg();
-	return detail::call<FRACTOS_IOC_REQUEST_INVOKE>(fd_, a);
+	return detail::call<FRACTOS_IOC_REQUEST_INVOKE>(space_fd(), a);
 }
 
 result<cap> request_builder::derive() const noexcept

@@ -78,7 +78,7 @@ void ring::uring_deleter::operator()(io_uring *r) const noexcept
 ring::ring() noexcept = default;
 
 ring::ring(ring &&o) noexcept
-	: sp_(std::move(o.sp_)), fd_(std::exchange(o.fd_, -1)), ring_(std::move(o.ring_)), slots_(std::move(o.slots_)),
+	: sp_(std::move(o.sp_)), ring_(std::move(o.ring_)), slots_(std::move(o.slots_)),
 	  free_(std::move(o.free_)), in_flight_(std::exchange(o.in_flight_, 0))
 {
 }
@@ -89,7 +89,6 @@ ring &ring::operator=(ring &&o) noexcept
 		drain();
 		ring_.reset();
 		sp_ = std::move(o.sp_);
-		fd_ = std::exchange(o.fd_, -1);
 		ring_ = std::move(o.ring_);
 		slots_ = std::move(o.slots_);
 		free_ = std::move(o.free_);
@@ -116,7 +115,6 @@ result<ring> ring::create(const space &sp, unsigned entries, unsigned flags) noe
 		u.reset(raw.release());
 	}
 	r.sp_ = sp.ref();
-	r.fd_ = sp.fd();
 	r.ring_ = std::move(u);
 	return r;
 }
@@ -146,7 +144,7 @@ result<detail::ring_slot *> ring::get_slot(unsigned long cmd, std::uint64_t user
 
 result<void> ring::queue(detail::ring_slot *s)
 {
-	prep_fractos_cmd(s->sqe, fd_, s->cmd, s->arg);
+	prep_fractos_cmd(s->sqe, space_fd(), s->cmd, s->arg);
 	s->sqe->user_data = slot_bit | s->index;
 	s->sqe = nullptr;
 	in_flight_++;
@@ -169,7 +167,7 @@ result<void> ring::prep_invoke(const cap &req, std::span<const std::byte> imms,
 			       std::span<const std::uint32_t> cids, std::uint32_t flags,
 			       std::uint64_t user_data)
 {
-	if (req.space_fd() != fd_)
+	if (req.space_fd() != space_fd())
 		return errno_code(EXDEV);
 	if (imms.size() > UINT32_MAX || cids.size() > UINT32_MAX)
 		return errno_code(E2BIG);
@@ -196,7 +194,7 @@ result<void> ring::prep_built(const request_builder &b, unsigned long cmd, Arg a
 {
 	if (b.error())
 		return b.error();
-	if (b.space_fd() != fd_)
+	if (b.space_fd() != space_fd())
 		return errno_code(EXDEV);
 	auto r = get_slot(cmd, user_data);
 	if (!r)
@@ -244,7 +242,7 @@ result<void> ring::prep_receive(std::uint32_t flags, std::uint64_t timeout_ns,
 result<void> ring::prep_memory_copy(const cap &src, const cap &dst, const copy_opts &opts,
 				    std::uint64_t user_data)
 {
-	if (src.space_fd() != fd_ || dst.space_fd() != fd_)
+	if (src.space_fd() != space_fd() || dst.space_fd() != space_fd())
 		return errno_code(EXDEV);
 	fractos_memory_copy a{};
 	a.src = src.cid();
@@ -257,7 +255,7 @@ result<void> ring::prep_memory_copy(const cap &src, const cap &dst, const copy_o
 
 result<void> ring::prep_close(cap &&c, std::uint64_t user_data)
 {
-	if (c.space_fd() != fd_)
+	if (c.space_fd() != space_fd())
 		return errno_code(EXDEV);
 	fractos_cap_arg a{};
 	a.cid = c.cid();

@@ -2,7 +2,7 @@
 /*
  * fractos-bench's harness: errors, options, the watchdog, the fractos
  * ioctl helpers, the timer and the benchmark runner (measure, run_group,
- * skip), the io_uring command helper.  Declared in harness.hpp.
+ * skip), the io_uring batch sizes.  Declared in harness.hpp.
  */
 #include "harness.hpp"
 
@@ -314,22 +314,6 @@ void skip(const std::string &name, const std::string &why)
 	r.note = why;
 	results.push_back(r);
 	print_row(results.back());
-}
-
-/* ---- io_uring helpers -------------------------------------------------- */
-
-void prep_cmd(struct io_uring_sqe *sqe, int fd, unsigned long cmd, void *arg,
-	      uint64_t user_data)
-{
-	struct fractos_uring_cmd c {};
-
-	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, nullptr, 0, 0);
-	sqe->cmd_op = (uint32_t)cmd;
-	c.arg = (uintptr_t)arg;
-	static_assert(sizeof(c) <= sizeof(sqe->addr3) + sizeof(sqe->__pad2),
-		      "fractos_uring_cmd must fit a 64-byte SQE");
-	memcpy(sqe->cmd, &c, sizeof(c));
-	sqe->user_data = user_data;
 }
 
 const unsigned batches[] = {1, 16, 256};

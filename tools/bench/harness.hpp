@@ -2,8 +2,8 @@
 /*
  * fractos-bench's shared harness: what every benchmark group uses.
  * Errors (die, check_sys), the options, the watchdog, the fractos ioctl
- * helpers, the timing (measure/run_group, Result), the io_uring Ring
- * helper, the output and ratio tables (output.cpp) and the ping-pong
+ * helpers, the timing (measure/run_group, Result), the io_uring batch
+ * sizes (the Ring itself is local.cpp's), the output and ratio tables (output.cpp) and the ping-pong
  * peer (pingpong.cpp) that the fabric groups fork too.  Defined in
  * harness.cpp unless noted; main.cpp says what the benchmark does.
  */
@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <liburing.h>
 #include <sched.h>
 #include <string>
 #include <sys/ioctl.h>
@@ -193,83 +192,14 @@ extern std::vector<Wire> wires;
 
 void print_final();
 
-/* ---- io_uring helpers -------------------------------------------------- */
-
-struct Ring {
-	struct io_uring ring {};
-	bool ok = false;
-	int err = 0;
-
-	explicit Ring(unsigned entries)
-	{
-		int ret = io_uring_queue_init(entries, &ring, 0);
-
-		ok = ret == 0;
-		err = -ret;
-	}
-	~Ring()
-	{
-		if (ok)
-			io_uring_queue_exit(&ring);
-	}
-	Ring(const Ring &) = delete;
-	Ring &operator=(const Ring &) = delete;
-
-	struct io_uring_sqe *sqe()
-	{
-		struct io_uring_sqe *s = io_uring_get_sqe(&ring);
-
-		if (!s)
-			die("io_uring: submission queue full");
-		return s;
-	}
-
-	/* Submit what is queued and reap exactly @n completions. */
-	void submit_reap(unsigned n, const char *what)
-	{
-		int ret = io_uring_submit_and_wait(&ring, n);
-
-		if (ret < 0)
-			die_err(std::string("io_uring_submit_and_wait (") +
-				what + ")", -ret);
-		if ((unsigned)ret != n)
-			die("io_uring_submit (%s): submitted %d of %u", what,
-			    ret, n);
-		unsigned seen = 0;
-		while (seen < n) {
-			struct io_uring_cqe *cqe;
-			unsigned head, cnt = 0;
-
-			io_uring_for_each_cqe(&ring, head, cqe) {
-				if (__builtin_expect(cqe->res < 0, 0))
-					die_err(std::string("io_uring ") + what +
-						" (sqe " +
-						std::to_string(cqe->user_data) +
-						")", -cqe->res);
-				cnt++;
-			}
-			io_uring_cq_advance(&ring, cnt);
-			seen += cnt;
-			if (seen < n) {
-				ret = io_uring_wait_cqe(&ring, &cqe);
-				if (ret < 0)
-					die_err(std::string("io_uring_wait_cqe (") +
-						what + ")", -ret);
-			}
-		}
-	}
-};
-
-void prep_cmd(struct io_uring_sqe *sqe, int fd, unsigned long cmd, void *arg,
-	      uint64_t user_data);
-
-extern const unsigned batches[3];	/* io_uring SQEs per submit */
+/* io_uring SQEs per submit (the local groups; main.cpp's ratios name them) */
+extern const unsigned batches[3];
 
 /* ---- the ping-pong peer (pingpong.cpp), also the fabric groups' ---------- */
 
 constexpr uint64_t QUIT = ~0ULL;
 constexpr uint64_t HELLO = 0x48454c4c4fULL, READY = 0x5245414459ULL;
-constexpr uint64_t TAG_SERVICE = 0x5e41ULL, TAG_REPLY = 0xc11eULL;
+constexpr uint64_t TAG_REPLY = 0xc11eULL;
 
 extern pid_t child_pid;
 

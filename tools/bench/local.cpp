@@ -8,10 +8,97 @@
 
 #include <cstdio>
 #include <cstring>
+#include <liburing.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace fbench {
+
+namespace {
+
+/* ---- io_uring helpers -------------------------------------------------- */
+
+struct Ring {
+	struct io_uring ring {};
+	bool ok = false;
+	int err = 0;
+
+	explicit Ring(unsigned entries)
+	{
+		int ret = io_uring_queue_init(entries, &ring, 0);
+
+		ok = ret == 0;
+		err = -ret;
+	}
+	~Ring()
+	{
+		if (ok)
+			io_uring_queue_exit(&ring);
+	}
+	Ring(const Ring &) = delete;
+	Ring &operator=(const Ring &) = delete;
+
+	struct io_uring_sqe *sqe()
+	{
+		struct io_uring_sqe *s = io_uring_get_sqe(&ring);
+
+		if (!s)
+			die("io_uring: submission queue full");
+		return s;
+	}
+
+	/* Submit what is queued and reap exactly @n completions. */
+	void submit_reap(unsigned n, const char *what)
+	{
+		int ret = io_uring_submit_and_wait(&ring, n);
+
+		if (ret < 0)
+			die_err(std::string("io_uring_submit_and_wait (") +
+				what + ")", -ret);
+		if ((unsigned)ret != n)
+			die("io_uring_submit (%s): submitted %d of %u", what,
+			    ret, n);
+		unsigned seen = 0;
+		while (seen < n) {
+			struct io_uring_cqe *cqe;
+			unsigned head, cnt = 0;
+
+			io_uring_for_each_cqe(&ring, head, cqe) {
+				if (__builtin_expect(cqe->res < 0, 0))
+					die_err(std::string("io_uring ") + what +
+						" (sqe " +
+						std::to_string(cqe->user_data) +
+						")", -cqe->res);
+				cnt++;
+			}
+			io_uring_cq_advance(&ring, cnt);
+			seen += cnt;
+			if (seen < n) {
+				ret = io_uring_wait_cqe(&ring, &cqe);
+				if (ret < 0)
+					die_err(std::string("io_uring_wait_cqe (") +
+						what + ")", -ret);
+			}
+		}
+	}
+};
+
+/* One fractos operation as an IORING_OP_URING_CMD SQE. */
+void prep_cmd(struct io_uring_sqe *sqe, int fd, unsigned long cmd, void *arg,
+	      uint64_t user_data)
+{
+	struct fractos_uring_cmd c {};
+
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, nullptr, 0, 0);
+	sqe->cmd_op = (uint32_t)cmd;
+	c.arg = (uintptr_t)arg;
+	static_assert(sizeof(c) <= sizeof(sqe->addr3) + sizeof(sqe->__pad2),
+		      "fractos_uring_cmd must fit a 64-byte SQE");
+	memcpy(sqe->cmd, &c, sizeof(c));
+	sqe->user_data = user_data;
+}
+
+} // namespace
 
 /* ---- group: null operation ---------------------------------------------- */
 

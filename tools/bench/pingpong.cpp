@@ -18,6 +18,9 @@
 
 namespace fbench {
 
+/* The tag of the ping-pong peer's service Request (pingpong_child()). */
+constexpr uint64_t TAG_SERVICE = 0x5e41ULL;
+
 /* ---- group: ping-pong between two processes ------------------------------ */
 
 constexpr uint64_t EFD_PING = 1, EFD_QUIT = 2;

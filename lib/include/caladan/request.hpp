@@ -134,15 +134,15 @@ class lease;
 class request_builder {
 public:
 	/// A builder for a new Request of @p sp (no base).
-	explicit request_builder(const space &sp) noexcept : sp_(sp.ref()), fd_(sp.fd()) {}
+	explicit request_builder(const space &sp) noexcept : sp_(sp.ref()) {}
 	/// A builder on the Request @p cid of @p sp.
 	request_builder(const space &sp, std::uint32_t cid) noexcept
-		: sp_(sp.ref()), fd_(sp.fd()), base_(cid)
+		: sp_(sp.ref()), base_(cid)
 	{
 	}
 	/// A builder on the Request @p base, in @p base's space.
 	explicit request_builder(const cap &base) noexcept
-		: sp_(base.space_owner()), fd_(base.space_fd()), base_(base.cid())
+		: sp_(base.space_owner()), base_(base.cid())
 	{
 	}
 	/// A builder on the Request @p base, which must be a cap of @p sp
@@ -219,7 +219,7 @@ public:
 	/// The argument struct create()/derive() pass to the kernel.
 	fractos_request_create create_arg() const noexcept;
 
-	int space_fd() const noexcept { return fd_; }
+	int space_fd() const noexcept { return fd_of(sp_); }
 	std::uint32_t base() const noexcept { return base_; }
 	std::span<const std::byte> imms() const noexcept { return imms_; }
 	std::span<const std::uint32_t> cids() const noexcept { return cids_; }
@@ -234,7 +234,6 @@ private:
 	}
 
 	space_ref sp_;
-	int fd_ = -1;
 	std::uint32_t base_ = FRACTOS_CID_INVALID;
 	std::uint32_t flags_ = 0;
 	std::uint64_t tag_ = 0;

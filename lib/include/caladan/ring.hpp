@@ -190,7 +190,7 @@ public:
 	/// Operations prepared and not yet completed (submitted or not).
 	std::size_t in_flight() const noexcept { return in_flight_; }
 	/// The space's fd.
-	int space_fd() const noexcept { return fd_; }
+	int space_fd() const noexcept { return fd_of(sp_); }
 
 private:
 	struct uring_deleter {
@@ -210,7 +210,6 @@ private:
 	void drain() noexcept;
 
 	space_ref sp_;
-	int fd_ = -1;
 	std::unique_ptr<io_uring, uring_deleter> ring_;
 	std::vector<slot_ptr> slots_;
 	std::vector<std::uint32_t> free_;

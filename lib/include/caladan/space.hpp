@@ -30,6 +30,12 @@ namespace caladan {
  */
 using space_ref = std::shared_ptr<const unique_fd>;
 
+/// The fd @p sp owns, -1 if none.
+inline int fd_of(const space_ref &sp) noexcept
+{
+	return sp ? sp->get() : -1;
+}
+
 /**
  * space: a capability space, i.e. one open file of /dev/fractos.
  * Move-only.  The file closes, which drops all of the space's
@@ -61,7 +67,7 @@ public:
 	space &operator=(const space &) = delete;
 
 	/// The /dev/fractos fd (-1 if empty).
-	int fd() const noexcept { return fd_ ? fd_->get() : -1; }
+	int fd() const noexcept { return fd_of(fd_); }
 	explicit operator bool() const noexcept { return fd_ && *fd_; }
 	/// The shared owner of the fd (null if empty), for what is made on it.
 	const space_ref &ref() const noexcept { return fd_; }
@@ -125,7 +131,7 @@ public:
 	/// The capability id, FRACTOS_CID_INVALID if empty.
 	std::uint32_t cid() const noexcept { return cid_; }
 	/// The fd of the space the cid lives in (-1 if empty and moved from).
-	int space_fd() const noexcept { return sp_ ? sp_->get() : -1; }
+	int space_fd() const noexcept { return fd_of(sp_); }
 	/// The shared owner of that fd.
 	const space_ref &space_owner() const noexcept { return sp_; }
 	explicit operator bool() const noexcept { return cid_ != FRACTOS_CID_INVALID; }
