@@ -33,12 +33,10 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
-/* The parts of kernel/fabric/wire.h the relay reads or writes. */
-#define W_MAGIC		0x534f5246
-#define W_PING		3
-#define HELLO_CREDITS	6	/* byte offsets in struct fos_wire_hello */
-#define HELLO_VERSION	4
-#define HELLO_MSG_SIZE	20
+/* The wire format's structs (hello, accept, header, PING) and fos_now() */
+#include "../selftests/wirepeer.h"
+#include "../selftests/fos_util.h"
+
 #define MAX_BUFS	255	/* receive buffers a side may announce here */
 #define TX_SLOTS	256	/* sends in flight: credits, and the injected */
 #define MAX_MSG		8192
@@ -67,15 +65,7 @@ static void on_usr1(int sig)
 	inject_now = 1;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "relay: %s: %s\n", what, strerror(errno));
 	exit(1);
@@ -108,7 +98,7 @@ static void established(void *priv, size_t len, const char *what)
 	rdma_ack_cm_event(ev);
 }
 
-static int post_recv(struct side *s, unsigned int i)
+static int side_post_recv(struct side *s, unsigned int i)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(s->bufs + (size_t)i * s->size),
@@ -150,7 +140,7 @@ static void side_setup(struct side *s, unsigned int nbufs, unsigned int size)
 	if (!s->mr || !s->tx_mr)
 		die("mr");
 	for (i = 0; i < nbufs; i++)
-		if (post_recv(s, i))
+		if (side_post_recv(s, i))
 			die("post_recv");
 }
 
@@ -198,7 +188,7 @@ static int pump(struct side *from, struct side *to)
 			      wc[i].byte_len))
 			return -1;
 		from->relayed++;
-		if (post_recv(from, (unsigned int)wc[i].wr_id))
+		if (side_post_recv(from, (unsigned int)wc[i].wr_id))
 			return -1;
 	}
 	return 0;
@@ -208,7 +198,8 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in lsa = { .sin_family = AF_INET }, dst = lsa;
 	struct side a = { .name = "a" }, b = { .name = "b" };
-	uint8_t hello[56], accept_b[88];
+	struct w_hello hello;
+	struct w_accept accept_b;
 	struct rdma_conn_param cp = {};
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *lid;
@@ -216,7 +207,6 @@ int main(int argc, char **argv)
 	uint16_t credits_a, credits_b;
 	uint32_t size_a, size_b;
 	int injected = 0, tried = 0, b_cut = 0;
-	uint8_t version;
 
 	if (argc != 5 || inet_pton(AF_INET, argv[2], &dst.sin_addr) != 1) {
 		fprintf(stderr, "usage: relay LISTEN_PORT DST_ADDR DST_PORT INJECT_AFTER_S\n");
@@ -240,15 +230,14 @@ int main(int argc, char **argv)
 	if (!ev || ev->param.conn.private_data_len < sizeof(hello))
 		die("no connection request");
 	a.id = ev->id;
-	memcpy(hello, ev->param.conn.private_data, sizeof(hello));
+	memcpy(&hello, ev->param.conn.private_data, sizeof(hello));
 	cp.responder_resources = ev->param.conn.responder_resources;
 	cp.initiator_depth = ev->param.conn.initiator_depth;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	rdma_ack_cm_event(ev);
-	version = hello[HELLO_VERSION];
-	memcpy(&credits_a, hello + HELLO_CREDITS, 2);
-	memcpy(&size_a, hello + HELLO_MSG_SIZE, 4);
+	credits_a = hello.credits;
+	size_a = hello.msg_size;
 	if (!credits_a || credits_a > MAX_BUFS || size_a > MAX_MSG)
 		die("hello");
 
@@ -266,26 +255,26 @@ int main(int argc, char **argv)
 		die("route resolution");
 	rdma_ack_cm_event(ev);
 	side_setup(&b, credits_a, size_a);
-	cp.private_data = hello;
+	cp.private_data = &hello;
 	cp.private_data_len = sizeof(hello);
 	if (rdma_connect(b.id, &cp))
 		die("connect to B");
-	established(accept_b, sizeof(accept_b), "B's accept");
-	memcpy(&credits_b, accept_b + HELLO_CREDITS, 2);
-	memcpy(&size_b, accept_b + HELLO_MSG_SIZE, 4);
+	established(&accept_b, sizeof(accept_b), "B's accept");
+	credits_b = accept_b.hello.credits;
+	size_b = accept_b.hello.msg_size;
 	if (!credits_b || credits_b > MAX_BUFS || size_b > MAX_MSG)
 		die("B's hello");
 
 	/* A gets B's accept; A's messages are B's to receive */
 	side_setup(&a, credits_b, size_b);
-	cp.private_data = accept_b;
+	cp.private_data = &accept_b;
 	cp.private_data_len = sizeof(accept_b);
 	if (rdma_accept(a.id, &cp))
 		die("accept A");
 	established(NULL, 0, "A's establishment");
-	printf("up=1 version=%u credits_a=%u credits_b=%u\n", version,
+	printf("up=1 version=%u credits_a=%u credits_b=%u\n", hello.version,
 	       credits_a, credits_b);
-	up_at = now_s();
+	up_at = fos_now();
 
 	while (!a.gone && !b.gone) {
 		if (pump(&a, &b) || pump(&b, &a))
@@ -295,34 +284,39 @@ int main(int argc, char **argv)
 				(ev->id == b.id ? &b : &a)->gone = 1;
 			rdma_ack_cm_event(ev);
 		}
-		if (!tried && (inject_now || now_s() - up_at >= inject_after)) {
+		if (!tried && (inject_now || fos_now() - up_at >= inject_after)) {
 			/* A PING as A's next message to B, with a made-up tag */
-			uint8_t m[32 + 16] = {};
-			uint32_t len = 16;
-			uint64_t seq = a.relayed, tag;
+			struct {
+				struct w_hdr h;
+				struct w_ping p;
+			} m = {
+				.h.version = hello.version,
+				.h.type = W_PING,
+				.h.len = sizeof(m.p),
+				.h.seq = a.relayed,
+				.h.tag = ((uint64_t)rand() << 32) | rand(),
+			};
 
-			m[0] = version;
-			m[1] = W_PING;
-			memcpy(m + 4, &len, 4);
-			if (version >= 7) {
-				tag = ((uint64_t)rand() << 32) | rand();
-				memcpy(m + 16, &seq, 8);
-				memcpy(m + 24, &tag, 8);
-				injected = !side_send(&b, TX_SLOTS - 1, m, 48);
+			if (hello.version >= 7) {
+				injected = !side_send(&b, TX_SLOTS - 1, &m, sizeof(m));
 			} else {
-				memmove(m + 16, m + 32, 16);
-				injected = !side_send(&b, TX_SLOTS - 1, m, 32);
+				/* version 6: a 16-byte header, no seq or tag */
+				uint8_t v6[16 + sizeof(m.p)];
+
+				memcpy(v6, &m.h, 16);
+				memcpy(v6 + 16, &m.p, sizeof(m.p));
+				injected = !side_send(&b, TX_SLOTS - 1, v6, sizeof(v6));
 			}
 			printf("injected=%d seq=%llu\n", injected,
-			       (unsigned long long)seq);
+			       (unsigned long long)m.h.seq);
 			tried = 1;
-			cut_by = now_s() + 20;
+			cut_by = fos_now() + 20;
 		}
-		if (tried && now_s() > cut_by)
+		if (tried && fos_now() > cut_by)
 			break;
 		usleep(1000);
 	}
-	b_cut = injected && b.gone && now_s() <= cut_by;
+	b_cut = injected && b.gone && fos_now() <= cut_by;
 	printf("relayed_a2b=%lu relayed_b2a=%lu injected=%d b_cut=%d\n",
 	       a.relayed, b.relayed, injected, b_cut);
 	rdma_disconnect(a.id);

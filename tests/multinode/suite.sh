@@ -35,8 +35,8 @@ mkdir -p build
 # transport then timing out on it: seen in the three-guest runs, whose
 # guests have one vCPU each, until vm/run gave such a guest maxcpus=2
 # (QEMU 7.2's TCG dropped a one-CPU guest's memory barriers, and virtio
-# lost a kick: vm/run says how).  Not the module's doing, so should it
-# happen again, such a run is run again, once, and says so.
+# lost a kick: vm/run says how).  Should it happen again, the failed run
+# says so, next to the fabric's messages.
 nic_stalled() {
 	grep -l "NETDEV WATCHDOG" "build/vm-$kver-multinode$1"-n*.log 2>/dev/null |
 		head -n 1
@@ -44,22 +44,15 @@ nic_stalled() {
 
 run() {
 	local n=$1 smp=$2 tag=${script:+-${prog:-remote}}
-	local out=build/multinode-$kver-$1$tag.out r p f try stalled
+	local out=build/multinode-$kver-$1$tag.out r p f stalled
 	shift 2
-	for try in 1 2; do
-		echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
-		vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
-			--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
-			${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
-			--log "build/vm-$kver-multinode$n$tag.log" \
-			-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
-		r=${PIPESTATUS[0]}
-		stalled=$(nic_stalled "$n$tag")
-		[ "$r" != 0 ] && [ -n "$stalled" ] && [ $try = 1 ] || break
-		echo "# multinode: the emulated NIC stalled in $stalled (NETDEV WATCHDOG): this run again, once"
-		mkdir -p build/nic-stalled
-		mv "build/vm-$kver-multinode$n$tag"-n*.log "$out" build/nic-stalled/ 2>/dev/null
-	done
+	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
+	vm/run --kernel "$kver" --nodes "$n" --smp "$smp" \
+		--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
+		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
+		--log "build/vm-$kver-multinode$n$tag.log" \
+		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
+	r=${PIPESTATUS[0]}
 	read -r p f < <(awk '/^\[n[0-9]+\] # fractos: [0-9]+ passed, [0-9]+ failed/ {
 		p += $4; f += $6 } END { print p + 0, f + 0 }' "$out")
 	if [ "$r" != 0 ]; then
@@ -69,8 +62,14 @@ run() {
 			f=1
 		fi
 	fi
-	# A failed run: each node's last fabric messages, for the CI summary.
-	[ "$f" = 0 ] || fabric_log "build/vm-$kver-multinode$n$tag"
+	# A failed run: each node's last fabric messages, for the CI summary,
+	# and whether an emulated NIC stalled.
+	if [ "$f" != 0 ]; then
+		fabric_log "build/vm-$kver-multinode$n$tag"
+		stalled=$(nic_stalled "$n$tag")
+		[ -z "$stalled" ] ||
+			echo "# multinode: the emulated NIC stalled in $stalled (NETDEV WATCHDOG)"
+	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
 }
