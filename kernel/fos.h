@@ -275,12 +275,16 @@ void fos_dead_release(struct fos_dead *dead);
 int fos_provider_init(void);
 void fos_provider_exit(void);
 
+/* An invocation answered later: provider.h, where adaptors see it. */
+struct fos_invoke_done;
+
 /**
  * struct fos_remote_ops - what the core asks of objects of other nodes
  * @loopback: fabric_loopback is on: local invocations and copies go
  *	through the fabric to this node
  * @invoke: invoke @target, a proxy or a Request derived from one (or any
- *	Request with @loopback); may sleep
+ *	Request with @loopback); may sleep.  With @done it returns once the
+ *	message is sent: -EINPROGRESS, and @done->fn gets the owner's answer
  * @revoke: CAP_REVOKE of a proxy: ask its owner, then revoke it; may sleep
  * @grants_out: some range of ours is registered for a peer (a racy hint)
  * @grants_sync: after a revocation, wait until no peer can read a revoked
@@ -306,7 +310,8 @@ void fos_provider_exit(void);
 struct fos_remote_ops {
 	bool (*loopback)(void);
 	int (*invoke)(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait);
+		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      struct fos_invoke_done *done);
 	int (*revoke)(struct fos_object *obj);
 	bool (*grants_out)(void);
 	void (*grants_sync)(void);

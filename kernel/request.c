@@ -406,18 +406,90 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 }
 
 /**
+ * struct fos_invoke_later - an invocation sent to another node, answered
+ *	later (fos_invoke() with a callback)
+ * @rdone: what the remote layer calls with the answer
+ * @msg: the invocation's arguments (their references)
+ * @delegated: which of @msg's capabilities the call delegated
+ * @done: the caller's callback
+ */
+struct fos_invoke_later {
+	struct fos_invoke_done rdone;
+	struct fos_msg *msg;
+	u32 delegated;
+	struct fos_invoke_done *done;
+};
+
+static void fos_invoke_later_fn(struct fos_invoke_done *rdone, int result)
+{
+	struct fos_invoke_later *l = container_of(rdone,
+						  struct fos_invoke_later,
+						  rdone);
+	struct fos_invoke_done *done = l->done;
+	struct fos_args_buf b = {
+		.caps = l->msg->caps,
+		.delegated = l->delegated,
+	};
+
+	if (result)
+		fos_args_undelegate(&b);	/* nobody got them */
+	fos_msg_free(l->msg);
+	kfree(l);
+	done->fn(done, result);
+}
+
+/*
+ * Hand an invocation to the remote layer.  @msg only carried the
+ * arguments (the owner queues its own message): it is freed here, or once
+ * the answer came when that comes later (-EINPROGRESS).
+ */
+static int fos_invoke_remote(struct fos_object *target, struct fos_msg *msg,
+			     struct fos_args_buf *b, bool wait,
+			     struct fos_invoke_done *done)
+{
+	struct fos_invoke_later *l = NULL;
+	int ret;
+
+	if (done) {
+		l = kzalloc(sizeof(*l), GFP_KERNEL);
+		if (!l) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		l->rdone.fn = fos_invoke_later_fn;
+		l->msg = msg;
+		l->delegated = b->delegated;
+		l->done = done;
+	}
+	ret = fos_remote()->invoke(target, msg->imm, msg->imm_len, msg->caps,
+				   msg->ncaps, wait, l ? &l->rdone : NULL);
+	if (ret == -EINPROGRESS)
+		return ret;		/* @l and @msg are fos_invoke_later_fn's */
+	kfree(l);
+out:
+	if (ret)
+		fos_args_undelegate(b);
+	fos_msg_free(msg);
+	return ret;
+}
+
+/**
  * fos_invoke - invoke the Request @cap with the arguments @src
  * @cap: a Request capability (the caller holds its reference)
  * @src: the invocation's own arguments
  * @wait: FRACTOS_INVOKE_WAIT: wait for room in the provider's queue
  * @nowait: io_uring's inline issue: never sleep (-EAGAIN instead)
+ * @done: NULL, or (kernel callers) where an answer from another node is
+ *	delivered, instead of waiting for it
  *
  * Return: 0 (queued), -EAGAIN (the queue is full, or waiting was
  * needed), -EKEYREVOKED, -E2BIG, -ENOMEM, the remote layer's errnos, or
- * an argument's.
+ * an argument's; with @done also -EINPROGRESS (@done->fn gets one of
+ * those later).
  */
 static int fos_invoke(const struct fos_cap *cap,
-		      const struct fos_args_src *src, bool wait, bool nowait)
+		      const struct fos_args_src *src, bool wait, bool nowait,
+		      struct fos_invoke_done *done)
 {
 	struct fos_args_buf b;
 	struct fos_msg *msg;
@@ -471,12 +543,7 @@ static int fos_invoke(const struct fos_cap *cap,
 	ret = fos_args_add_src(&b, src);
 	msg->imm_len = b.imm_len;
 	if (!ret && remote) {
-		/* @msg only carried the arguments: the owner queues its own. */
-		ret = fos_remote()->invoke(cap->obj, msg->imm, msg->imm_len,
-					   msg->caps, msg->ncaps, wait);
-		if (ret)
-			fos_args_undelegate(&b);
-		fos_msg_free(msg);
+		ret = fos_invoke_remote(cap->obj, msg, &b, wait, done);
 		goto out_req;
 	}
 	if (!ret)
@@ -513,7 +580,8 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	ret = fos_req_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	ret = fos_invoke(&cap, &src, a->flags & FRACTOS_INVOKE_WAIT, c->nowait);
+	ret = fos_invoke(&cap, &src, a->flags & FRACTOS_INVOKE_WAIT, c->nowait,
+			 NULL);
 	fos_obj_put(cap.obj);
 	return ret;
 }
@@ -560,14 +628,16 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
  * @imm_len: bytes at @imm
  * @caps: capability arguments
  * @ncaps: entries at @caps
+ * @done: NULL: wait for the owner's answer when the provider is on
+ *	another node; else @done->fn gets it (fos_kinvoke_async())
  *
- * Never waits for room: a full queue is -EAGAIN.  Waits for the owner's
- * answer when the provider is on another node.
+ * Never waits for room: a full queue is -EAGAIN.
  *
  * Return: as fos_invoke().
  */
 int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
-		 struct fos_kcap *const *caps, u32 ncaps)
+		 struct fos_kcap *const *caps, u32 ncaps,
+		 struct fos_invoke_done *done)
 {
 	struct fos_args_src src = {
 		.kimm = imm,
@@ -581,6 +651,6 @@ int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
 		return -E2BIG;
 	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
 		return -EOPNOTSUPP;
-	return fos_invoke(cap, &src, false, false);
+	return fos_invoke(cap, &src, false, false, done);
 }
 

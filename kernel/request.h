@@ -15,6 +15,7 @@
 
 struct fos_cap;
 struct fos_ep;
+struct fos_invoke_done;
 struct fos_kcap;
 struct fos_object;
 struct fos_space;
@@ -49,6 +50,7 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
 				  const void *imm, u32 imm_len,
 				  struct fos_kcap *const *caps, u32 ncaps);
 int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
-		 struct fos_kcap *const *caps, u32 ncaps);
+		 struct fos_kcap *const *caps, u32 ncaps,
+		 struct fos_invoke_done *done);
 
 #endif /* FRACTOS_REQUEST_H */

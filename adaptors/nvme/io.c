@@ -8,8 +8,9 @@
  * (a write of another node's Memory first fetches it into the staging
  * buffer, in the command's work item); the last bio's end_io (interrupt
  * context) queues the command's work item, which copies a staged read out
- * to another node's Memory, invokes the continuation, and frees the
- * command.
+ * to another node's Memory and invokes the continuation.  A continuation
+ * on another node is not waited for: its node's answer (or death, or the
+ * timeout) frees the command, from fractos's workqueue.
  */
 #include <linux/bio.h>
 #include <linux/slab.h>
@@ -33,6 +34,7 @@
  * @error: the first bio error (negative errno), else 0
  * @work: runs the completion in process context
  * @stage_work: fills the staging buffer of a write, then submits
+ * @answered: the continuation's answer, when it comes from another node
  */
 struct fblk_cmd {
 	struct fblk_dev *dev;
@@ -50,6 +52,7 @@ struct fblk_cmd {
 	int error;
 	struct work_struct work;
 	struct work_struct stage_work;
+	struct fos_kinvoke_done answered;
 };
 
 /* Give the staging buffer and its bytes back (no-op without one). */
@@ -102,35 +105,65 @@ static void fblk_active_put(struct fblk_dev *dev, struct fblk_vol *vol)
 	wake_up(&dev->idle_wq);
 }
 
-static void fblk_cmd_work(struct work_struct *work)
+/*
+ * The continuation took the answer, or could not (@result): the command
+ * is over.  Runs in fblk_cmd_work(), or on fractos's workqueue once a
+ * continuation on another node answered (fos_kinvoke_async()).
+ */
+static void fblk_cmd_answered(struct fos_kinvoke_done *answered, int result)
 {
-	struct fblk_cmd *cmd = container_of(work, struct fblk_cmd, work);
+	struct fblk_cmd *cmd = container_of(answered, struct fblk_cmd,
+					    answered);
 	struct fblk_dev *dev = cmd->dev;
 	struct fblk_vol *vol = cmd->vol;
-	s64 result = cmd->error;
 
-	/* The pages are the device's no more: unpin before answering. */
-	fos_kmem_unmap(&cmd->map);
-	if (!result && READ_ONCE(vol->dead))
-		result = -EKEYREVOKED;
-	if (!result && cmd->stage && !cmd->write)
-		result = fos_kmem_copy(cmd->stage, 0, cmd->mem, 0, cmd->len);
-	if (!result) {
-		result = cmd->len;
-		fblk_stat(dev, cmd->write ? FBLK_WRITES : FBLK_READS, 1);
-		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
-			  cmd->len);
-	}
-	/* Whoever the answer wakes finds the slot and the staging bytes free. */
-	fblk_stage_put(cmd);
-	fblk_slot_put(dev, vol);
-	fblk_answer(dev, cmd->done, cmd->err, result);
+	if (result)
+		fblk_stat(dev, FBLK_CONT_FAILED, 1);
 	fblk_cmd_free(cmd);
 
 	/* Neither @vol nor the wait queue is touched after the wake-up... */
 	fblk_active_put(dev, vol);
 	/* ...and @dev lives until this reference is gone. */
 	fblk_dev_put(dev);
+}
+
+/*
+ * The bios are done: answer.  A continuation on another node is answered
+ * without waiting for that node (post and return): no worker is held for
+ * a round trip, and fblk_cmd_answered() finishes the command either way.
+ */
+static void fblk_cmd_work(struct work_struct *work)
+{
+	struct fblk_cmd *cmd = container_of(work, struct fblk_cmd, work);
+	struct fblk_dev *dev = cmd->dev;
+	struct fblk_vol *vol = cmd->vol;
+	struct fractos_blk_done d = { .result = cmd->error };
+	struct fos_kcap *to = cmd->done;
+	int ret;
+
+	/* The pages are the device's no more: unpin before answering. */
+	fos_kmem_unmap(&cmd->map);
+	if (!d.result && READ_ONCE(vol->dead))
+		d.result = -EKEYREVOKED;
+	if (!d.result && cmd->stage && !cmd->write)
+		d.result = fos_kmem_copy(cmd->stage, 0, cmd->mem, 0, cmd->len);
+	if (!d.result) {
+		d.result = cmd->len;
+		fblk_stat(dev, cmd->write ? FBLK_WRITES : FBLK_READS, 1);
+		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
+			  cmd->len);
+	} else {
+		fblk_stat(dev, FBLK_ERRORS, 1);
+		to = cmd->err ?: cmd->done;
+	}
+	/* Whoever the answer wakes finds the slot and the staging bytes free. */
+	fblk_stage_put(cmd);
+	fblk_slot_put(dev, vol);
+	cmd->answered.fn = fblk_cmd_answered;
+	ret = fos_kinvoke_async(dev->prov, to, &d, sizeof(d), NULL, 0,
+				&cmd->answered);
+	if (ret != -EINPROGRESS)
+		fblk_cmd_answered(&cmd->answered, ret);
 }
 
 static void fblk_submit(struct fblk_cmd *cmd);

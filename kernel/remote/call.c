@@ -14,114 +14,187 @@
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../name.h"
+#include "../provider.h"
 #include "../request.h"
 #include "../fabric.h"
 #include "trace.h"
 #include "wire.h"
 #include "pri.h"
 
-/* ---- calls: a message and its answer ---- */
+/* ---- the caller's side ---- */
 
-/* Calls in flight by cookie; xa_lock guards completing them. */
-DEFINE_XARRAY_ALLOC(fos_rpcs);
-
-/*
- * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
- * Return: the answer's status, -EHOSTUNREACH (not connected),
- * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
- * error of fos_fabric_send().
+/**
+ * struct fos_invoke_call - one INVOKE of a remote (or looped-back) Request
+ * @rpc: the call; fos_rpc_async()'s callback finds us from it
+ * @done: an asynchronous invocation's callback (the core's), else NULL
+ * @peer: the owner's node (a reference)
+ * @root: the proxy, or with fabric_loopback the local target (a reference)
+ * @oid: the target, as its owner names it
+ * @pepoch: the owner's epoch when the call began
+ * @ncaps: capability descriptions in @iv
+ * @imm_len: immediates in @iv
+ * @len: bytes of the message
+ * @iv: the message: header, descriptions, immediates
  */
-int fos_rpc_timeout(struct fos_peer *peer, u8 type,
-		    const void *payload, u32 len,
-		    struct fos_rpc_wait *w, unsigned long timeout)
+struct fos_invoke_call {
+	struct fos_rpc_wait rpc;
+	struct fos_invoke_done *done;
+	struct fos_peer *peer;
+	struct fos_object *root;
+	struct fractos_oid oid;
+	u32 pepoch;
+	u32 ncaps;
+	u32 imm_len;
+	u32 len;
+	struct fos_wire_invoke iv[];
+};
+
+static struct fos_wire_cap *fos_invoke_wc(struct fos_invoke_call *c)
 {
-	long left;
-	u32 cookie;
+	return (struct fos_wire_cap *)(c->iv + 1);
+}
+
+/* The call to @target, its message built but for the descriptions. */
+static struct fos_invoke_call *fos_invoke_begin(struct fos_object *target,
+						const u8 *imm, u32 imm_len,
+						u32 ncaps)
+{
+	struct fos_object *root = fos_obj_root(target);
+	u32 len = sizeof(struct fos_wire_invoke) +
+		  ncaps * sizeof(struct fos_wire_cap) + imm_len;
+	struct fos_invoke_call *c;
+	struct fractos_oid oid;
+	struct fos_peer *peer;
 	int ret;
 
-	might_sleep();
-
-	init_completion(&w->done);
-	w->sent = false;
-	w->answered = false;
-	w->node = fos_peer_node_id(peer);
-	/* Only the answer to this kind of call may complete it. */
-	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
-		   type == FOS_WIRE_LOOKUP ? FOS_WIRE_LOOKUP_REPLY :
-		   FOS_WIRE_ACK;
-	w->status = 0;
-	memset(&w->cap, 0, sizeof(w->cap));
-	memset(&w->grant, 0, sizeof(w->grant));
-	ret = xa_alloc(&fos_rpcs, &cookie, w, xa_limit_32b, GFP_KERNEL);
-	if (ret)
-		return ret;
-	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
-			      FOS_SEND_WAIT);
-	w->sent = !ret;
-	/*
-	 * Not sent.  A signal while waiting for a credit is EINTR, never a
-	 * restart; ETIMEDOUT (no credit for 5 s), EMSGSIZE and ENOMEM are
-	 * the caller's to see; any other failure ended the connection.
-	 */
-	if (ret == -ERESTARTSYS)
-		ret = -EINTR;
-	else if (ret && ret != -ETIMEDOUT && ret != -EMSGSIZE &&
-		 ret != -ENOMEM)
+	/* A local target (fabric_loopback) is exported to ourselves. */
+	fos_obj_oid(root->proxy ? root : target, &oid);
+	peer = fos_peer_find(oid.node);
+	if (!peer) {
 		ret = -EHOSTUNREACH;
+		goto err;
+	}
+	c = kzalloc(sizeof(*c) + len, GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto err_peer;
+	}
+	c->peer = peer;
+	c->oid = oid;
+	c->pepoch = fos_peer_epoch(peer);
+	c->ncaps = ncaps;
+	c->imm_len = imm_len;
+	c->len = len;
+	c->iv->oid = cpu_to_le64(oid.id);
+	c->iv->epoch = cpu_to_le32(oid.epoch);
+	c->iv->imm_len = cpu_to_le32(imm_len);
+	c->iv->ncaps = cpu_to_le32(ncaps);
+	if (imm_len)
+		memcpy(fos_invoke_wc(c) + ncaps, imm, imm_len);
+	/* Named for the call only: exported while it lasts. */
+	c->root = root->proxy ? root : target;
+	if (!root->proxy) {
+		static const struct fos_view none;
+
+		ret = fos_export_add(target, oid.node, c->pepoch, &none);
+		if (ret)
+			goto err_free;
+	}
+	fos_obj_get(c->root);
+	return c;
+
+err_free:
+	kfree(c);
+err_peer:
+	fos_peer_put(peer);
+err:
+	trace_fos_remote_invoke(oid.node, oid.id, imm_len, ncaps, ret);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Describe @caps into the message.  Every INVOKE that is sent hands its
+ * descriptions to the receiver, which accounts for them even when it
+ * refuses the call: each attempt describes them anew.
+ */
+static int fos_invoke_describe(struct fos_invoke_call *c,
+			       const struct fos_cap *caps)
+{
+	struct fos_wire_cap *wc = fos_invoke_wc(c);
+	u32 i;
+	int ret;
+
+	for (i = 0; i < c->ncaps; i++) {
+		ret = fos_cap_describe(&caps[i], c->oid.node, c->pepoch,
+				       &wc[i]);
+		if (ret) {
+			/* wc[i] failed: give back those before it. */
+			while (i--)
+				fos_cap_undescribe(&wc[i], c->oid.node,
+						   c->pepoch);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The message was not sent: its descriptions are ours to give back. */
+static void fos_invoke_undescribe(struct fos_invoke_call *c)
+{
+	struct fos_wire_cap *wc = fos_invoke_wc(c);
+	u32 i;
+
+	for (i = 0; i < c->ncaps; i++)
+		fos_cap_undescribe(&wc[i], c->oid.node, c->pepoch);
+}
+
+/* The call is over with @ret: act on it, free @c; return the result. */
+static int fos_invoke_end(struct fos_invoke_call *c, int ret)
+{
+	struct fos_object *root = c->root;
+
+	if (!root->proxy)
+		fos_export_put(c->oid.id, c->oid.node, c->pepoch, 1, NULL);
+	if (ret == -ECONNRESET)
+		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
+	if (ret == -EKEYREVOKED && root->proxy)
+		fos_obj_revoke(root);	/* the owner says so: monitors fire */
+	trace_fos_remote_invoke(c->oid.node, c->oid.id, c->imm_len, c->ncaps,
+				ret);
+	fos_peer_put(c->peer);
+	kfree(c);
+	fos_obj_put(root);
+	return ret;
+}
+
+/* An asynchronous INVOKE was answered: end it, tell the core. */
+static void fos_invoke_answered(struct fos_rpc_wait *w)
+{
+	struct fos_invoke_call *c = container_of(w, struct fos_invoke_call,
+						 rpc);
+	struct fos_invoke_done *done = c->done;
+
+	done->fn(done, fos_invoke_end(c, w->status));
+}
+
+static int fos_invoke_async(struct fos_invoke_call *c,
+			    const struct fos_cap *caps,
+			    struct fos_invoke_done *done)
+{
+	int ret;
+
+	c->done = done;
+	c->rpc.fn = fos_invoke_answered;
+	ret = fos_invoke_describe(c, caps);
 	if (!ret) {
-		/* Delivered or not, the answer tells: wait for it. */
-		left = wait_for_completion_killable_timeout(&w->done,
-							    timeout);
-		if (!left)
-			ret = -ETIMEDOUT;
-		else if (left < 0)
-			ret = left;
+		ret = fos_rpc_async(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
+				    &c->rpc);
+		if (ret == -EINPROGRESS)
+			return ret;	/* @c is fos_invoke_answered()'s */
+		fos_invoke_undescribe(c);
 	}
-	/* After this, no answer can reach @w. */
-	xa_erase(&fos_rpcs, cookie);
-	if (ret && try_wait_for_completion(&w->done))
-		ret = 0;
-	if (ret)
-		return ret;
-	/* A peer's status is an errno; kernel-internal codes are not. */
-	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
+	return fos_invoke_end(c, ret);
 }
-
-int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
-	    u32 len, struct fos_rpc_wait *w)
-{
-	return fos_rpc_timeout(peer, type, payload, len, w,
-				FOS_REMOTE_TIMEOUT);
-}
-
-/* Return: whether a caller took the answer. */
-bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
-		      int status, const struct fos_cap *cap,
-		      const struct fos_wire_grant_reply *grant)
-{
-	struct fos_rpc_wait *w;
-	bool taken = false;
-
-	if (cookie > U32_MAX)
-		return false;
-	xa_lock(&fos_rpcs);
-	w = xa_load(&fos_rpcs, cookie);
-	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
-	    !completion_done(&w->done)) {
-		w->status = status;
-		w->answered = true;
-		if (cap)
-			w->cap = *cap;
-		if (grant)
-			w->grant = *grant;
-		complete(&w->done);
-		taken = true;
-	}
-	xa_unlock(&fos_rpcs);
-	return taken;
-}
-
-/* ---- the caller's side ---- */
 
 /**
  * fos_remote_invoke - invoke a Request whose provider is reached by fabric
@@ -132,26 +205,25 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
  * @caps: capability arguments to append
  * @ncaps: entries at @caps
  * @wait: FRACTOS_INVOKE_WAIT: retry while the provider's queue is full
+ * @done: NULL: return once the owner has answered; else return once the
+ *	message is sent (-EINPROGRESS), and @done->fn gets the answer
  *
- * Process context; returns once the owner has answered.
+ * Process context.  With @done it sleeps only for a send credit (5 s at
+ * most), and @wait is ignored.
  *
  * Return: 0 (queued on the provider), the owner's errno (EKEYREVOKED,
  * EAGAIN, E2BIG, ...), -EHOSTUNREACH (the node is not configured or not
  * connected), -EKEYREVOKED (it went down meanwhile), -ETIMEDOUT,
  * -EMSGSIZE (the arguments do not fit one fabric message: only with a
  * peer that announced smaller buffers than ours), -EOPNOTSUPP
- * (an argument is a local child of a proxy), -EINTR.
+ * (an argument is a local child of a proxy), -EINTR; or -EINPROGRESS
+ * (@done->fn will run, with one of the others).
  */
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait)
+		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      struct fos_invoke_done *done)
 {
-	struct fos_object *root = fos_obj_root(target);
-	struct fos_wire_invoke *iv;
-	struct fos_wire_cap *wc;
-	struct fos_rpc_wait w;
-	struct fos_peer *peer;
-	struct fractos_oid oid;
-	u32 len, pepoch, i;
+	struct fos_invoke_call *c;
 	int ret;
 
 	might_sleep();
@@ -159,56 +231,20 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 	/* More than any Request takes: what the owner would answer. */
 	if (imm_len > FOS_WIRE_MAX_IMM || ncaps > FOS_WIRE_MAX_CAPS)
 		return -E2BIG;
-	len = sizeof(*iv) + ncaps * sizeof(*wc) + imm_len;
-	/* A local target (fabric_loopback) is exported to ourselves. */
-	fos_obj_oid(root->proxy ? root : target, &oid);
-	peer = fos_peer_find(oid.node);
-	if (!peer)
-		return -EHOSTUNREACH;
-	pepoch = fos_peer_epoch(peer);
-	iv = kzalloc(len, GFP_KERNEL);
-	if (!iv) {
-		ret = -ENOMEM;
-		goto out_peer;
-	}
-	wc = (struct fos_wire_cap *)(iv + 1);
-	iv->oid = cpu_to_le64(oid.id);
-	iv->epoch = cpu_to_le32(oid.epoch);
-	iv->imm_len = cpu_to_le32(imm_len);
-	iv->ncaps = cpu_to_le32(ncaps);
-	/* Named for the call only: exported while it lasts. */
-	if (!root->proxy) {
-		static const struct fos_view none;
-
-		ret = fos_export_add(target, oid.node, pepoch, &none);
-		if (ret)
-			goto out_free;
-	}
-	if (imm_len)
-		memcpy(wc + ncaps, imm, imm_len);
+	c = fos_invoke_begin(target, imm, imm_len, ncaps);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	if (done)
+		return fos_invoke_async(c, caps, done);
 
 	for (;;) {
-		/*
-		 * Every INVOKE that is sent hands its descriptions to the
-		 * receiver, which accounts for them even when it refuses
-		 * the call: each attempt describes them anew.
-		 */
-		for (i = 0, ret = 0; i < ncaps; i++) {
-			ret = fos_cap_describe(&caps[i], oid.node, pepoch,
-					       &wc[i]);
-			if (ret)
-				break;
-		}
-		if (ret) {
-			/* wc[i] failed: give back those before it. */
-			while (i--)
-				fos_cap_undescribe(&wc[i], oid.node, pepoch);
+		ret = fos_invoke_describe(c, caps);
+		if (ret)
 			break;
-		}
-		ret = fos_rpc(peer, FOS_WIRE_INVOKE, iv, len, &w);
-		if (!w.sent)
-			for (i = 0; i < ncaps; i++)
-				fos_cap_undescribe(&wc[i], oid.node, pepoch);
+		ret = fos_rpc(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
+			      &c->rpc);
+		if (!c->rpc.sent)
+			fos_invoke_undescribe(c);
 		if (ret != -EAGAIN || !wait)
 			break;
 		/* The provider's queue is full: try again shortly. */
@@ -217,18 +253,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 			break;
 		}
 	}
-	if (!root->proxy)
-		fos_export_put(oid.id, oid.node, pepoch, 1, NULL);
-	if (ret == -ECONNRESET)
-		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
-	if (ret == -EKEYREVOKED && root->proxy)
-		fos_obj_revoke(root);	/* the owner says so: monitors fire */
-out_free:
-	kfree(iv);
-out_peer:
-	trace_fos_remote_invoke(oid.node, oid.id, imm_len, ncaps, ret);
-	fos_peer_put(peer);
-	return ret;
+	return fos_invoke_end(c, ret);
 }
 
 /**

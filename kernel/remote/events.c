@@ -89,19 +89,10 @@ void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
  */
 void fos_remote_node_down(u32 node, u32 epoch)
 {
-	struct fos_rpc_wait *w;
 	struct fos_event *ev;
-	unsigned long idx;
 
 	might_sleep();
-	xa_lock(&fos_rpcs);
-	xa_for_each(&fos_rpcs, idx, w) {
-		if (w->node == node && !completion_done(&w->done)) {
-			w->status = -ECONNRESET;
-			complete(&w->done);
-		}
-	}
-	xa_unlock(&fos_rpcs);
+	fos_rpcs_fail_node(node);
 	/* Small: __GFP_NOFAIL is for exactly this (fault injection too). */
 	ev = kzalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
 	ev->kind = FOS_EV_DOWN;

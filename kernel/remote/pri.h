@@ -3,7 +3,8 @@
  * fractos: the private header of kernel/remote/ (objects of other nodes,
  * see "Remote objects" in remote.c) - the structures, tables, queues and
  * functions that its files share.  Of the rest of the module it uses fos.h,
- * the family headers (memory.h, name.h, request.h) and fabric.h only.
+ * the family headers (memory.h, name.h, request.h), provider.h (for
+ * struct fos_invoke_done) and fabric.h only.
  */
 #ifndef FRACTOS_REMOTE_PRI_H
 #define FRACTOS_REMOTE_PRI_H
@@ -60,8 +61,8 @@ struct fos_proxy {
 };
 
 /**
- * struct fos_rpc_wait - a call waiting for its answer
- * @done: completed by the answer or by the node's death
+ * struct fos_rpc_wait - a call waiting for its answer (rpc.c)
+ * @done: completed by the answer or by the node's death (fos_rpc())
  * @sent: the message was handed to the fabric (it may have arrived)
  * @answered: the answer arrived (@status is the peer's)
  * @node: the node that must answer
@@ -70,6 +71,12 @@ struct fos_proxy {
  * @cap: LOOKUP_REPLY: the capability, resolved on receipt (a reference
  *	the caller drops)
  * @grant: GRANT_REPLY: the grant
+ * @fn: fos_rpc_async(): the callback that gets the answer, else NULL
+ * @cookie: fos_rpc_async(): the call's key in fos_rpcs
+ * @state: fos_rpc_async(): where the call is (rpc.c), under fos_rpcs'
+ *	xa_lock
+ * @work: fos_rpc_async(): runs @fn once answered
+ * @timer: fos_rpc_async(): gives up after FOS_REMOTE_TIMEOUT
  */
 struct fos_rpc_wait {
 	struct completion done;
@@ -80,6 +87,11 @@ struct fos_rpc_wait {
 	int status;
 	struct fos_cap cap;
 	struct fos_wire_grant_reply grant;
+	void (*fn)(struct fos_rpc_wait *w);
+	u32 cookie;
+	u8 state;
+	struct work_struct work;
+	struct delayed_work timer;
 };
 
 enum fos_event_kind {
@@ -155,16 +167,22 @@ int fos_view_check(struct fos_object *obj, const struct fos_cap *cap);
 int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 		    struct fos_cap *out);
 
-/* call.c: a message and its answer */
+/* rpc.c: a message and its answer */
 extern struct xarray fos_rpcs;
+extern struct workqueue_struct *fos_rpc_wq;
 int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 		    const void *payload, u32 len,
 		    struct fos_rpc_wait *w, unsigned long timeout);
 int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	    u32 len, struct fos_rpc_wait *w);
+int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
+		  u32 len, struct fos_rpc_wait *w);
 bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 		      int status, const struct fos_cap *cap,
 		      const struct fos_wire_grant_reply *grant);
+void fos_rpcs_fail_node(u32 node);
+
+/* call.c: invoke, revoke and lookup; the owner's receive handlers */
 void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 		      const struct fos_wire_lookup *l);
 
@@ -192,7 +210,8 @@ void fos_remote_node_down(u32 node, u32 epoch);
 /* The entry points of struct fos_remote_ops (remote.c registers them). */
 bool fos_remote_loopback(void);
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait);
+		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      struct fos_invoke_done *done);
 int fos_remote_revoke(struct fos_object *obj);
 bool fos_remote_grants_out(void);
 void fos_remote_grants_sync(void);

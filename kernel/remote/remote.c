@@ -141,8 +141,9 @@
  * - export.c: the export table.
  * - proxy.c: the proxy table, and REVOKE notices received.
  * - wirecap.c: capabilities on the wire: describe, resolve, give back.
- * - call.c: a message and its answer; invoke, revoke and lookup, the
- *   caller's side and the owner's receive handlers.
+ * - rpc.c: a message and its answer, waited for or called back.
+ * - call.c: invoke, revoke and lookup, the caller's side and the owner's
+ *   receive handlers.
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
  *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq).
@@ -246,14 +247,21 @@ int fos_remote_init(void)
 		ret = -ENOMEM;
 		goto err_remote_wq;
 	}
+	fos_rpc_wq = alloc_workqueue("fractos_rpc", WQ_UNBOUND, 0);
+	if (!fos_rpc_wq) {
+		ret = -ENOMEM;
+		goto err_copy_wq;
+	}
 	ret = fos_fabric_register(fos_remote_types,
 				  ARRAY_SIZE(fos_remote_types));
 	if (ret)
-		goto err_copy_wq;
+		goto err_rpc_wq;
 	fos_fabric_set_node_down(fos_remote_node_down);
 	fos_remote_set_ops(&fos_remote_fabric_ops);
 	return 0;
 
+err_rpc_wq:
+	destroy_workqueue(fos_rpc_wq);
 err_copy_wq:
 	destroy_workqueue(fos_copy_wq);
 err_remote_wq:
@@ -281,6 +289,8 @@ void fos_remote_exit(void)
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
 	destroy_workqueue(fos_copy_wq);
+	/* The peers are gone: every call was answered, callbacks run here. */
+	destroy_workqueue(fos_rpc_wq);
 	WARN_ON(!xa_empty(&fos_grants));
 	WARN_ON(!xa_empty(&fos_exports));
 	WARN_ON(!xa_empty(&fos_rpcs));

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - calls: a message to another node and its
+ * answer (ACK, LOOKUP_REPLY or GRANT_REPLY), waited for in the caller's
+ * context (fos_rpc()) or delivered to a callback (fos_rpc_async()).
+ *
+ * A call is in fos_rpcs, by its cookie, until it is answered.  Three
+ * things can answer it: the peer's reply (fos_rpc_complete(), from the
+ * fabric's receive context), the peer's death (fos_rpcs_fail_node()), and
+ * the caller's patience (the wait's timeout, or an asynchronous call's
+ * timer).  Whichever comes first under fos_rpcs' xa_lock decides the
+ * status; the others find the call gone, or already completed.
+ *
+ * An asynchronous call's answer runs its callback on fos_rpc_wq: the
+ * reply and the death queue @work there; the timer is a work item of that
+ * queue itself and calls it directly.  @work cancels the timer (waiting
+ * for a run that lost the race) before the callback may free the call.
+ * A reply that comes while the caller is still in fos_fabric_send() finds
+ * the call in FOS_RPC_SENDING: it records the status and leaves the
+ * callback to the sender, which queues it once the send returned, so the
+ * callback never runs inside fos_rpc_async().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include "../fos.h"
+#include "../fabric.h"
+#include "wire.h"
+#include "pri.h"
+
+/* Calls in flight by cookie; xa_lock guards answering them. */
+DEFINE_XARRAY_ALLOC(fos_rpcs);
+
+/* Where asynchronous calls are answered. */
+struct workqueue_struct *fos_rpc_wq;
+
+/* The state of an asynchronous call (fos_rpc_wait.state). */
+enum {
+	FOS_RPC_SENDING,	/* the caller is in fos_fabric_send() */
+	FOS_RPC_EARLY,		/* answered while sending: the caller queues */
+	FOS_RPC_WAITING,	/* sent; the timer runs */
+};
+
+static void fos_rpc_init(struct fos_rpc_wait *w, struct fos_peer *peer,
+			 u8 type)
+{
+	init_completion(&w->done);
+	w->sent = false;
+	w->answered = false;
+	w->node = fos_peer_node_id(peer);
+	/* Only the answer to this kind of call may complete it. */
+	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
+		   type == FOS_WIRE_LOOKUP ? FOS_WIRE_LOOKUP_REPLY :
+		   FOS_WIRE_ACK;
+	w->status = 0;
+	memset(&w->cap, 0, sizeof(w->cap));
+	memset(&w->grant, 0, sizeof(w->grant));
+}
+
+/*
+ * What the caller sees of fos_fabric_send()'s failure.  A signal while
+ * waiting for a credit is EINTR, never a restart; ETIMEDOUT (no credit
+ * for 5 s), EMSGSIZE and ENOMEM are the caller's to see; any other failure
+ * ended the connection.
+ */
+static int fos_rpc_send_errno(int ret)
+{
+	if (ret == -ERESTARTSYS)
+		return -EINTR;
+	if (ret && ret != -ETIMEDOUT && ret != -EMSGSIZE && ret != -ENOMEM)
+		return -EHOSTUNREACH;
+	return ret;
+}
+
+/* A peer's status is an errno; kernel-internal codes are not. */
+static int fos_rpc_status(const struct fos_rpc_wait *w)
+{
+	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
+}
+
+/*
+ * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
+ * Return: the answer's status, -EHOSTUNREACH (not connected),
+ * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
+ * error of fos_fabric_send().
+ */
+int fos_rpc_timeout(struct fos_peer *peer, u8 type,
+		    const void *payload, u32 len,
+		    struct fos_rpc_wait *w, unsigned long timeout)
+{
+	long left;
+	u32 cookie;
+	int ret;
+
+	might_sleep();
+
+	fos_rpc_init(w, peer, type);
+	w->fn = NULL;
+	ret = xa_alloc(&fos_rpcs, &cookie, w, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
+			      FOS_SEND_WAIT);
+	w->sent = !ret;
+	ret = fos_rpc_send_errno(ret);
+	if (!ret) {
+		/* Delivered or not, the answer tells: wait for it. */
+		left = wait_for_completion_killable_timeout(&w->done,
+							    timeout);
+		if (!left)
+			ret = -ETIMEDOUT;
+		else if (left < 0)
+			ret = left;
+	}
+	/* After this, no answer can reach @w. */
+	xa_erase(&fos_rpcs, cookie);
+	if (ret && try_wait_for_completion(&w->done))
+		ret = 0;
+	if (ret)
+		return ret;
+	return fos_rpc_status(w);
+}
+
+int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
+	    u32 len, struct fos_rpc_wait *w)
+{
+	return fos_rpc_timeout(peer, type, payload, len, w,
+				FOS_REMOTE_TIMEOUT);
+}
+
+/* An asynchronous call was answered (not by its timer): run its callback. */
+static void fos_rpc_async_work(struct work_struct *work)
+{
+	struct fos_rpc_wait *w = container_of(work, struct fos_rpc_wait,
+					      work);
+
+	/* A timer run that lost the race must be over before @w is freed. */
+	cancel_delayed_work_sync(&w->timer);
+	w->status = fos_rpc_status(w);
+	w->fn(w);
+}
+
+static void fos_rpc_async_timeout(struct work_struct *work)
+{
+	struct fos_rpc_wait *w = container_of(to_delayed_work(work),
+					      struct fos_rpc_wait, timer);
+	bool mine;
+
+	xa_lock(&fos_rpcs);
+	mine = xa_load(&fos_rpcs, w->cookie) == w;
+	if (mine)
+		__xa_erase(&fos_rpcs, w->cookie);
+	xa_unlock(&fos_rpcs);
+	if (!mine)
+		return;		/* answered: @work runs the callback */
+	w->status = -ETIMEDOUT;
+	w->fn(w);
+}
+
+/*
+ * Answer @w with @status; the caller holds fos_rpcs' xa_lock and found @w
+ * unanswered (fos_rpc_open()).
+ */
+static void fos_rpc_answer_locked(struct fos_rpc_wait *w, int status)
+{
+	lockdep_assert_held(&fos_rpcs.xa_lock);
+	w->status = status;
+	if (!w->fn) {
+		complete(&w->done);
+		return;
+	}
+	__xa_erase(&fos_rpcs, w->cookie);
+	if (w->state == FOS_RPC_SENDING)
+		w->state = FOS_RPC_EARLY;
+	else
+		queue_work(fos_rpc_wq, &w->work);
+}
+
+/* Is @w, found in fos_rpcs, still to be answered?  Under its xa_lock. */
+static bool fos_rpc_open(struct fos_rpc_wait *w)
+{
+	/* An asynchronous call leaves the table when it is answered. */
+	return w->fn || !completion_done(&w->done);
+}
+
+/**
+ * fos_rpc_async - send @payload to @peer; @w->fn gets the answer
+ * @peer: the node that answers
+ * @type: the message type (its answer's type follows from it)
+ * @payload: the message
+ * @len: bytes at @payload
+ * @w: the call, with @w->fn set; the caller's until @w->fn runs
+ *
+ * Process context: it may wait for a send credit (5 s at most), never for
+ * the answer.  @w->fn then runs once, in process context on fos_rpc_wq,
+ * with @w->status the answer's status, -ECONNRESET (the node went down)
+ * or -ETIMEDOUT (no answer for FOS_REMOTE_TIMEOUT); it may free @w.
+ *
+ * Return: -EINPROGRESS (sent: @w->fn will run), or why nothing was sent
+ * (as fos_rpc(); @w->fn will not run).
+ */
+int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
+		  u32 len, struct fos_rpc_wait *w)
+{
+	int ret;
+
+	might_sleep();
+	if (WARN_ON_ONCE(!w->fn))
+		return -EINVAL;
+
+	fos_rpc_init(w, peer, type);
+	INIT_WORK(&w->work, fos_rpc_async_work);
+	INIT_DELAYED_WORK(&w->timer, fos_rpc_async_timeout);
+	w->state = FOS_RPC_SENDING;
+	ret = xa_alloc(&fos_rpcs, &w->cookie, w, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = fos_fabric_send(peer, type, w->cookie, payload, len, NULL,
+			      FOS_SEND_WAIT);
+	ret = fos_rpc_send_errno(ret);
+
+	xa_lock(&fos_rpcs);
+	if (ret) {
+		/* Not sent: whatever answered it meanwhile is moot. */
+		if (w->state == FOS_RPC_SENDING)
+			__xa_erase(&fos_rpcs, w->cookie);
+		xa_unlock(&fos_rpcs);
+		return ret;
+	}
+	w->sent = true;
+	if (w->state == FOS_RPC_EARLY)
+		queue_work(fos_rpc_wq, &w->work);
+	else
+		queue_delayed_work(fos_rpc_wq, &w->timer, FOS_REMOTE_TIMEOUT);
+	w->state = FOS_RPC_WAITING;
+	/* From here on @w may be answered and freed. */
+	xa_unlock(&fos_rpcs);
+	return -EINPROGRESS;
+}
+
+/* Return: whether a caller took the answer. */
+bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
+		      int status, const struct fos_cap *cap,
+		      const struct fos_wire_grant_reply *grant)
+{
+	struct fos_rpc_wait *w;
+	bool taken = false;
+
+	if (cookie > U32_MAX)
+		return false;
+	xa_lock(&fos_rpcs);
+	w = xa_load(&fos_rpcs, cookie);
+	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
+	    fos_rpc_open(w)) {
+		w->answered = true;
+		if (cap)
+			w->cap = *cap;
+		if (grant)
+			w->grant = *grant;
+		fos_rpc_answer_locked(w, status);
+		taken = true;
+	}
+	xa_unlock(&fos_rpcs);
+	return taken;
+}
+
+/* @node is gone: every call waiting on it fails with ECONNRESET now. */
+void fos_rpcs_fail_node(u32 node)
+{
+	struct fos_rpc_wait *w;
+	unsigned long idx;
+
+	xa_lock(&fos_rpcs);
+	xa_for_each(&fos_rpcs, idx, w)
+		if (w->node == node && fos_rpc_open(w))
+			fos_rpc_answer_locked(w, -ECONNRESET);
+	xa_unlock(&fos_rpcs);
+}
