@@ -32,12 +32,16 @@
  * capability to them is dropped; every use checks the revoked flag and fails
  * with -EKEYREVOKED.
  *
- * The pinned pages of a Memory root (struct fos_mem) have their own kref.
- * The root holds one reference until it is revoked or freed; an operation
- * in flight (memory_copy) holds another while it touches the pages.  So a
- * copy racing a revoke either completes on pages that stay pinned until it
- * finishes, or sees the revoked flag and fails; the pages are unpinned, and
- * the RLIMIT_MEMLOCK charge returned, by whoever drops the last reference.
+ * What an object holds - the pinned pages of a Memory root (struct
+ * fos_mem), the arguments of a Request (struct fos_req) - is its
+ * *contents* (struct fos_contents), with a kref of its own and its type's
+ * release hook (struct fos_contents_ops): object.c hands contents back
+ * through the hook and knows no type's.  The object holds one reference
+ * until it is revoked or freed; an operation in flight (memory_copy, an
+ * invocation) holds another while it uses them.  So a copy racing a
+ * revoke either completes on pages that stay pinned until it finishes, or
+ * sees the revoked flag and fails; the pages are unpinned, and the
+ * RLIMIT_MEMLOCK charge returned, by whoever drops the last reference.
  *
  * When a space is released, every object on its owned list is revoked, then
  * its capabilities are dropped.
@@ -127,7 +131,38 @@ struct fos_export;
 struct fos_mem;
 struct fos_monitor;
 struct fos_proxy;
+struct fos_reaper;
 struct fos_req;
+
+/**
+ * struct fos_contents - what a type's object holds: Memory's pages, a
+ *	Request's arguments (embedded in struct fos_mem, struct fos_req)
+ * @ref: one for the object until it is revoked or freed, one per use in
+ *	flight (fos_obj_get_mem(), fos_obj_get_req())
+ * @ops: the type's
+ * @dead: link on a list of contents to release outside fos_tree_lock
+ *	(struct fos_dead), then on the list of contents being freed
+ *	(refcount zero, struct fos_reaper)
+ */
+struct fos_contents {
+	struct kref ref;
+	const struct fos_contents_ops *ops;
+	struct list_head dead;
+};
+
+/**
+ * struct fos_contents_ops - an object type's release hook
+ * @free: the last reference to @c is gone: free it (process context, may
+ *	sleep).  References it held on objects are dropped with
+ *	fos_reaper_obj_put() on @r, which frees those objects after, not
+ *	inside, this call (no recursion however long the chain).
+ *
+ * object.c knows no type's contents but through this: it hands the
+ * contents of a freed or revoked object back here.
+ */
+struct fos_contents_ops {
+	void (*free)(struct fos_contents *c, struct fos_reaper *r);
+};
 
 /*
  * Things taken from objects under fos_tree_lock, dealt with after it is
@@ -137,8 +172,7 @@ struct fos_req;
  * every list empty, so the struct may be filled again afterwards.
  */
 struct fos_dead {
-	struct list_head mems;
-	struct list_head reqs;
+	struct list_head contents;
 	struct list_head fire;
 	struct list_head drop;
 	struct list_head names;
@@ -158,11 +192,10 @@ struct fos_dead {
  * @owner: the space that created the object, NULL once revoked or once
  *	that space is gone; under fos_tree_lock
  * @owner_link: link in @owner's owned list, under fos_tree_lock
- * @mem: Memory roots: the pinned pages, NULL once revoked; under
- *	fos_tree_lock
- * @req: Requests made by request_create: the contents, NULL once revoked
- *	(revocation-tree children of a Request have none); under
- *	fos_tree_lock
+ * @contents: Memory roots: the pinned pages (struct fos_mem); Requests
+ *	made by request_create: their arguments (struct fos_req); NULL once
+ *	revoked, and for revocation-tree children that are no derived
+ *	Request and proxies; under fos_tree_lock
  * @monitors: monitor_receive registrations, under fos_tree_lock
  * @deleg: the monitor_delegate registration or NULL, under fos_tree_lock
  * @ndelegated: live delegatee children, under fos_tree_lock
@@ -192,8 +225,7 @@ struct fos_object {
 	struct list_head sibling;
 	struct fos_space *owner;
 	struct list_head owner_link;
-	struct fos_mem *mem;
-	struct fos_req *req;
+	struct fos_contents *contents;
 	struct list_head monitors;
 	struct fos_monitor *deleg;
 	u32 ndelegated;
@@ -253,13 +285,16 @@ u64 fos_oid_private(u64 pub);
 void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
-				  struct fos_mem *mem, struct fos_req *req);
+				  struct fos_contents *contents);
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_space *owner,
-					struct fos_req *req);
+					struct fos_contents *contents);
 void fos_obj_get(struct fos_object *obj);
 void fos_obj_put(struct fos_object *obj);
-void fos_req_put(struct fos_req *req);
+void fos_reaper_obj_put(struct fos_reaper *r, struct fos_object *obj);
+void fos_contents_init(struct fos_contents *c,
+		       const struct fos_contents_ops *ops);
+void fos_contents_put(struct fos_contents *c);
 int fos_obj_revoke(struct fos_object *obj);
 void fos_space_revoke_owned(struct fos_space *s);
 bool fos_obj_revoked(struct fos_object *obj);

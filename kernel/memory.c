@@ -27,9 +27,10 @@ static void fos_mem_uncharge(struct user_struct *user, struct mm_struct *mm,
 	atomic64_sub(npages, &mm->pinned_vm);
 }
 
-static void fos_mem_release(struct kref *ref)
+/* Memory's release hook (struct fos_contents_ops). */
+static void fos_mem_free(struct fos_contents *c, struct fos_reaper *r)
 {
-	struct fos_mem *mem = container_of(ref, struct fos_mem, ref);
+	struct fos_mem *mem = fos_mem_of(c);
 	unsigned long i;
 
 	if (mem->dmabuf) {
@@ -52,6 +53,10 @@ static void fos_mem_release(struct kref *ref)
 	kfree(mem);
 }
 
+static const struct fos_contents_ops fos_mem_ops = {
+	.free = fos_mem_free,
+};
+
 /**
  * fos_mem_init - the fields every kind of Memory sets once its pages are in
  * @mem: zeroed, with @mem->pages filled in
@@ -65,20 +70,18 @@ static void fos_mem_release(struct kref *ref)
 void fos_mem_init(struct fos_mem *mem, unsigned long npages,
 		  unsigned long first_off, u64 len, bool writable)
 {
-	kref_init(&mem->ref);
+	fos_contents_init(&mem->c, &fos_mem_ops);
 	mem->npages = npages;
 	mem->first_off = first_off;
 	mem->len = len;
 	mem->writable = writable;
-	INIT_LIST_HEAD(&mem->dead);
 	fos_live_add(FOS_LIVE_MEMORIES, 1);
 }
 
 /* May sleep: the last put unpins the pages. */
 void fos_mem_put(struct fos_mem *mem)
 {
-	might_sleep();
-	kref_put(&mem->ref, fos_mem_release);
+	fos_contents_put(&mem->c);
 }
 
 /*
@@ -246,7 +249,7 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 
-	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, s, mem, NULL);
+	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, s, &mem->c);
 	if (!obj) {
 		fos_mem_put(mem);
 		return -ENOMEM;

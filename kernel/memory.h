@@ -12,6 +12,7 @@
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/types.h>
+#include "fos.h"
 
 struct dma_buf;
 struct fos_cap;
@@ -22,7 +23,8 @@ struct user_struct;
 
 /**
  * struct fos_mem - the pinned pages behind a Memory root object
- * @ref: one for the root object until revoked, one per operation in flight
+ * @c: its contents' header: the reference count (one for the root object
+ *	until revoked, one per operation in flight), the release hook
  * @pages: the pinned pages
  * @npages: number of entries in @pages
  * @first_off: offset of the buffer's first byte in pages[0]
@@ -36,10 +38,9 @@ struct user_struct;
  * @dmabuf: the dma-buf the pages are taken from (dmabuf.c), or NULL; its
  *	pages are neither pinned by us nor charged (@user is NULL)
  * @map: @dmabuf's kernel mapping, held as long as @pages are used
- * @dead: link on a local list of memories to release outside the lock
  */
 struct fos_mem {
-	struct kref ref;
+	struct fos_contents c;
 	struct page **pages;
 	unsigned long npages;
 	unsigned long first_off;
@@ -49,8 +50,12 @@ struct fos_mem {
 	bool writable;
 	struct dma_buf *dmabuf;
 	struct iosys_map map;
-	struct list_head dead;
 };
+
+static inline struct fos_mem *fos_mem_of(struct fos_contents *c)
+{
+	return container_of(c, struct fos_mem, c);
+}
 
 /* The most pages one Memory spans: its page array fits kvmalloc(). */
 #define FOS_MAX_PIN_PAGES	((u64)INT_MAX / sizeof(struct page *))

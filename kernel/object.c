@@ -150,21 +150,20 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
  * fos_obj_create - create a root object owned by @owner
  * @type: enum fractos_obj_type
  * @owner: the creating space; the object is revoked when it goes away
- * @mem: Memory: the pinned pages; the object takes over this reference
- * @req: Request: the contents; the object takes over this reference
+ * @contents: the pinned pages of a Memory, the arguments of a Request, or
+ *	NULL (a proxy); the object takes over this reference
  *
  * Return: the object with one reference for the caller, or NULL (the
- * caller still owns @mem and @req then).
+ * caller still owns @contents then).
  */
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
-				  struct fos_mem *mem, struct fos_req *req)
+				  struct fos_contents *contents)
 {
 	struct fos_object *obj = fos_obj_alloc(type);
 
 	if (!obj)
 		return NULL;
-	obj->mem = mem;
-	obj->req = req;
+	obj->contents = contents;
 	spin_lock(&fos_tree_lock);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
@@ -175,8 +174,8 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
  * fos_obj_create_child - create a revocation-tree child of @parent
  * @parent: the parent object; the child takes a reference on it
  * @owner: the creating space
- * @req: a derived Request's contents (taken over on success), or NULL for
- *	a plain revocation-tree child that shares its parent's resource
+ * @contents: a derived Request's arguments (taken over on success), or
+ *	NULL for a plain revocation-tree child that shares its parent's
  *
  * Return: the child with one reference for the caller, ERR_PTR(-ENOMEM),
  * ERR_PTR(-EKEYREVOKED) when @parent is revoked, or ERR_PTR(-EMLINK) when
@@ -184,7 +183,7 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
  */
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_space *owner,
-					struct fos_req *req)
+					struct fos_contents *contents)
 {
 	struct fos_object *obj;
 
@@ -205,7 +204,7 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 	}
 	kref_get(&parent->ref);
 	obj->parent = parent;
-	obj->req = req;
+	obj->contents = contents;
 	list_add_tail(&obj->sibling, &parent->children);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
@@ -218,42 +217,55 @@ void fos_obj_get(struct fos_object *obj)
 }
 
 /*
- * Freeing an object drops references on its parent and on the capability
- * arguments of its Request contents, which may free more objects.  All of
- * that runs through a local worklist (struct fos_reaper) instead of
- * recursion, so no chain of objects can overflow the stack.
+ * Freeing an object drops references on its parent and on its contents,
+ * whose type may drop references on more objects (a Request's
+ * capability arguments).  All of that runs through a local worklist
+ * (struct fos_reaper) instead of recursion, so no chain of objects can
+ * overflow the stack.
  */
 struct fos_reaper {
 	struct list_head objs;
-	struct list_head reqs;
+	struct list_head contents;
 };
 
-static void fos_reaper_obj_put(struct fos_reaper *r, struct fos_object *obj)
+static void fos_reaper_init(struct fos_reaper *r)
+{
+	INIT_LIST_HEAD(&r->objs);
+	INIT_LIST_HEAD(&r->contents);
+}
+
+/**
+ * fos_reaper_obj_put - drop a reference on an object, from a type's
+ *	&fos_contents_ops.free
+ * @r: the reaper that runs the free
+ * @obj: the object; freed by @r after the current free, if this was the
+ *	last reference
+ */
+void fos_reaper_obj_put(struct fos_reaper *r, struct fos_object *obj)
 {
 	/* At zero nobody but fos_tree_lock holders can reach @obj. */
 	if (refcount_dec_and_test(&obj->ref.refcount))
 		list_add_tail(&obj->reap, &r->objs);
 }
 
-static void fos_reaper_req_put(struct fos_reaper *r, struct fos_req *req)
+static void fos_reaper_contents_put(struct fos_reaper *r,
+				    struct fos_contents *c)
 {
-	if (refcount_dec_and_test(&req->ref.refcount))
-		list_add_tail(&req->dead, &r->reqs);
+	if (refcount_dec_and_test(&c->ref.refcount))
+		list_add_tail(&c->dead, &r->contents);
 }
 
 static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 {
+	struct fos_contents *contents;
 	struct fos_dead dead;
-	struct fos_mem *mem;
-	struct fos_req *req;
 
 	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	list_del(&obj->sibling);
 	if (obj->owner)
 		list_del(&obj->owner_link);
-	mem = obj->mem;
-	req = obj->req;
+	contents = obj->contents;
 	/* An export holds a reference: none can be left. */
 	WARN_ON_ONCE(obj->export);
 	fos_obj_undelegate_locked(obj, &dead);
@@ -265,10 +277,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	WARN_ON_ONCE(!list_empty(&obj->names));
 	fos_dead_release(&dead);
 
-	if (mem)
-		fos_mem_put(mem);
-	if (req)
-		fos_reaper_req_put(r, req);
+	if (contents)
+		fos_reaper_contents_put(r, contents);
 	if (obj->parent)
 		fos_reaper_obj_put(r, obj->parent);
 	if (obj->proxy)
@@ -277,28 +287,17 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	fos_live_add(FOS_LIVE_OBJECTS, -1);
 }
 
-static void fos_reaper_free_req(struct fos_reaper *r, struct fos_req *req)
-{
-	u32 i;
-
-	for (i = 0; i < req->ncaps; i++)
-		fos_reaper_obj_put(r, req->caps[i].obj);
-	if (req->ep)
-		fos_ep_put(req->ep);
-	kfree(req);
-	fos_live_add(FOS_LIVE_REQUESTS, -1);
-}
-
 static void fos_reaper_run(struct fos_reaper *r)
 {
 	for (;;) {
+		struct fos_contents *c;
 		struct fos_object *obj;
-		struct fos_req *req;
 
-		req = list_first_entry_or_null(&r->reqs, struct fos_req, dead);
-		if (req) {
-			list_del(&req->dead);
-			fos_reaper_free_req(r, req);
+		c = list_first_entry_or_null(&r->contents,
+					     struct fos_contents, dead);
+		if (c) {
+			list_del(&c->dead);
+			c->ops->free(c, r);
 			continue;
 		}
 		obj = list_first_entry_or_null(&r->objs, struct fos_object,
@@ -314,26 +313,35 @@ static void fos_reaper_run(struct fos_reaper *r)
 /* Drop a reference on an object; may sleep (it may unpin pages). */
 void fos_obj_put(struct fos_object *obj)
 {
-	struct fos_reaper r = {
-		.objs = LIST_HEAD_INIT(r.objs),
-		.reqs = LIST_HEAD_INIT(r.reqs),
-	};
+	struct fos_reaper r;
 
 	might_sleep();
+	fos_reaper_init(&r);
 	fos_reaper_obj_put(&r, obj);
 	fos_reaper_run(&r);
 }
 
-/* Drop a reference on a Request's contents; may sleep. */
-void fos_req_put(struct fos_req *req)
+/**
+ * fos_contents_init - a type's new contents, with one reference
+ * @c: embedded in the type's structure
+ * @ops: the type's release hook
+ */
+void fos_contents_init(struct fos_contents *c,
+		       const struct fos_contents_ops *ops)
 {
-	struct fos_reaper r = {
-		.objs = LIST_HEAD_INIT(r.objs),
-		.reqs = LIST_HEAD_INIT(r.reqs),
-	};
+	kref_init(&c->ref);
+	c->ops = ops;
+	INIT_LIST_HEAD(&c->dead);
+}
+
+/* Drop a reference on contents (fos_mem_put(), fos_req_put()); may sleep. */
+void fos_contents_put(struct fos_contents *c)
+{
+	struct fos_reaper r;
 
 	might_sleep();
-	fos_reaper_req_put(&r, req);
+	fos_reaper_init(&r);
+	fos_reaper_contents_put(&r, c);
 	fos_reaper_run(&r);
 }
 
@@ -363,13 +371,9 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			list_del_init(&cur->owner_link);
 			cur->owner = NULL;
 		}
-		if (cur->mem) {
-			list_add_tail(&cur->mem->dead, &dead->mems);
-			cur->mem = NULL;
-		}
-		if (cur->req) {
-			list_add_tail(&cur->req->dead, &dead->reqs);
-			cur->req = NULL;
+		if (cur->contents) {
+			list_add_tail(&cur->contents->dead, &dead->contents);
+			cur->contents = NULL;
 		}
 		fos_remote()->revoke_locked(cur, dead);
 		fos_monitors_take_receive_locked(cur, &dead->fire);
@@ -389,8 +393,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 
 void fos_dead_init(struct fos_dead *dead)
 {
-	INIT_LIST_HEAD(&dead->mems);
-	INIT_LIST_HEAD(&dead->reqs);
+	INIT_LIST_HEAD(&dead->contents);
 	INIT_LIST_HEAD(&dead->fire);
 	INIT_LIST_HEAD(&dead->drop);
 	INIT_LIST_HEAD(&dead->names);
@@ -407,11 +410,12 @@ void fos_dead_init(struct fos_dead *dead)
  */
 void fos_dead_release(struct fos_dead *dead)
 {
+	struct fos_contents *c, *ctmp;
 	struct fos_monitor *m, *mt;
-	struct fos_mem *mem, *mtmp;
-	struct fos_req *req, *rtmp;
+	struct fos_reaper r;
 
 	might_sleep();
+	fos_reaper_init(&r);
 	list_for_each_entry_safe(m, mt, &dead->fire, link) {
 		list_del_init(&m->link);
 		fos_monitor_fire(m);
@@ -423,18 +427,15 @@ void fos_dead_release(struct fos_dead *dead)
 	fos_name_release(&dead->names);
 	fos_remote()->exports_release(&dead->exports);
 
-	list_for_each_entry_safe(mem, mtmp, &dead->mems, dead) {
-		list_del(&mem->dead);
-		fos_mem_put(mem);
+	list_for_each_entry_safe(c, ctmp, &dead->contents, dead) {
+		list_del(&c->dead);
+		fos_reaper_contents_put(&r, c);
 	}
-	list_for_each_entry_safe(req, rtmp, &dead->reqs, dead) {
-		list_del(&req->dead);
-		fos_req_put(req);
-	}
+	fos_reaper_run(&r);
 	WARN_ON_ONCE(!list_empty(&dead->fire) || !list_empty(&dead->drop) ||
 		     !list_empty(&dead->names) ||
 		     !list_empty(&dead->exports) ||
-		     !list_empty(&dead->mems) || !list_empty(&dead->reqs));
+		     !list_empty(&dead->contents));
 }
 
 /**
@@ -520,8 +521,10 @@ bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s)
  */
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 {
-	struct fos_mem *mem;
+	struct fos_contents *c;
 
+	if (obj->type != FRACTOS_OBJ_MEMORY)
+		return ERR_PTR(-EOPNOTSUPP);
 	spin_lock(&fos_tree_lock);
 	if (obj->revoked) {
 		spin_unlock(&fos_tree_lock);
@@ -533,14 +536,14 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 	 */
 	while (obj->parent)
 		obj = obj->parent;
-	mem = obj->mem;
-	if (!mem) {
+	c = obj->contents;
+	if (!c) {
 		spin_unlock(&fos_tree_lock);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
-	kref_get(&mem->ref);
+	kref_get(&c->ref);
 	spin_unlock(&fos_tree_lock);
-	return mem;
+	return fos_mem_of(c);
 }
 
 /**
@@ -551,28 +554,30 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
  * a plain revocation-tree child uses its parent's) with a reference the
  * caller drops with fos_req_put(), ERR_PTR(-EKEYREVOKED), or
  * ERR_PTR(-EREMOTE) when the nearest contents is a proxy's (which has
- * none: the Request lives on another node).  Contents derived from a proxy
- * have a NULL ep.
+ * none: the Request lives on another node) or @obj is no Request.
+ * Contents derived from a proxy have a NULL ep.
  */
 struct fos_req *fos_obj_get_req(struct fos_object *obj)
 {
-	struct fos_req *req;
+	struct fos_contents *c;
 
+	if (obj->type != FRACTOS_OBJ_REQUEST)
+		return ERR_PTR(-EREMOTE);
 	spin_lock(&fos_tree_lock);
 	if (obj->revoked) {
 		spin_unlock(&fos_tree_lock);
 		return ERR_PTR(-EKEYREVOKED);
 	}
-	while (!obj->req && obj->parent)
+	while (!obj->contents && obj->parent)
 		obj = obj->parent;
-	req = obj->req;
-	if (!req) {
+	c = obj->contents;
+	if (!c) {
 		spin_unlock(&fos_tree_lock);
 		return ERR_PTR(-EREMOTE);
 	}
-	kref_get(&req->ref);
+	kref_get(&c->ref);
 	spin_unlock(&fos_tree_lock);
-	return req;
+	return fos_req_of(c);
 }
 
 /**

@@ -325,7 +325,7 @@ struct fos_kcap *fos_kmem_create(struct fos_provider *p, u64 len)
 		fos_kcap_free(kc);
 		return ERR_CAST(mem);
 	}
-	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, &p->space, mem, NULL);
+	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, &p->space, &mem->c);
 	if (!obj) {
 		fos_mem_put(mem);
 		fos_kcap_free(kc);

@@ -181,6 +181,24 @@ static int fos_req_cap_get(struct fos_space *s, u32 cid, struct fos_cap *cap)
 	return 0;
 }
 
+/* A Request's release hook (struct fos_contents_ops). */
+static void fos_req_free(struct fos_contents *c, struct fos_reaper *r)
+{
+	struct fos_req *req = fos_req_of(c);
+	u32 i;
+
+	for (i = 0; i < req->ncaps; i++)
+		fos_reaper_obj_put(r, req->caps[i].obj);
+	if (req->ep)
+		fos_ep_put(req->ep);
+	kfree(req);
+	fos_live_add(FOS_LIVE_REQUESTS, -1);
+}
+
+static const struct fos_contents_ops fos_req_ops = {
+	.free = fos_req_free,
+};
+
 static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
 				     u32 imm_len)
 {
@@ -190,8 +208,7 @@ static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
 		      GFP_KERNEL_ACCOUNT);
 	if (!req)
 		return NULL;
-	kref_init(&req->ref);
-	INIT_LIST_HEAD(&req->dead);
+	fos_contents_init(&req->c, &fos_req_ops);
 	req->caps = (struct fos_cap *)(req + 1);
 	req->imm = (u8 *)(req->caps + ncaps);
 	req->ep = ep;
@@ -265,9 +282,9 @@ static struct fos_object *fos_req_make(struct fos_space *s,
 	if (ret) {
 		obj = ERR_PTR(ret);
 	} else if (base_obj) {
-		obj = fos_obj_create_child(base_obj, s, req);
+		obj = fos_obj_create_child(base_obj, s, &req->c);
 	} else {
-		obj = fos_obj_create(FRACTOS_OBJ_REQUEST, s, NULL, req) ?:
+		obj = fos_obj_create(FRACTOS_OBJ_REQUEST, s, &req->c) ?:
 		      ERR_PTR(-ENOMEM);
 	}
 	if (IS_ERR(obj)) {
@@ -288,7 +305,7 @@ out:
  * @obj became reachable to other threads' revocation when it was made (a
  * derived Request through its base, a root through its owner's space and
  * provider), so a concurrent revocation may already have taken its
- * contents (@obj->req is then NULL).  The contents are taken under
+ * contents (@obj->contents is then NULL).  The contents are taken under
  * fos_tree_lock with a reference of our own; if they are gone, their
  * delegations ended with them, as those of any revoked Request do.
  */
@@ -298,9 +315,9 @@ static void fos_req_unmake(struct fos_object *obj, u32 delegated)
 	struct fos_req *req;
 
 	spin_lock(&fos_tree_lock);
-	req = obj->req;
+	req = obj->contents ? fos_req_of(obj->contents) : NULL;
 	if (req)
-		kref_get(&req->ref);
+		kref_get(&req->c.ref);
 	spin_unlock(&fos_tree_lock);
 
 	if (req) {

@@ -3,8 +3,8 @@
  * fractos: Requests (request.c) - the immutable contents of a Request
  * object (struct fos_req), delivering an invocation to its provider's
  * queue, and the Requests kernel code makes and invokes (provider.c).
- * Contents are dropped with fos_req_put() (fos.h): the object reaper
- * frees contents and objects together.
+ * Contents are dropped with fos_req_put(): the object reaper (object.c)
+ * frees contents and objects together, through fos_req_ops.
  */
 #ifndef FRACTOS_REQUEST_H
 #define FRACTOS_REQUEST_H
@@ -12,6 +12,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/types.h>
+#include "fos.h"
 
 struct fos_cap;
 struct fos_ep;
@@ -22,26 +23,35 @@ struct fos_space;
 
 /**
  * struct fos_req - the immutable contents of a Request
- * @ref: one for the object until revoked, one per invocation in flight
+ * @c: its contents' header: the reference count (one for the object
+ *	until revoked, one per invocation in flight), the release hook
  * @ep: the provider's receive queue (holds a reference)
  * @tag: the provider's opaque tag
  * @imm_len: bytes at @imm
  * @ncaps: entries at @caps
- * @dead: link on a local list of contents to release outside the lock,
- *	then on the list of contents being freed (refcount zero)
  * @caps: capability arguments, each holding an object reference
  * @imm: immediate bytes (stored after @caps)
  */
 struct fos_req {
-	struct kref ref;
+	struct fos_contents c;
 	struct fos_ep *ep;
 	u64 tag;
 	u32 imm_len;
 	u32 ncaps;
-	struct list_head dead;
 	struct fos_cap *caps;
 	u8 *imm;
 };
+
+static inline struct fos_req *fos_req_of(struct fos_contents *c)
+{
+	return container_of(c, struct fos_req, c);
+}
+
+/* May sleep: the last put drops the arguments' objects. */
+static inline void fos_req_put(struct fos_req *req)
+{
+	fos_contents_put(&req->c);
+}
 
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 		    const struct fos_cap *caps, u32 ncaps);

@@ -125,7 +125,7 @@ struct fos_object *fos_proxy_get(u32 node, u32 epoch, u64 oid,
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	p->drop = kzalloc(sizeof(*p->drop), GFP_KERNEL);
-	obj = p->drop ? fos_obj_create(type, NULL, NULL, NULL) : NULL;
+	obj = p->drop ? fos_obj_create(type, NULL, NULL) : NULL;
 	if (!obj) {
 		kfree(p->drop);
 		kfree(p);

@@ -18,7 +18,7 @@
 /* A placeholder for a capability that arrived already revoked. */
 static struct fos_object *fos_revoked_object(u32 type)
 {
-	struct fos_object *obj = fos_obj_create(type, NULL, NULL, NULL);
+	struct fos_object *obj = fos_obj_create(type, NULL, NULL);
 
 	if (!obj)
 		return ERR_PTR(-ENOMEM);
