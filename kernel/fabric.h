@@ -128,5 +128,6 @@ void fos_fabric_credit_done(struct fos_peer *peer);
 /* Module load and unload (main.c): the fabric, its netlink family, PING. */
 int fos_fabric_init(void);
 void fos_fabric_exit(void);
+bool fos_fabric_loopback(void);
 
 #endif /* FRACTOS_FABRIC_H */

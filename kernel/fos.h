@@ -315,10 +315,10 @@ struct fos_invoke_done;
 
 /**
  * struct fos_remote_ops - what the core asks of objects of other nodes
- * @loopback: fabric_loopback is on: local invocations and copies go
- *	through the fabric to this node
+ * @invoke_wanted: invocations of @target, a local Request, go through the
+ *	remote layer too (the fabric loops this node back to itself)
  * @invoke: invoke @target, a proxy or a Request derived from one (or any
- *	Request with @loopback); may sleep.  With @done it returns once the
+ *	Request that @invoke_wanted); may sleep.  With @done it returns once the
  *	message is sent: -EINPROGRESS, and @done->fn gets the owner's answer
  * @revoke: CAP_REVOKE of a proxy: ask its owner, then revoke it; may sleep
  * @grants_out: some range of ours is registered for a peer (a racy hint)
@@ -343,7 +343,7 @@ struct fos_invoke_done;
  * layer by name, and the remote layer uses the core as any user of it.
  */
 struct fos_remote_ops {
-	bool (*loopback)(void);
+	bool (*invoke_wanted)(struct fos_object *target);
 	int (*invoke)(struct fos_object *target, const u8 *imm, u32 imm_len,
 		      const struct fos_cap *caps, u32 ncaps, bool wait,
 		      struct fos_invoke_done *done);

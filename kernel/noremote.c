@@ -14,7 +14,7 @@
 #include <linux/string.h>
 #include "fos.h"
 
-static bool fos_local_loopback(void)
+static bool fos_local_invoke_wanted(struct fos_object *target)
 {
 	return false;
 }
@@ -84,7 +84,7 @@ static int fos_local_copy(const struct fos_cap *src, u64 soff,
 
 /* Every object is local: before kernel/remote/ starts and after it stops. */
 static const struct fos_remote_ops fos_remote_local = {
-	.loopback = fos_local_loopback,
+	.invoke_wanted = fos_local_invoke_wanted,
 	.invoke = fos_local_invoke,
 	.revoke = fos_local_revoke,
 	.grants_out = fos_local_grants_out,

@@ -512,7 +512,7 @@ static int fos_invoke(const struct fos_cap *cap,
 	struct fos_msg *msg;
 	struct fos_req *req;
 	u32 pre_imm = 0, pre_caps = 0;
-	bool remote, loop = false;
+	bool remote, owner_adds;
 	int ret;
 
 	req = fos_obj_get_req(cap->obj);
@@ -524,14 +524,13 @@ static int fos_invoke(const struct fos_cap *cap,
 	}
 	/*
 	 * The provider is on another node (a proxy, or contents derived
-	 * from one), or fabric_loopback sends local invocations through the
-	 * fabric to this node, whose provider then adds the arguments.
+	 * from one), or the remote layer carries local invocations too: then
+	 * this node gets the call back as the owner, which adds the
+	 * Request's own arguments.  Otherwise the invoker adds them here.
 	 */
 	remote = !req || !req->ep;
-	if (!remote && fos_remote()->loopback()) {
-		remote = true;
-		loop = true;
-	}
+	owner_adds = !remote && fos_remote()->invoke_wanted(cap->obj);
+	remote |= owner_adds;
 	if (remote && nowait) {
 		ret = -EAGAIN;	/* waits for the owner's answer */
 		goto out_req;
@@ -541,7 +540,7 @@ static int fos_invoke(const struct fos_cap *cap,
 		ret = -E2BIG;
 		goto out_req;
 	}
-	if (req && !loop) {
+	if (req && !owner_adds) {
 		pre_imm = req->imm_len;
 		pre_caps = req->ncaps;
 	}
@@ -553,7 +552,7 @@ static int fos_invoke(const struct fos_cap *cap,
 	}
 	msg->type = FRACTOS_MSG_REQUEST;
 	fos_args_buf_init(&b, msg->caps, &msg->ncaps, msg->imm);
-	if (req && !loop) {
+	if (req && !owner_adds) {
 		msg->tag = req->tag;
 		fos_args_add_req(&b, req);
 	}

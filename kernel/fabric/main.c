@@ -139,6 +139,31 @@ u16 fos_fabric_default_port(void)
 	return fos_fabric_port ?: FRACTOS_FABRIC_PORT;
 }
 
+/*
+ * Loopback is the transport's: with it, this node is a peer of its own
+ * (configured with NODE_ADD of its own id and address, over rxe's
+ * loopback on one machine), and the layers above send it what they would
+ * otherwise do locally - invocations of local Requests, copies between
+ * local Memory - so that one node exercises every remote path.
+ */
+static bool fos_fabric_loop;
+module_param_named(fabric_loopback, fos_fabric_loop, bool, 0644);
+MODULE_PARM_DESC(fabric_loopback,
+		 "Send invocations of local Requests through the fabric to this node, which must be configured as its own peer (default 0)");
+
+/**
+ * fos_fabric_loopback - does this node reach itself through the fabric?
+ *
+ * Context: any.
+ *
+ * Return: the fabric_loopback parameter: local traffic of the layers
+ * above goes through this node's connection to itself.
+ */
+bool fos_fabric_loopback(void)
+{
+	return READ_ONCE(fos_fabric_loop);
+}
+
 unsigned int fos_fabric_ring = 64;
 module_param_named(fabric_ring, fos_fabric_ring, uint, 0644);
 MODULE_PARM_DESC(fabric_ring,

@@ -253,7 +253,7 @@ static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
 bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
 {
 	return fos_obj_root(src)->proxy || fos_obj_root(dst)->proxy ||
-	       fos_remote_loopback();
+	       fos_fabric_loopback();
 }
 
 /**
@@ -349,7 +349,7 @@ static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
 				  &dst);
 	if (ret)
 		return ret;
-	if (le32_to_cpu(c->src.node) == fos_node_id && !fos_remote_loopback()) {
+	if (le32_to_cpu(c->src.node) == fos_node_id && !fos_fabric_loopback()) {
 		ret = fos_copy_local_view(peer, &c->src, FRACTOS_PERM_READ,
 					  soff, len, &src);
 		if (!ret) {

@@ -208,7 +208,7 @@ int fos_copy_local_view(struct fos_peer *peer,
 void fos_remote_node_down(u32 node, u32 epoch);
 
 /* The entry points of struct fos_remote_ops (remote.c registers them). */
-bool fos_remote_loopback(void);
+bool fos_remote_invoke_wanted(struct fos_object *target);
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		      const struct fos_cap *caps, u32 ncaps, bool wait,
 		      struct fos_invoke_done *done);

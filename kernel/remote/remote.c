@@ -134,7 +134,7 @@
 
 /*
  * Files (kernel/remote/):
- * - remote.c: these comments, the fabric_loopback parameter, setup.
+ * - remote.c: these comments, setup.
  * - pri.h: the structures, tables and functions the files share.
  * - events.c: the events deferred to fos_remote_wq (REVOKE notices,
  *   DROP, GRANT_END, RELEASE) and the node-down queue.
@@ -179,14 +179,17 @@
 #include "wire.h"
 #include "pri.h"
 
-static bool fos_fabric_loopback;
-module_param_named(fabric_loopback, fos_fabric_loopback, bool, 0644);
-MODULE_PARM_DESC(fabric_loopback,
-		 "Send invocations of local Requests through the fabric to this node, which must be configured as its own peer (default 0)");
-
-bool fos_remote_loopback(void)
+/**
+ * fos_remote_invoke_wanted - does invoking this local Request go by fabric?
+ * @target: a Request object whose provider is on this node
+ *
+ * Return: whether the fabric loops this node's traffic back
+ * (fos_fabric_loopback()): then the invocation goes to this node as to
+ * another, and this node, as the owner, adds the Request's arguments.
+ */
+bool fos_remote_invoke_wanted(struct fos_object *target)
 {
-	return READ_ONCE(fos_fabric_loopback);
+	return fos_fabric_loopback();
 }
 
 /* ---- setup ---- */
@@ -216,7 +219,7 @@ static const struct fos_msg_type fos_remote_types[] = {
 
 /* What the core calls us for (struct fos_remote_ops in fos.h). */
 static const struct fos_remote_ops fos_remote_fabric_ops = {
-	.loopback = fos_remote_loopback,
+	.invoke_wanted = fos_remote_invoke_wanted,
 	.invoke = fos_remote_invoke,
 	.revoke = fos_remote_revoke,
 	.grants_out = fos_remote_grants_out,
