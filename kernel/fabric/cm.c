@@ -78,9 +78,11 @@ static void fos_refused(struct rdma_cm_id *id, u32 node, int reason,
 	trace_fos_conn_state(node, 0, 0, FOS_TRACE_CONN_REFUSED, reason);
 	fos_stat_add(NULL, FRACTOS_STAT_REFUSED, 1);
 	fos_stat_add(NULL, fos_rej_stat[reason], 1);
-	pr_warn_ratelimited("refused connection from node %u at %pISpc: %s\n",
-			    node, &id->route.addr.dst_addr,
-			    fos_rej_name[reason]);
+	/* Asking for a cookie is the normal course under load: counted only. */
+	if (reason != FOS_WIRE_REJ_COOKIE)
+		pr_warn_ratelimited("refused connection from node %u at %pISpc: %s\n",
+				    node, &id->route.addr.dst_addr,
+				    fos_rej_name[reason]);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
 
@@ -118,30 +120,38 @@ static bool fos_addr_same_host(const struct sockaddr *a,
  * (FOS_ADMIT_TIMEOUT at most): FOS_ADMIT_MAX slots in all, at most
  * FOS_ADMIT_PER_HOST of them for one source address, so that a host that
  * floods the node with connections it never proves keeps out no other
- * host (issue 28: 34 from one address kept every node out).  A slot full
- * is REJ_BUSY either way.  The slots are an array with the address each
- * holds, under fos_admit_lock (a leaf spinlock): a request counts the
- * others of its address there.
+ * host (issue 28: 34 from one address kept every node out).  Requests
+ * that carry a valid admission cookie (below) count apart, with a limit
+ * of their own: a flood that forges a node's address, and so never sees
+ * a cookie, cannot keep that node out, since the node, refused with a
+ * cookie at its address's limit, comes again with it.  No free slot is
+ * REJ_BUSY, and so is a proven host at its limit.  The slots are an array
+ * with the address each holds, under fos_admit_lock (a leaf spinlock): a
+ * request counts the others of its address there.
  */
 static DEFINE_SPINLOCK(fos_admit_lock);
 /* Under fos_admit_lock: */
 static DECLARE_BITMAP(fos_admit_used, FOS_ADMIT_MAX);
+static DECLARE_BITMAP(fos_admit_proven, FOS_ADMIT_MAX);
 static struct sockaddr_storage fos_admit_addr[FOS_ADMIT_MAX];
 
 /**
  * DOC: Admission cookies
  *
- * While FOS_ADMIT_COOKIE_AT slots or more are held, a request must also
- * carry a cookie, or it is refused with FOS_WIRE_REJ_COOKIE and one: the
- * initiator comes again after its shortest backoff with it in
- * hello.cookie.  A cookie is SipHash, under a key drawn once (at the
- * first request), of the request's source address, the node it claims
- * and the current 32-second period; one of
- * this period or the last is valid.  Nothing is kept for a request
- * refused so: a flood from forged addresses, which never sees the
- * cookies, holds half of the slots at most, and the honest nodes, which
- * do, get the other half (as SYN cookies do for TCP).  Below that mark
- * no cookie is asked for, so that an idle node admits in one round trip.
+ * While FOS_ADMIT_COOKIE_AT slots or more are held, or its address holds
+ * FOS_ADMIT_PER_HOST unproven ones, a request must also carry a cookie, or
+ * it is refused with FOS_WIRE_REJ_COOKIE and one: the initiator comes
+ * again after its shortest backoff with it in hello.cookie (and, refused
+ * again with the same one, backs off as after any refusal).  A cookie is
+ * SipHash, under a key drawn once (at the first request), of the
+ * request's source address, the node it claims and the current 32-second
+ * period; one of this period or the last is valid.  Nothing is kept for a
+ * request refused so: a flood from forged addresses, which never sees the
+ * cookies, holds half of the slots at most (and FOS_ADMIT_PER_HOST of the
+ * address it forges), and the honest nodes, which do, get the other half
+ * (as SYN cookies do for TCP).  Below those marks no cookie is asked for,
+ * so that an idle node admits in one round trip.  The responder's own
+ * hello carries none: an accept with one is refused.
  */
 static siphash_key_t fos_cookie_key;
 
@@ -184,24 +194,28 @@ static int fos_admit_take(struct fos_conn *conn,
 	bool proven;
 
 	get_random_once(&fos_cookie_key, sizeof(fos_cookie_key));
-	/* (hashed outside the leaf lock: it is needed only past the mark) */
+	/* (hashed outside the leaf lock: it is needed only past the marks) */
 	proven = fos_admit_cookie_ok(src, node, cookie_in, now);
 	spin_lock(&fos_admit_lock);
+	/* Proven or not, a request counts with its kind only. */
 	for_each_set_bit(i, fos_admit_used, FOS_ADMIT_MAX)
-		same += fos_addr_same_host((struct sockaddr *)&fos_admit_addr[i],
+		same += test_bit(i, fos_admit_proven) == proven &&
+			fos_addr_same_host((struct sockaddr *)&fos_admit_addr[i],
 					   (const struct sockaddr *)src);
 	slot = find_first_zero_bit(fos_admit_used, FOS_ADMIT_MAX);
-	if (same >= FOS_ADMIT_PER_HOST || slot >= FOS_ADMIT_MAX) {
+	if (slot >= FOS_ADMIT_MAX || (proven && same >= FOS_ADMIT_PER_HOST)) {
 		spin_unlock(&fos_admit_lock);
 		return FOS_WIRE_REJ_BUSY;
 	}
-	if (bitmap_weight(fos_admit_used, FOS_ADMIT_MAX) >= FOS_ADMIT_COOKIE_AT &&
-	    !proven) {
+	if (!proven && (same >= FOS_ADMIT_PER_HOST ||
+			bitmap_weight(fos_admit_used, FOS_ADMIT_MAX) >=
+			FOS_ADMIT_COOKIE_AT)) {
 		spin_unlock(&fos_admit_lock);
 		*cookie = fos_admit_cookie(src, node, now);
 		return FOS_WIRE_REJ_COOKIE;
 	}
 	__set_bit(slot, fos_admit_used);
+	__assign_bit(slot, fos_admit_proven, proven);
 	fos_admit_addr[slot] = *src;
 	spin_unlock(&fos_admit_lock);
 	conn->admit_slot = slot;
@@ -368,7 +382,8 @@ static bool fos_accept_verify(struct fos_conn *conn,
 	};
 	u32 key_id = le32_to_cpu(acc->hello.key_id);
 
-	if (acc->hello.alt_key_id ||
+	/* The responder names one key and asks for no cookie. */
+	if (acc->hello.alt_key_id || acc->hello.cookie ||
 	    acc->hello.flags != conn->hello_init.flags)
 		return false;
 	if (key_id && key_id == conn->auth_alt_id &&

@@ -305,13 +305,17 @@ bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch)
 /*
  * @peer refused our request for want of an admission cookie and gave us
  * @cookie: the next attempt carries it, after the shortest backoff (cm.c,
- * "Admission cookies").
+ * "Admission cookies").  Refused again with the same cookie, the attempts
+ * back off as after any refusal: a responder that keeps refusing it sees
+ * no tight loop.
  */
 void fos_peer_set_cookie(struct fos_peer *peer, u64 cookie)
 {
 	spin_lock(&peer->lock);
-	WRITE_ONCE(peer->cookie, cookie);
-	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	if (peer->cookie != cookie) {
+		WRITE_ONCE(peer->cookie, cookie);
+		peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+	}
 	spin_unlock(&peer->lock);
 }
 
@@ -561,6 +565,8 @@ void fos_conn_established(struct fos_conn *conn,
 		peer->conn = conn;
 		peer->state = FRACTOS_NODE_UP;
 		peer->backoff_ms = FOS_BACKOFF_MIN_MS;
+		/* Spent: the next request is a new one, asked anew. */
+		WRITE_ONCE(peer->cookie, 0);
 	}
 	spin_unlock(&peer->lock);
 

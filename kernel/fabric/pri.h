@@ -41,7 +41,10 @@
 #define FOS_ADMIT_TIMEOUT	(5 * HZ)
 /* Passive connections waiting for admission, over every peer (cm.c). */
 #define FOS_ADMIT_MAX		32
-/* ... and from one host (address): a flooder keeps out only itself. */
+/*
+ * ... and from one host (address), unproven and again proven by a cookie:
+ * a flooder keeps out only itself, one that forges the address nobody.
+ */
 #define FOS_ADMIT_PER_HOST	4
 /* From this many held on, a request needs a cookie (cm.c), valid 32-64 s. */
 #define FOS_ADMIT_COOKIE_AT	(FOS_ADMIT_MAX / 2)

@@ -22,7 +22,10 @@
  *   posted behind its AUTH never served; a proven claim with another
  *   epoch is a restart and replaces the old connection;
  * - admission slots per host: 34 unproven connections claiming node 2
- *   from its address hold at most 4 slots, and node 3 gets in meanwhile;
+ *   from its address hold at most 4 slots, the others are refused with a
+ *   cookie; node 3 gets in meanwhile, and so does node 2 with the cookie
+ *   (a flood that forges an address keeps its node out no more); those
+ *   with a cookie have 4 slots per address too;
  * - admission cookies: with 16 slots held, node 3 is refused with a
  *   cookie, a forged one and one of another node and address are refused,
  *   and node 3 comes in with its own.
@@ -363,14 +366,29 @@ static void one_per_epoch(void)
 	hp_close(&a);
 }
 
+/* Node 2, from its address, with @cookie, proves itself: 1, or 0. */
+static int admit2(struct hp *p, uint32_t epoch, uint64_t cookie)
+{
+	if (hp_open(p, &addr[2]))
+		return 0;
+	p->key = pk[2];
+	p->key_len = 32;
+	hello_fill(&p->mine, 2, epoch, key_id_of(pk[2], 32), 0);
+	p->mine.cookie = cookie;
+	return !hp_connect(p) && !send_auth(p, NULL) &&
+	       !hp_recv(p, W_CREDIT, 10000, NULL);
+}
+
 /*
  * Admission slots per host: unproven connections claiming node 2 from its
- * address (a flooder there) keep out nobody else.
+ * address (a flooder there, or one that forges its address) keep out
+ * nobody else, nor node 2, which proves its address with a cookie.
  */
 static void flood(void)
 {
-	static struct hp f[34];
-	int i, r, busy = 0, acc = 0, up;
+	static struct hp f[34], g[5];
+	int i, r, refused = 0, acc = 0, up, busy;
+	uint64_t c2 = 0;
 	struct hp p;
 
 	for (i = 0; i < 34; i++) {
@@ -378,17 +396,42 @@ static void flood(void)
 			continue;
 		hello_fill(&f[i].mine, 2, 0x2100, key_id_of(pk[2], 32), 0);
 		r = hp_connect(&f[i]);
-		busy += r == REJ_BUSY;
+		if (r == REJ_COOKIE && f[i].cookie) {
+			refused++;
+			c2 = f[i].cookie;
+		}
 		acc += r == 0;
 	}
 	/* (a slot comes back when one times out: under load, a few more) */
-	tap_ok(acc >= 4 && acc <= 8 && acc + busy == 34,
-	       "34 unproven connections claiming node 2 from its address: %d accepted, %d refused busy",
-	       acc, busy);
+	tap_ok(acc >= 4 && acc <= 8 && acc + refused == 34,
+	       "34 unproven connections claiming node 2 from its address: %d accepted, %d refused with a cookie",
+	       acc, refused);
 	up = !admit3(&p, 0x3010);
 	tap_ok(up, "meanwhile node 3, from another address, is admitted");
 	tap_ok(up && served(&p, 5), "and served");
 	hp_close(&p);
+
+	up = admit2(&p, 0x2101, c2);
+	tap_ok(up, "node 2 with the cookie, its address's slots held: admitted");
+	tap_ok(up && served(&p, 7), "and served");
+	hp_close(&p);
+
+	/* Proven addresses have a limit too: 4 that never AUTH, then busy. */
+	busy = -1;
+	for (i = 0; i < 5; i++) {
+		if (hp_open(&g[i], &addr[2]))
+			break;
+		hello_fill(&g[i].mine, 2, 0x2110 + i, key_id_of(pk[2], 32), 0);
+		g[i].mine.cookie = c2;
+		r = hp_connect(&g[i]);
+		if (r) {
+			busy = r == REJ_BUSY ? i : -1;
+			break;
+		}
+	}
+	tap_eq(busy, 4, "with the cookie, 4 that never prove themselves: the fifth is refused busy");
+	for (i = 0; i < 5; i++)
+		hp_close(&g[i]);
 	for (i = 0; i < 34; i++)
 		hp_close(&f[i]);
 }
@@ -473,7 +516,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(50);
+	tap_plan(53);
 	srand(getpid());
 	self_addr.sin_family = AF_INET;
 
