@@ -225,6 +225,8 @@ u64 fblk_free_bytes(struct fblk_dev *dev);
 int fblk_conts(struct fblk_dev *dev, const struct fos_kmsg *m,
 	       const struct fos_kmsg_layout *l, struct fos_kconts *c);
 void fblk_mgmt(struct fblk_dev *dev, const struct fos_kmsg *m);
+void fblk_answer(struct fblk_dev *dev, struct fos_kcap *to, const void *imm,
+		 u32 len);
 void fblk_reply_err(struct fblk_dev *dev, struct fos_kcap *ok,
 		    struct fos_kcap *err, const void *imm, u32 len);
 

@@ -76,18 +76,14 @@ static void fblk_cmd_free(struct fblk_cmd *cmd)
 	kfree(cmd);
 }
 
-/* Invoke the continuation with @result (bytes or -errno). */
-static void fblk_answer(struct fblk_dev *dev, struct fos_kcap *done,
+/* Answer a refused I/O with @result (-errno). */
+static void fblk_refuse(struct fblk_dev *dev, struct fos_kcap *done,
 			struct fos_kcap *err, s64 result)
 {
 	struct fractos_blk_done d = { .result = result };
 
-	if (result < 0) {
-		fblk_stat(dev, FBLK_ERRORS, 1);
-		fblk_reply_err(dev, done, err, &d, sizeof(d));
-	} else if (fos_kinvoke(done, &d, sizeof(d), NULL, 0)) {
-		fblk_stat(dev, FBLK_CONT_FAILED, 1);
-	}
+	fblk_stat(dev, FBLK_ERRORS, 1);
+	fblk_reply_err(dev, done, err, &d, sizeof(d));
 }
 
 /* Give a queue-depth slot back, before the command is answered. */
@@ -412,5 +408,5 @@ fail_slot:
 	fblk_slot_put(dev, vol);
 	fblk_active_put(dev, vol);
 fail:
-	fblk_answer(dev, c.done, err, ret);
+	fblk_refuse(dev, c.done, err, ret);
 }
