@@ -2,6 +2,8 @@
 // The file-system service's client (caladan/fs.hpp).
 #include <caladan/fs.hpp>
 
+#include "ioctl.hpp"
+
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
@@ -47,14 +49,9 @@ result<message> call(const space &sp, const cap &req, const wire_req &q, std::st
 		b.set_imm(name);
 	if (mem)
 		b.lease(*mem);
-	auto m = b.call_with_lease(timeout);
-	if (!m)
-		return m.error();
-	auto r = m->imm<wire_reply>();
-	if (!r)
+	auto m = detail::status_call(b, timeout);
+	if (m && !m->imm<wire_reply>())
 		return errno_code(EPROTO);
-	if (r->status < 0)
-		return errno_code(-r->status);
 	return m;
 }
 

@@ -5,6 +5,7 @@
 
 #include <caladan/caladan.hpp>
 
+#include <functional>
 #include <sys/ioctl.h>
 
 namespace caladan::detail {
@@ -23,6 +24,17 @@ inline result<void> call(int fd, Arg &arg) noexcept
 /// lease::wait() on the space @p sp owns.
 result<message> lease_wait(lease &l, const space_ref &sp, std::chrono::nanoseconds timeout,
 			   std::vector<message> *others);
+
+/// Receives on @p sp until a message @p wanted accepts arrives: that
+/// message; the others are appended to @p others (dropped if null).
+/// @p timeout: 0 waits forever, else ETIMEDOUT.  EINTR is retried.
+result<message> receive_until(const space_ref &sp, std::chrono::nanoseconds timeout,
+			      const std::function<bool(const message &)> &wanted,
+			      std::vector<message> *others);
+
+/// call_with_lease() of @p b, and the reply's leading int32 status (the
+/// services' wire replies begin with it): a negative one is the error.
+result<message> status_call(const request_builder &b, std::chrono::nanoseconds timeout);
 
 /// FRACTOS_IOC_REQUEST_RECEIVE on the space @p sp owns.
 result<message> receive(const space_ref &sp, std::uint32_t flags, std::uint64_t timeout_ns);

@@ -63,8 +63,9 @@ result<message> lease::wait(const space &sp, std::chrono::nanoseconds timeout,
 	return detail::lease_wait(*this, sp.ref(), timeout, others);
 }
 
-result<message> detail::lease_wait(lease &l, const space_ref &sp, std::chrono::nanoseconds timeout,
-				   std::vector<message> *others)
+result<message> detail::receive_until(const space_ref &sp, std::chrono::nanoseconds timeout,
+				      const std::function<bool(const message &)> &wanted,
+				      std::vector<message> *others)
 {
 	using clock = std::chrono::steady_clock;
 	const bool forever = timeout.count() <= 0;
@@ -83,17 +84,40 @@ result<message> detail::lease_wait(lease &l, const space_ref &sp, std::chrono::n
 		if (!m) {
 			if (m.error() == errno_code(EINTR))
 				continue;
-			(void)l.complete();
 			return m.error();
 		}
-		if (l.is_reply(*m)) {
-			if (auto r = l.complete(); !r)
-				return r.error();
+		if (wanted(*m))
 			return m;
-		}
 		if (others)
 			others->push_back(std::move(*m));
 	}
+}
+
+result<message> detail::lease_wait(lease &l, const space_ref &sp, std::chrono::nanoseconds timeout,
+				   std::vector<message> *others)
+{
+	auto m = receive_until(
+		sp, timeout, [&l](const message &r) { return l.is_reply(r); }, others);
+	if (!m) {
+		(void)l.complete();
+		return m.error();
+	}
+	if (auto r = l.complete(); !r)
+		return r.error();
+	return m;
+}
+
+result<message> detail::status_call(const request_builder &b, std::chrono::nanoseconds timeout)
+{
+	auto m = b.call_with_lease(timeout);
+	if (!m)
+		return m.error();
+	auto st = m->imm<std::int32_t>();
+	if (!st)
+		return errno_code(EPROTO);
+	if (*st < 0)
+		return errno_code(-*st);
+	return m;
 }
 
 result<lease> request_builder::invoke_with_lease() const
