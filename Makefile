@@ -105,11 +105,13 @@ userspace:
 	$(MAKE) -C tests/multinode
 	$(MAKE) -C tests/fuzz
 	$(MAKE) -C adaptors/fs
+	$(MAKE) -C adaptors/gpu
 
 unit:
 	$(MAKE) -C lib check
 	$(MAKE) -C tools check
 	$(MAKE) -C adaptors/fs check
+	$(MAKE) -C adaptors/gpu check
 
 # The Debian packages and DKMS as a user gets them, and one guest with the
 # DKMS-built module and the packages' binaries (tests/packaging/run.sh).
@@ -316,7 +318,7 @@ SYSTEMDUNITDIR ?= $(SYSLIBDIR)/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 MANPAGES := tools/man/fractos.4 tools/man/fractctl.8 tools/man/fractos.conf.5 tools/man/fractos-membershipd.8 \
 	tools/man/fractos-fs.1 tools/man/fractos-bench.1 tools/man/fractos-blkbench.1 \
-	adaptors/fs/fractos-fsd.8 lib/libcaladan.3
+	adaptors/fs/fractos-fsd.8 adaptors/gpu/fractos-gpud.8 lib/libcaladan.3
 
 # The module for KDIR into /lib/modules/<release>/updates, then depmod
 # (not into a DESTDIR: the package's postinst does that).  Secure Boot:
@@ -345,6 +347,7 @@ install-user:
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR)
 	$(MAKE) -C adaptors/fs install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
+	$(MAKE) -C adaptors/gpu install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SBINDIR=$(SBINDIR)
 	@set -e; for m in $(MANPAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \

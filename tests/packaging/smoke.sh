@@ -23,6 +23,7 @@ ok $? "the module loaded is the one DKMS built ($FRACTOS_KO)"
 "$fc" config check "$root/usr/share/doc/fractos-tools/examples/fractos.conf"
 ok $? "fractctl config check of the shipped example"
 "$root/usr/sbin/fractos-fsd" --help > /dev/null 2>&1; ok $? "fractos-fsd --help"
+"$root/usr/sbin/fractos-gpud" --help > /dev/null 2>&1; ok $? "fractos-gpud --help"
 
 "$ex/hello-service" pkg-hello > /tmp/svc.out 2>&1 &
 svc=$!
@@ -31,7 +32,8 @@ out=$("$ex/hello-client" "from the package" pkg-hello 2>&1)
 [ "$out" = "FROM THE PACKAGE" ]; ok $? "the example built against libcaladan-dev answers ($out)"
 "$ex/hello-client" --stop pkg-hello; wait $svc; ok $? "and stops"
 
-for m in man4/fractos.4 man8/fractctl.8 man5/fractos.conf.5 man3/libcaladan.3; do
+for m in man4/fractos.4 man8/fractctl.8 man5/fractos.conf.5 man3/libcaladan.3 \
+	man8/fractos-gpud.8; do
 	MANWIDTH=80 man -l "$root/usr/share/man/$m.gz" 2>/dev/null | grep -q "^NAME"
 	ok $? "man $m renders"
 done

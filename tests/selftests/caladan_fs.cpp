@@ -75,15 +75,7 @@ pid_t fsd_start()
 /* Waits until "fs0" can be looked up (the daemon published it). */
 result<fs::client> fsd_wait(const space &sp, pid_t pid)
 {
-	for (int i = 0; i < 300; i++) {
-		auto c = fs::client::lookup(sp, "fs0");
-		if (c)
-			return c;
-		if (waitpid(pid, nullptr, WNOHANG) == pid)
-			return errno_code(ESRCH);
-		usleep(100000);
-	}
-	return errno_code(ETIMEDOUT);
+	return fos_wait_published(pid, [&sp] { return fs::client::lookup(sp, "fs0"); });
 }
 
 void fsd_kill(pid_t pid)
