@@ -89,16 +89,11 @@ void service::dispatch(message &m)
 		on_call(m);
 }
 
-void service::answer(const cap &to, int status, std::span<const std::byte> extra,
-		     std::span<const std::uint32_t> cids)
+void service::answer(const cap &to, int status)
 {
 	gpu::wire_reply r;
 	r.status = status;
-	request_builder b = sp_.request(to);
-	b.set_imm(r).set_imm(extra);
-	for (std::uint32_t c : cids)
-		b.set_cid(c);
-	(void)b.invoke();
+	(void)sp_.request(to).set_imm(r).invoke();
 }
 
 /* ---- calls: [reply], immediates gpu::wire_req ---------------------------- */
@@ -331,8 +326,10 @@ int service::resolve(context &c, job &j, const fgpu::buf_use &u)
 	std::uint64_t addr;
 
 	std::memcpy(&addr, j.args.data() + u.field, sizeof(addr));
+	if ((addr >> kSlotShift) > UINT32_MAX)
+		return -EFAULT;
 	auto it = c.buffers.find(std::uint32_t(addr >> kSlotShift));
-	if ((addr >> kSlotShift) > UINT32_MAX || it == c.buffers.end())
+	if (it == c.buffers.end())
 		return -EFAULT;
 	std::uint64_t off = addr & ((1ULL << kSlotShift) - 1);
 	const dev_buffer &b = *it->second.buf;

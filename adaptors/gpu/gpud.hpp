@@ -98,8 +98,7 @@ private:
 	/// Revokes everything of @p c and forgets it.
 	void destroy(std::uint32_t id);
 	int resolve(context &c, job &j, const fgpu::buf_use &u);
-	void answer(const caladan::cap &to, int status, std::span<const std::byte> extra = {},
-		    std::span<const std::uint32_t> cids = {});
+	void answer(const caladan::cap &to, int status);
 	void worker(std::stop_token st);
 
 	const caladan::space &sp_;
