@@ -26,7 +26,8 @@ if [ "$rc" != 0 ]; then
 	# twice.
 	{
 		grep -E '^(\[n[0-9]+\] )?# node [0-9]+: |^# kernel n[0-9]+|vm/run: |Bail out|exited [1-9]|\*\*\* ' "$log" |
-			grep -v -e "asked '" | tail -n 40
+			grep -v -e "asked '" -E -e 'fractos-membershipd: (node [0-9]+ (added|deleted)|registered|ignoring a malformed|left: )' |
+			tail -n 40
 		echo "=== the failed checks"
 		awk '/^=== / { stage = $0; next }
 		     /^(\[n[0-9]+\] )?not ok / && !/# TODO/ {

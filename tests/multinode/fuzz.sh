@@ -19,7 +19,8 @@ barrier ready >/dev/null
 ../fuzz/fosfuzz --peer $other --duration "$dur" --out "${FRACTOS_SAVE:-/tmp}" \
 	--seed "$(( $(date +%s) * 10 + me ))" > /tmp/fuzz.$$ 2>&1
 rc=$?
-sed 's/^/# /' /tmp/fuzz.$$ | grep -v '^# ok ' | head -n 40
+# what is not an ok line, as "# node N: " lines: a CI summary keeps those
+grep -v -e '^ok ' -e 'per op, succeeded' /tmp/fuzz.$$ | head -n 40 | sed "s/^/# node $me: /"
 ok $rc "node $me: fosfuzz --peer $other for ${dur}s: $(grep -c '^ok ' /tmp/fuzz.$$) checks passed"
 barrier fuzzed >/dev/null
 left=""
