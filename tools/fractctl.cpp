@@ -288,6 +288,8 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_RDMA_READ_BYTES, "rdma_read_bytes"},
 	{FRACTOS_STAT_REFUSED_CONNECTED, "refused_connected"},
 	{FRACTOS_STAT_REFUSED_COOKIE, "refused_cookie"},
+	{FRACTOS_STAT_TX_REMOTE_MSGS, "tx_remote_msgs"},
+	{FRACTOS_STAT_RX_REMOTE_MSGS, "rx_remote_msgs"},
 };
 
 } // namespace

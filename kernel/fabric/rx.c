@@ -308,6 +308,8 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	WRITE_ONCE(conn->last_rx, jiffies);
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
 	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
+	if (fos_wire_type_remote(hdr->type))
+		fos_stat_add(peer, FRACTOS_STAT_RX_REMOTE_MSGS, 1);
 	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, t->name, len,
 			 le64_to_cpu(hdr->cookie));
 

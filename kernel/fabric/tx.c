@@ -125,6 +125,8 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	conn->last_tx = jiffies;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_MSGS, 1);
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_BYTES, total);
+	if (fos_wire_type_remote(type))
+		fos_stat_add(conn->peer, FRACTOS_STAT_TX_REMOTE_MSGS, 1);
 	/* (the name is looked up only while the event is on) */
 	if (trace_fos_msg_tx_enabled())
 		trace_fos_msg_tx(conn->peer->node_id, conn->id->qp->qp_num,

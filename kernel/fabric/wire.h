@@ -223,6 +223,12 @@ enum fos_wire_type {
 static_assert(FOS_WIRE_PONG + 1 == FOS_FABRIC_TYPE_FIRST);
 static_assert(FOS_FABRIC_TYPE_LAST + 1 == FOS_WIRE_AUTH);
 
+/* A message of the transport's users (counted as TX/RX_REMOTE_MSGS). */
+static inline bool fos_wire_type_remote(u8 type)
+{
+	return type >= FOS_FABRIC_TYPE_FIRST && type <= FOS_FABRIC_TYPE_LAST;
+}
+
 /**
  * struct fos_wire_hdr - the header of every message
  * @version: FOS_WIRE_VERSION

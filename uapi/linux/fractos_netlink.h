@@ -212,6 +212,14 @@ enum fractos_stat_attr {
 	 * of the admission slots or more are held (counted in REFUSED too).
 	 */
 	FRACTOS_STAT_REFUSED_COOKIE,
+	/*
+	 * Messages of the remote layer (invocations and their answers, copies,
+	 * exports, drops: wire types 5 to 17) sent to and received from the
+	 * node; TX_MSGS and RX_MSGS count these and the transport's own
+	 * (credits, heartbeats, pings, AUTH) together.
+	 */
+	FRACTOS_STAT_TX_REMOTE_MSGS,
+	FRACTOS_STAT_RX_REMOTE_MSGS,
 	__FRACTOS_STAT_MAX,
 };
 
