@@ -216,7 +216,8 @@ static int fos_invoke_async(struct fos_invoke_call *c,
  * connected), -EKEYREVOKED (it went down meanwhile), -ETIMEDOUT,
  * -EMSGSIZE (the arguments do not fit one fabric message: only with a
  * peer that announced smaller buffers than ours), -EOPNOTSUPP
- * (an argument is a local child of a proxy), -EINTR; or -EINPROGRESS
+ * (an argument is a Memory view that is a local child of a proxy),
+ * -EINTR; or -EINPROGRESS
  * (@done->fn will run, with one of the others).
  */
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
@@ -345,7 +346,128 @@ static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 			FOS_SEND_QUEUE);
 }
 
-static int fos_invoke_deliver(struct fos_peer *peer,
+/**
+ * struct fos_forward - an INVOKE passed on to the provider's node
+ * @done: fos_req_forward()'s callback
+ * @work: on fos_copy_wq
+ * @peer: the invoker's node (a reference), for the ACK
+ * @cookie: the INVOKE's, for the ACK
+ * @obj: our Request it invoked (a reference; the work's until it has
+ *	called fos_req_forward())
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps and @kcaps
+ * @caps: the resolved capability arguments (a reference each; the work's)
+ * @kcaps: pointers to them, as fos_req_forward() takes them
+ * @imm: the immediates
+ *
+ * The callback owns the structure; the work reads what it needs into
+ * locals first, since the callback may run (and free it) as soon as
+ * fos_req_forward() has sent the call.
+ */
+struct fos_forward {
+	struct fos_invoke_done done;
+	struct work_struct work;
+	struct fos_peer *peer;
+	u64 cookie;
+	struct fos_object *obj;
+	u32 imm_len;
+	u32 ncaps;
+	struct fos_kcap *caps;
+	struct fos_kcap **kcaps;
+	u8 imm[];
+};
+
+/* The provider's node answered (or the call failed): so do we. */
+static void fos_forward_done(struct fos_invoke_done *d, int result)
+{
+	struct fos_forward *fw = container_of(d, struct fos_forward, done);
+
+	fos_send_ack(fw->peer, fw->cookie, result);
+	fos_peer_res_put(fw->peer, FOS_PEER_WORK);
+	fos_peer_put(fw->peer);
+	kfree(fw);
+}
+
+static void fos_forward_work_fn(struct work_struct *work)
+{
+	struct fos_forward *fw = container_of(work, struct fos_forward, work);
+	struct fos_object *obj = fw->obj;
+	struct fos_kcap *caps = fw->caps;
+	struct fos_kcap **kcaps = fw->kcaps;
+	u32 i, n = fw->ncaps;
+	int ret;
+
+	ret = fos_req_forward(obj, fw->imm, fw->imm_len, kcaps, n, &fw->done);
+	/* (the message holds what it needs of the arguments now) */
+	for (i = 0; i < n; i++)
+		fos_obj_put(caps[i].cap.obj);
+	kfree(caps);
+	kfree(kcaps);
+	fos_obj_put(obj);
+	if (ret != -EINPROGRESS)
+		fos_forward_done(&fw->done, ret);
+}
+
+/*
+ * Queue the invocation of @obj, whose provider is on a third node, for
+ * fos_forward_work_fn().  Takes @obj's reference and those of @caps (and
+ * zeroes them) when it returns -EINPROGRESS; without a work slot of the
+ * invoker's (fabric_peer_work) it is -EAGAIN, as for a full queue.
+ */
+static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
+			     struct fos_object *obj, const u8 *imm,
+			     u32 imm_len, struct fos_cap *caps, u32 ncaps)
+{
+	struct fos_forward *fw;
+	u32 i;
+
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK))
+		return -EAGAIN;
+	fw = kzalloc(struct_size(fw, imm, imm_len), GFP_KERNEL);
+	if (!fw)
+		goto out_res;
+	fw->caps = kcalloc(max(ncaps, 1U), sizeof(*fw->caps), GFP_KERNEL);
+	fw->kcaps = kcalloc(max(ncaps, 1U), sizeof(*fw->kcaps), GFP_KERNEL);
+	fw->peer = fos_peer_find(fos_peer_node_id(peer));
+	if (!fw->caps || !fw->kcaps || !fw->peer)
+		goto out_free;
+	fw->done.fn = fos_forward_done;
+	fw->cookie = cookie;
+	fw->obj = obj;
+	fw->imm_len = imm_len;
+	fw->ncaps = ncaps;
+	memcpy(fw->imm, imm, imm_len);
+	for (i = 0; i < ncaps; i++) {
+		fw->caps[i].cap = caps[i];
+		fw->kcaps[i] = &fw->caps[i];
+		caps[i].obj = NULL;
+	}
+	INIT_WORK(&fw->work, fos_forward_work_fn);
+	queue_work(fos_copy_wq, &fw->work);
+	return -EINPROGRESS;
+
+out_free:
+	if (fw->peer)
+		fos_peer_put(fw->peer);
+	kfree(fw->kcaps);
+	kfree(fw->caps);
+	kfree(fw);
+out_res:
+	fos_peer_res_put(peer, FOS_PEER_WORK);
+	return -ENOMEM;
+}
+
+/* Is @obj's provider on a third node (see "Forwarding" in remote.c)? */
+static bool fos_invoke_forwarded(struct fos_object *obj)
+{
+	return fos_obj_root(obj)->proxy;
+}
+
+/*
+ * Returns the ACK's errno, or -EINPROGRESS when the invocation goes on to
+ * another node and the ACK comes with that node's answer.
+ */
+static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 			      const struct fos_wire_invoke *iv)
 {
 	const struct fos_wire_cap *wc = (const void *)(iv + 1);
@@ -353,8 +475,9 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 	const u8 *imm = (const u8 *)(wc + ncaps);
 	u32 i = 0, n = 0, from = fos_peer_node_id(peer);
 	struct fos_object *obj = NULL;
+	struct fos_req *req = NULL;
 	struct fos_cap *caps;
-	struct fos_req *req;
+	bool forward;
 	int ret;
 
 	if (le32_to_cpu(iv->epoch) == fos_epoch)
@@ -367,10 +490,13 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 		ret = -EOPNOTSUPP;
 		goto out_obj;
 	}
-	req = fos_obj_get_req(obj);
-	if (IS_ERR(req)) {
-		ret = PTR_ERR(req);
-		goto out_obj;
+	forward = fos_invoke_forwarded(obj);
+	if (!forward) {
+		req = fos_obj_get_req(obj);
+		if (IS_ERR(req)) {
+			ret = PTR_ERR(req);
+			goto out_obj;
+		}
 	}
 	caps = kcalloc(max(ncaps, 1U), sizeof(*caps), GFP_KERNEL);
 	if (!caps) {
@@ -387,15 +513,24 @@ static int fos_invoke_deliver(struct fos_peer *peer,
 		if (!ret)
 			n++;
 	}
-	if (!ret)
+	if (!ret && forward) {
+		ret = fos_forward_queue(peer, cookie, obj, imm, imm_len, caps, n);
+		if (ret == -EINPROGRESS) {
+			obj = NULL;	/* the work's now, and the caps */
+			n = 0;
+		}
+	} else if (!ret) {
 		ret = fos_req_deliver(req, imm, imm_len, caps, n);
+	}
 	while (n)
 		fos_obj_put(caps[--n].obj);
 	kfree(caps);
 out_req:
-	fos_req_put(req);
+	if (req)
+		fos_req_put(req);
 out_obj:
-	fos_obj_put(obj);
+	if (obj)
+		fos_obj_put(obj);
 out_disown:
 	/* Descriptions not made into capabilities go back (see wire.h). */
 	for (; i < ncaps; i++)
@@ -406,8 +541,10 @@ out_disown:
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
-	fos_send_ack(peer, rx->cookie,
-		     fos_invoke_deliver(peer, payload));
+	int ret = fos_invoke_deliver(peer, rx->cookie, payload);
+
+	if (ret != -EINPROGRESS)
+		fos_send_ack(peer, rx->cookie, ret);
 }
 
 void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

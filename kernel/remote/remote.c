@@ -117,8 +117,19 @@
  *   Overlapping ranges of one remote object give unspecified bytes in the
  *   destination (locally, and with fabric_loopback, EINVAL).
  *
- * Limits of this step: capabilities to a local child of a proxy cannot be
- * sent to another node (EOPNOTSUPP).  Counting errs on the side of
+ * Forwarding: a Request derived from a proxy (or a revocation-tree child
+ * of one) can be sent to a third node: it is exported as any local
+ * object.  An INVOKE of it arrives here; its arguments are resolved in the
+ * receive path as for any INVOKE, then a work item on fos_copy_wq (one of
+ * the invoker's fabric_peer_work slots, EAGAIN without one) invokes it as
+ * a local process would (fos_req_forward(): the derived arguments first,
+ * to the owner at its root), asynchronously, and the ACK to the invoker
+ * carries the owner's answer.  So storage on node 3 can invoke node 1's
+ * launch Request derived from node 2's GPU service: node 1's kernel adds
+ * the launch's arguments and no process of node 1 wakes up.
+ *
+ * Limits of this step: a Memory view that is a local child of a proxy
+ * cannot be sent to another node (EOPNOTSUPP).  Counting errs on the side of
  * keeping objects exported: a DROP lost with its connection (or to
  * ENOMEM), or a description sent in a message the connection lost while
  * the receiver stayed up, keeps the export until the object is revoked or

@@ -104,8 +104,9 @@ void fos_wire_cap_name(struct fos_wire_cap *wc, struct fos_object *obj,
  * The receiver gives it back (a DROP, or fos_cap_consume()); if the
  * message is not sent, fos_cap_undescribe() does.
  *
- * Return: 0, -EOPNOTSUPP (a local child of a proxy), -ENOMEM, or
- * -ETIMEDOUT, -EINTR (IMPORT).
+ * Return: 0, -EOPNOTSUPP (a local child of a proxy that is not a Request:
+ * a Memory view of another node's), -ENOMEM, or -ETIMEDOUT, -EINTR
+ * (IMPORT).
  */
 int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		     struct fos_wire_cap *wc)
@@ -118,7 +119,8 @@ int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 
 	memset(wc, 0, sizeof(*wc));
 	if (!obj->proxy) {
-		if (fos_obj_root(obj)->proxy)
+		/* a Request of a third node's: invoking it is forwarded */
+		if (fos_obj_root(obj)->proxy && obj->type != FRACTOS_OBJ_REQUEST)
 			return -EOPNOTSUPP;
 		ret = fos_export_add(obj, node, epoch, &v);
 		if (ret == -EKEYREVOKED)

@@ -62,9 +62,13 @@
  * done, valid on the connection of the copying node alone, and addressed
  * from zero: no kernel address leaves the node); with fabric_loopback,
  * copies between local Memory go the same way through this node's
- * connection to itself.  Not yet: sending a
- * capability to a local revocation-tree child of a proxy, or a Request
- * derived from one, to another node (EOPNOTSUPP).
+ * connection to itself.  A Request derived from a remote Request (or a
+ * local revocation-tree child of one) may be sent to a third node: its
+ * invocations there come to this node, which adds the derived arguments
+ * and passes the call on to the provider's node (the ACK comes back the
+ * same way; nothing reaches this node's processes).  Not yet: sending a
+ * Memory view that is a local child of a proxy to another node
+ * (EOPNOTSUPP).
  */
 
 /**
@@ -226,7 +230,8 @@
  *                           of the provider's node (never with this
  *                           module's 8 KiB buffers: any invocation
  *                           within the limits above fits);
- *                   EOPNOTSUPP  an argument is a local child of a proxy,
+ *                   EOPNOTSUPP  an argument is a Memory view that is a
+ *                           local child of a proxy,
  *                           or the owner's object is not a Request with
  *                           a provider;
  *                   EPROTO  the owner found an argument inconsistent;
