@@ -225,8 +225,14 @@ fuzz: deps userspace
 	@tests/fuzz/run --kernel $(or $(KVER),6.1) --duration $(DURATION) \
 		$(if $(SEED),--seed $(SEED)) $(if $(LOOPBACK),--loopback)
 
+# The one-guest demo, then the face-verification pipeline on three guests
+# (tests/multinode/pipeline.sh): its checks and its costs per batch.
 demo: deps userspace kmods
 	vm/run --kernel $(firstword $(KVERS)) --nvme 256M --timeout 600 -- tools/demo.sh
+	@echo "=== the face-verification pipeline on three guests (storage, GPU, application)"
+	@vm/run --kernel $(firstword $(KVERS)) --nodes 3 --smp 1 --nvme 64M --timeout 600 \
+		--log build/demo-pipeline.log -- tests/multinode/run.sh pipeline 2>&1 | \
+		grep -aE '^\[n[0-9]\] (ok|not ok|# facever|# fractos:)'
 
 w1:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules

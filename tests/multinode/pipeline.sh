@@ -1,0 +1,219 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# pipeline (3 nodes, vm/run --nvme SIZE): the paper's end-to-end
+# application (tools/fractos-facever) on three guests.  Node 3 is the
+# storage node (fractos_nvme.ko, its NVMe namespace as "ssd", fractos-fsd
+# serving it as fs0), node 2 the GPU node (fractos-gpud, CPU backend, as
+# gpu0), node 1 the application: it generates the reference features of
+# 1024 ids, puts them into the file service, then verifies 16 batches of
+# 64 (id, probe) pairs in each shape:
+#
+#   pipeline  one DAX read per batch, into the GPU node's Memory, whose
+#             continuation is the launch, whose continuation is the
+#             application: node 3 -> node 2 -> node 1;
+#   star      the application reads, copies, launches and copies back.
+#
+# Every verdict must equal the CPU reference.  Around each run every node
+# snapshots its fabric counters (fosnet barrier carries them to node 1):
+# the remote layer's messages it sent (tx_remote_msgs), the bytes it sent
+# and the bytes it read from each peer (rdma_read_bytes: data flows from
+# that peer to this node).  Each shape runs with -n 0 (set-up and
+# tear-down only) and -n 16: the difference over 16 is what a batch costs.
+# Checked: in the pipeline the features go from node 3 to node 2 and never
+# reach node 1, and the application wakes once per batch; in the star they
+# cross into node 1 and out again, and it wakes twice.  The messages,
+# bytes and latency per batch of both shapes are printed side by side.
+. ./lib.sh
+
+fctl=../../tools/fractctl
+fsd=../../adaptors/fs/fractos-fsd
+fscli=../../tools/fractos-fs
+gpud=../../adaptors/gpu/fractos-gpud
+app=../../tools/fractos-facever
+ids=1024
+dim=128
+bsz=64
+nb=16
+bb=$((bsz * dim * 4))
+
+[ "$nodes" = 3 ] || { echo "Bail out! pipeline needs 3 nodes"; exit 1; }
+for i in 1 2 3; do [ "$i" = "$me" ] || add_peer "$i"; done
+for i in 1 2 3; do [ "$i" = "$me" ] || wait_up "$i" 60; done
+
+# snap: this node's "MSGS:BYTES:R1:R2:R3": remote-layer messages sent and
+# bytes moved (sent, plus read) over all its peers, then the bytes read
+# from node 1, 2 and 3.
+snap() {
+	$fctl -j node list -s | python3 -c '
+import json, sys
+me = int(sys.argv[1])
+msgs = moved = 0
+rd = {1: 0, 2: 0, 3: 0}
+for n in json.load(sys.stdin):
+	if n["id"] == me:
+		continue
+	s = n["stats"]
+	msgs += s["tx_remote_msgs"]
+	moved += s["tx_bytes"] + s["rdma_read_bytes"]
+	rd[n["id"]] = s["rdma_read_bytes"]
+print("%d:%d:%d:%d:%d" % (msgs, moved, rd[1], rd[2], rd[3]))' "$me"
+}
+
+# mark TAG: every node snapshots (as it enters the barrier: so the others
+# wait for node 1 at "ran-RUN" before they snapshot after a run); node 1
+# keeps them all in /tmp/pl.TAG
+mark() {
+	barrier "$1" "$(snap)" 120 > "/tmp/pl.$1"
+}
+
+# settle: up to 10 s for this node's objects to be gone (the peers and
+# their connections stay), so that what the application's exit sends
+# (drops, releases) is counted in the run it belongs to
+settle() {
+	local i f v left
+	for i in $(seq 1 100); do
+		left=""
+		for f in "$LIVE"/*; do
+			case "${f##*/}" in peers|conns) continue ;; esac
+			v=$(cat "$f")
+			[ "$v" = 0 ] || left="$left ${f##*/}=$v"
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	diag "node $me: still live after 10 s:$left"
+}
+
+# the shapes and runs, the same list on every node
+runs="pipeline-0 pipeline-$nb star-0 star-$nb"
+
+case $me in
+3)
+	ko=$(dirname "$FRACTOS_KO")/../adaptors/nvme/fractos_nvme.ko
+	insmod "$ko"
+	ok $? "node 3: insmod fractos_nvme"
+	[ -e /dev/nvme0n1 ] || modprobe nvme
+	i=0
+	while [ ! -e /dev/nvme0n1 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none
+	out=$($fctl blk attach /dev/nvme0n1 name ssd format 2>&1)
+	ok $? "node 3: attach /dev/nvme0n1 as ssd $out"
+	st=/tmp/fsd-pl.meta
+	rm -f "$st"
+	out=$($fsd format ssd -s "$st" 2>&1)
+	ok $? "node 3: fractos-fsd format ssd: $out"
+	$fsd serve ssd -s "$st" -N fs0 -w >/dev/null &
+	pid=$!
+	i=0
+	until $fscli ls >/dev/null 2>&1 || [ $i -ge 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	$fscli ls >/dev/null 2>&1
+	ok $? "node 3: fractos-fsd serves fs0"
+	barrier served - 300 >/dev/null
+	barrier put - 300 >/dev/null
+	for r in $runs; do
+		mark "pre-$r"
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
+	done
+	barrier done - 300 >/dev/null
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	rm -f "$st"
+	$fctl blk detach name ssd
+	ok $? "node 3: detach"
+	rmmod fractos_nvme
+	ok $? "node 3: rmmod fractos_nvme"
+	;;
+2)
+	# vgem's buffer objects back the device memory, as a GPU's would
+	modprobe vgem 2>/dev/null
+	$gpud serve -N gpu0 -w >/dev/null 2>/tmp/gpud.err &
+	pid=$!
+	barrier served - 300 >/dev/null
+	barrier put - 300 >/dev/null
+	for r in $runs; do
+		mark "pre-$r"
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
+	done
+	barrier done - 300 >/dev/null
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	[ ! -s /tmp/gpud.err ]
+	ok $? "node 2: fractos-gpud said nothing on stderr $(head -c 300 /tmp/gpud.err)"
+	;;
+1)
+	barrier served - 300 >/dev/null
+	out=$($app -i $ids -D $dim gen /tmp/pl-refs 2>&1) &&
+		out=$($fscli -n 3 put /tmp/pl-refs refs 2>&1)
+	ok $? "node 1: the reference features of $ids ids in fs0 on node 3 ($out)"
+	barrier put - 300 >/dev/null
+	for r in $runs; do
+		mode=${r%-*}
+		n=${r#*-}
+		mark "pre-$r"
+		$app -j -i $ids -D $dim -b $bsz -n "$n" -m "$mode" -f 3 -g 2 run refs \
+			> /tmp/pl.out.$r 2>&1
+		rc=$?
+		ok $rc "node 1: $mode, $n batches: $(cat /tmp/pl.out.$r)"
+		settle
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
+	done
+	barrier done - 300 >/dev/null
+	# per node I and run R: field F of "MSGS:BYTES:R1:R2:R3", post - pre
+	delta() {
+		local pre post
+		pre=$(tr ' ' '\n' < "/tmp/pl.pre-$2" | sed -n "s/^N$1=//p" | cut -d: -f"$3")
+		post=$(tr ' ' '\n' < "/tmp/pl.post-$2" | sed -n "s/^N$1=//p" | cut -d: -f"$3")
+		echo $((post - pre))
+	}
+	# per batch: (the run of nb batches - the run of none) / nb
+	per() {
+		local a b
+		a=$(delta "$1" "$2-$nb" "$3")
+		b=$(delta "$1" "$2-0" "$3")
+		echo $(( (a - b) / nb ))
+	}
+	sum_per() {
+		echo $(( $(per 1 "$1" "$2") + $(per 2 "$1" "$2") + $(per 3 "$1" "$2") ))
+	}
+	js() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2" < "/tmp/pl.out.$1-$nb"; }
+	lat() { python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["latency_us"]["mean"])' < "/tmp/pl.out.$1-$nb"; }
+
+	for m in pipeline star; do
+		[ "$(js $m mismatches)" = 0 ] && [ "$(js $m pairs)" = $((nb * bsz)) ]
+		ok $? "node 1: $m: every one of $((nb * bsz)) verdicts equals the CPU reference"
+	done
+	# fields 3, 4, 5: bytes read from node 1, 2, 3
+	p32=$(per 2 pipeline 5) p31=$(per 1 pipeline 5) p21=$(per 2 pipeline 3)
+	[ "$p32" -ge $bb ] && [ "$p31" -lt $((bb / 4)) ]
+	ok $? "node 1: pipeline: the features went node 3 -> node 2 ($p32 bytes a batch), not to node 1 ($p31)"
+	[ "$p21" -ge $bb ] && [ "$p21" -lt $((bb * 2)) ]
+	ok $? "node 1: pipeline: node 2 read only the probes from node 1 ($p21 bytes a batch)"
+	s31=$(per 1 star 5) s21=$(per 2 star 3)
+	[ "$s31" -ge $bb ] && [ "$s21" -ge $((bb * 2)) ]
+	ok $? "node 1: star: the features came to node 1 ($s31 bytes a batch) and went on to node 2 with the probes ($s21)"
+	w=$(js pipeline wakeups) ws=$(js star wakeups)
+	[ "$w" = $nb ] && [ "$ws" = $((2 * nb)) ]
+	ok $? "node 1: the application woke once a batch in the pipeline ($w), twice in the star ($ws)"
+	pm=$(sum_per pipeline 1) sm=$(sum_per star 1)
+	pb=$(sum_per pipeline 2) sb=$(sum_per star 2)
+	[ "$pb" -lt "$sb" ]
+	ok $? "node 1: a batch moves fewer bytes in the pipeline ($pb) than in the star ($sb)"
+	pl=$(lat pipeline) sl=$(lat star)
+	diag "facever: per batch of $bsz pairs (dim $dim, $bb bytes of features): pipeline $pm messages, $pb bytes, $pl us; star $sm messages, $sb bytes, $sl us"
+	for m in pipeline star; do
+		diag "facever: $m messages per batch sent by node 1, 2, 3: $(per 1 $m 1) $(per 2 $m 1) $(per 3 $m 1)"
+	done
+	rm -f /tmp/pl-refs /tmp/pl.*
+	;;
+esac
+finish

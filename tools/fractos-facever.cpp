@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fractos-facever: the paper's end-to-end application (FractOS, §6), a
+ * face-verification service over three nodes: the reference features of
+ * every id lie in a file of the file-system service (fractos-fsd, its
+ * storage behind the block adaptor), the GPU service (fractos-gpud) runs
+ * the verification kernel (verify_f32: cosine similarity, threshold), and
+ * this program is the application that asks, batch by batch, whether each
+ * (id, probe) pair is the same face.
+ *
+ *   fractos-facever [OPTIONS] gen LOCAL    the reference features of every
+ *                                          id, into LOCAL ("-": stdout),
+ *                                          to put into the file service
+ *   fractos-facever [OPTIONS] run NAME     verify batches against file NAME
+ *
+ * The two shapes of "run" (-m):
+ *   pipeline  The paper's: per batch, the application copies its probes
+ *             into GPU Memory and invokes the file's DAX read Request once,
+ *             with the GPU Memory as destination and, as continuation, a
+ *             launch Request derived with every argument fixed whose own
+ *             continuation is the application's.  The storage node reads
+ *             the features into the GPU node's memory and invokes the
+ *             launch; the GPU node runs the kernel and invokes the
+ *             application, which wakes up once and copies the verdicts.
+ *   star      The centralized control flow a user would build with the
+ *             same services: read the features into the application's
+ *             memory and wait, copy them and the probes to the GPU, launch
+ *             and wait, copy the verdicts back.  The data crosses twice
+ *             and the application mediates every step.
+ * Both check every verdict against a CPU reference (double precision,
+ * from the same generator) and print the latency per batch.  A read that
+ * fails, or a kernel that does, arrives on the application's error
+ * continuation: the run stops with that errno.
+ *
+ * The data set (-s SEED, -i IDS, -D DIM): reference features of id i are
+ * DIM floats uniform in [-1, 1] from splitmix64(SEED, i, k); the file holds
+ * them id after id.  A probe of batch b for id i is genuine (the reference
+ * plus noise of amplitude 0.05) unless splitmix64(SEED, b, i) % 4 == 0,
+ * then an impostor (an unrelated vector).  With DIM >= 64 the two lie far
+ * from the threshold (0.9): the reference's verdict is also the label.
+ *
+ * Options: -F SERVICE and -f NODE (the file service, default fs0, this
+ * node), -G SERVICE and -g NODE (the GPU service, default gpu0, this
+ * node), -b BATCH (pairs per batch, default 64), -n BATCHES (default 16;
+ * 0: set up and tear down only, for counting what a batch costs), -m
+ * pipeline|star, -j (JSON: one object, nlohmann::json as fractos-fs).
+ * Exit status: 0; 1 on an error or a wrong verdict; 2 on usage.
+ */
+#include <caladan/blk.hpp>
+#include <caladan/fs.hpp>
+#include <caladan/gpu.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <getopt.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace caladan;
+using json = nlohmann::json;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::chrono::seconds kTimeout{30};
+constexpr std::uint64_t kDone = 0xfd0, kErr = 0xfe0;
+constexpr float kThreshold = 0.9f;
+constexpr float kNoise = 0.05f;
+
+struct options {
+	std::uint64_t seed = 1;
+	std::uint32_t ids = 1024, dim = 128, batch = 64, batches = 16;
+	std::string fs = "fs0", gpu = "gpu0";
+	std::uint32_t fs_node = 0, gpu_node = 0;
+	bool star = false, json = false;
+};
+
+[[noreturn]] void usage(int rc)
+{
+	std::fprintf(rc ? stderr : stdout,
+		     "usage: fractos-facever [-s SEED] [-i IDS] [-D DIM] [-j] gen LOCAL\n"
+		     "       fractos-facever [-s SEED] [-i IDS] [-D DIM] [-F FS] [-f NODE] [-G GPU]\n"
+		     "                       [-g NODE] [-b BATCH] [-n BATCHES] [-m pipeline|star] [-j]\n"
+		     "                       run NAME\n");
+	std::exit(rc);
+}
+
+int fail(const std::string &what, std::error_code ec)
+{
+	std::fprintf(stderr, "fractos-facever: %s: %s\n", what.c_str(), describe(ec).c_str());
+	return 1;
+}
+
+/* ---- the data set ---- */
+
+std::uint64_t splitmix64(std::uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b)
+{
+	return splitmix64(splitmix64(splitmix64(seed) ^ a) ^ b);
+}
+
+/* Uniform in [-1, 1]. */
+float unit(std::uint64_t h)
+{
+	return float(double(h >> 11) / double(1ULL << 53) * 2.0 - 1.0);
+}
+
+float ref_feature(const options &o, std::uint32_t id, std::uint32_t k)
+{
+	return unit(mix(o.seed, id, k));
+}
+
+bool genuine(const options &o, std::uint32_t b, std::uint32_t id)
+{
+	return mix(o.seed ^ 0x6a09e667f3bcc908ULL, b, id) % 4 != 0;
+}
+
+float probe_feature(const options &o, std::uint32_t b, std::uint32_t id, std::uint32_t k)
+{
+	std::uint64_t salt = mix(o.seed ^ 0xbb67ae8584caa73bULL, b, id);
+
+	if (genuine(o, b, id))
+		return ref_feature(o, id, k) + kNoise * unit(mix(salt, 1, k));
+	return unit(mix(salt, 2, k));
+}
+
+/* The CPU reference of the kernel. */
+bool reference_verdict(const options &o, std::uint32_t b, std::uint32_t id)
+{
+	double dot = 0, nr = 0, np = 0;
+
+	for (std::uint32_t k = 0; k < o.dim; k++) {
+		double r = ref_feature(o, id, k), p = probe_feature(o, b, id, k);
+		dot += r * p;
+		nr += r * r;
+		np += p * p;
+	}
+	return nr > 0 && np > 0 && dot / (std::sqrt(nr) * std::sqrt(np)) >= kThreshold;
+}
+
+int gen(const options &o, const char *path)
+{
+	FILE *f = std::strcmp(path, "-") ? std::fopen(path, "wb") : stdout;
+	std::vector<float> row(o.dim);
+
+	if (!f)
+		return fail(path, last_error());
+	for (std::uint32_t id = 0; id < o.ids; id++) {
+		for (std::uint32_t k = 0; k < o.dim; k++)
+			row[k] = ref_feature(o, id, k);
+		if (std::fwrite(row.data(), sizeof(float), o.dim, f) != o.dim)
+			return fail(path, last_error());
+	}
+	if (f != stdout ? std::fclose(f) : std::fflush(f))
+		return fail(path, last_error());
+	if (o.json) {
+		json j = {{"ids", o.ids}, {"dim", o.dim}, {"seed", o.seed},
+			  {"bytes", std::uint64_t(o.ids) * o.dim * 4}};
+		std::fprintf(stderr, "%s\n", j.dump().c_str());
+	}
+	return 0;
+}
+
+/* ---- the application ---- */
+
+/* An anonymous buffer of this process and its Memory capability. */
+class host_buffer {
+public:
+	host_buffer() = default;
+	host_buffer(const host_buffer &) = delete;
+	host_buffer &operator=(const host_buffer &) = delete;
+	~host_buffer()
+	{
+		mem_ = cap();
+		if (p_ != MAP_FAILED)
+			munmap(p_, len_);
+	}
+	result<void> make(const space &sp, std::size_t n)
+	{
+		p_ = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p_ == MAP_FAILED)
+			return last_error();
+		len_ = n;
+		auto m = memory_create(sp, p_, n, perm::all);
+		if (!m)
+			return m.error();
+		mem_ = std::move(*m);
+		return {};
+	}
+	const cap &mem() const noexcept { return mem_; }
+	float *f() const noexcept { return static_cast<float *>(p_); }
+	std::uint32_t *u() const noexcept { return static_cast<std::uint32_t *>(p_); }
+
+private:
+	void *p_ = MAP_FAILED;
+	std::size_t len_ = 0;
+	cap mem_;
+};
+
+/* What one run holds: the file, the GPU context and its buffers. */
+struct session {
+	const options &o;
+	space sp;
+	fs::file file;
+	gpu::context ctx;
+	gpu::module mod;
+	const cap *verify = nullptr;
+	gpu::buffer ref, probe, out;	/* out: scores, then verdicts */
+	host_buffer href, hprobe, hout;
+	cap done, err;
+	cap stage;			/* pipeline: the launch, all fixed */
+	std::uint64_t batch_bytes = 0;
+	std::uint64_t wakeups = 0;	/* messages the application took */
+
+	explicit session(const options &opt) : o(opt) {}
+};
+
+result<void> copy(const space &sp, const cap &src, const cap &dst, std::uint64_t src_off,
+		  std::uint64_t len)
+{
+	copy_opts c;
+	c.src_offset = src_off;
+	c.len = len;
+	auto n = memory_copy(sp, src, dst, c);
+	if (!n)
+		return n.error();
+	if (*n != len)
+		return errno_code(EIO);
+	return {};
+}
+
+/* The next message on done or err: an error from err (or a failed
+ * status on done) becomes the result. */
+result<message> await(session &s)
+{
+	auto m = request_receive(s.sp, FRACTOS_RECV_TIMEOUT,
+				 std::uint64_t(std::chrono::nanoseconds(kTimeout).count()));
+	if (!m)
+		return m.error();
+	s.wakeups++;
+	if (m->tag == kErr) {
+		/* the storage's fractos_blk_done or the GPU's wire_reply:
+		 * both begin with the errno */
+		if (auto d = m->imm<fractos_blk_done>(); d && d->result < 0)
+			return errno_code(int(-d->result));
+		if (auto r = m->imm<gpu::wire_reply>(); r && r->status < 0)
+			return errno_code(-r->status);
+		return errno_code(EPROTO);
+	}
+	if (m->tag != kDone)
+		return errno_code(EPROTO);
+	if (auto r = m->imm<gpu::wire_reply>(); r && r->status < 0)
+		return errno_code(-r->status);
+	if (auto d = m->imm<fractos_blk_done>(); d && d->result < 0)
+		return errno_code(int(-d->result));
+	return std::move(*m);
+}
+
+/* The extent's read Request that holds [off, off + len) of the file. */
+result<std::pair<const cap *, std::uint64_t>> extent_of(const fs::file &f, std::uint64_t off,
+							 std::uint64_t len)
+{
+	std::uint64_t base = 0;
+
+	for (const auto &e : f.extents()) {
+		if (off >= base && off + len <= base + e.len)
+			return std::pair<const cap *, std::uint64_t>(&e.read, off - base);
+		if (off < base + e.len)
+			break;
+		base += e.len;
+	}
+	return errno_code(ERANGE);
+}
+
+fgpu_verify_f32 verify_args(const session &s)
+{
+	fgpu_verify_f32 v{};
+	v.n = s.o.batch;
+	v.dim = s.o.dim;
+	v.ref = s.ref.addr();
+	v.probe = s.probe.addr();
+	v.score = s.out.addr();
+	v.verdict = s.out.addr() + std::uint64_t(s.o.batch) * 4;
+	v.threshold = kThreshold;
+	return v;
+}
+
+result<void> setup(session &s, const std::string &name)
+{
+	const options &o = s.o;
+	auto sp = space::open();
+	if (!sp)
+		return sp.error();
+	s.sp = std::move(*sp);
+	auto fsc = fs::client::lookup(s.sp, o.fs, o.fs_node);
+	if (!fsc)
+		return fsc.error();
+	auto f = fsc->open(s.sp, name, fs::open_dax, 0, kTimeout);
+	if (!f)
+		return f.error();
+	s.file = std::move(*f);
+	s.batch_bytes = std::uint64_t(o.batch) * o.dim * 4;
+	if (s.file.opened().size < std::uint64_t(o.ids) * o.dim * 4)
+		return errno_code(ERANGE);
+	auto gc = gpu::client::lookup(s.sp, o.gpu, o.gpu_node);
+	if (!gc)
+		return gc.error();
+	auto ctx = gc->init(s.sp, kTimeout);
+	if (!ctx)
+		return ctx.error();
+	s.ctx = std::move(*ctx);
+	auto mod = s.ctx.load(s.sp, "fractos", kTimeout);
+	if (!mod)
+		return mod.error();
+	s.mod = std::move(*mod);
+	s.verify = s.mod.find("verify_f32");
+	if (!s.verify)
+		return errno_code(ENOENT);
+	for (auto b : {&s.ref, &s.probe, &s.out}) {
+		auto m = s.ctx.alloc(s.sp, b == &s.out ? std::uint64_t(o.batch) * 8 : s.batch_bytes,
+				     kTimeout);
+		if (!m)
+			return m.error();
+		*b = std::move(*m);
+	}
+	if (auto r = s.hprobe.make(s.sp, s.batch_bytes); !r)
+		return r;
+	if (auto r = s.hout.make(s.sp, std::uint64_t(o.batch) * 8); !r)
+		return r;
+	if (auto r = o.star ? s.href.make(s.sp, s.batch_bytes) : result<void>(); !r)
+		return r;
+	for (auto [c, tag] : {std::pair(&s.done, kDone), std::pair(&s.err, kErr)}) {
+		auto q = request_create(s.sp, tag);
+		if (!q)
+			return q.error();
+		*c = std::move(*q);
+	}
+	if (!o.star) {
+		auto st = s.sp.request(*s.verify)
+				  .set_imm(fgpu_launch{1, o.batch})
+				  .set_imm(verify_args(s))
+				  .set_cap(s.done)
+				  .set_cap(s.err)
+				  .derive();
+		if (!st)
+			return st.error();
+		s.stage = std::move(*st);
+	}
+	return {};
+}
+
+/* One batch from id @first; the verdicts land in hout after the scores. */
+result<void> batch(session &s, std::uint32_t b, std::uint32_t first)
+{
+	const options &o = s.o;
+	std::uint64_t off = std::uint64_t(first) * o.dim * 4;
+
+	for (std::uint32_t j = 0; j < o.batch; j++)
+		for (std::uint32_t k = 0; k < o.dim; k++)
+			s.hprobe.f()[std::size_t(j) * o.dim + k] = probe_feature(o, b, first + j, k);
+	auto ext = extent_of(s.file, off, s.batch_bytes);
+	if (!ext)
+		return ext.error();
+	auto [rd, in] = *ext;
+	fractos_blk_io io{};
+	io.offset = in;
+	io.len = s.batch_bytes;
+
+	if (auto r = copy(s.sp, s.hprobe.mem(), s.probe.mem(), 0, s.batch_bytes); !r)
+		return r;
+	if (!o.star) {
+		/* one invocation: storage -> GPU -> here */
+		auto r = s.sp.request(*rd).set_imm(io).set_cap(s.ref.mem()).set_cap(s.stage)
+				 .set_cap(s.err).invoke();
+		if (!r)
+			return r;
+		if (auto w = await(s); !w)
+			return w.error();
+	} else {
+		auto r = s.sp.request(*rd).set_imm(io).set_cap(s.href.mem()).set_cap(s.done)
+				 .set_cap(s.err).invoke();
+		if (!r)
+			return r;
+		auto w = await(s);
+		if (!w)
+			return w.error();
+		if (auto d = w->imm<fractos_blk_done>(); !d || std::uint64_t(d->result) != s.batch_bytes)
+			return errno_code(EIO);
+		if (auto c = copy(s.sp, s.href.mem(), s.ref.mem(), 0, s.batch_bytes); !c)
+			return c;
+		auto l = gpu::launch(s.sp, *s.verify, fgpu_launch{1, o.batch}, verify_args(s),
+				     s.done, &s.err);
+		if (!l)
+			return l;
+		if (auto w2 = await(s); !w2)
+			return w2.error();
+	}
+	/* the verdicts (after the scores) */
+	return copy(s.sp, s.out.mem(), s.hout.mem(), std::uint64_t(o.batch) * 4,
+		    std::uint64_t(o.batch) * 4);
+}
+
+int run(const options &o, const std::string &name)
+{
+	session s(o);
+	std::vector<double> us;
+	std::uint64_t mismatches = 0, impostors = 0, labels_off = 0;
+
+	if (auto r = setup(s, name); !r)
+		return fail("set-up", r.error());
+	std::uint32_t per_file = o.ids / o.batch;
+	auto t0 = clk::now();
+	for (std::uint32_t b = 0; b < o.batches; b++) {
+		std::uint32_t first = (b % per_file) * o.batch;
+		auto t = clk::now();
+		if (auto r = batch(s, b, first); !r)
+			return fail("batch " + std::to_string(b), r.error());
+		us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t).count());
+		for (std::uint32_t j = 0; j < o.batch; j++) {
+			bool want = reference_verdict(o, b, first + j);
+			bool got = s.hout.u()[j] == 1;
+			mismatches += got != want;
+			labels_off += want != genuine(o, b, first + j);
+			impostors += !genuine(o, b, first + j);
+		}
+	}
+	double total = std::chrono::duration<double>(clk::now() - t0).count();
+	auto r1 = s.ctx.cleanup(s.sp, kTimeout);
+	auto r2 = s.file.close(s.sp, kTimeout);
+	if (!r1)
+		return fail("cleanup", r1.error());
+	if (!r2)
+		return fail("close", r2.error());
+
+	std::sort(us.begin(), us.end());
+	double mean = 0;
+	for (double v : us)
+		mean += v;
+	mean = us.empty() ? 0 : mean / double(us.size());
+	auto pct = [&](double q) { return us.empty() ? 0.0 : us[std::size_t(q * double(us.size() - 1))]; };
+	std::uint64_t pairs = std::uint64_t(o.batches) * o.batch;
+	if (o.json) {
+		json j = {
+			{"mode", o.star ? "star" : "pipeline"},
+			{"batches", o.batches},
+			{"batch", o.batch},
+			{"dim", o.dim},
+			{"pairs", pairs},
+			{"impostors", impostors},
+			{"mismatches", mismatches},
+			{"labels_off", labels_off},
+			{"wakeups", s.wakeups},
+			{"seconds", total},
+			{"latency_us", {{"mean", mean}, {"min", pct(0)}, {"p50", pct(0.5)},
+					{"p90", pct(0.9)}, {"max", pct(1)}}},
+		};
+		std::printf("%s\n", j.dump().c_str());
+	} else {
+		std::printf("%s: %u batches of %u pairs (dim %u): %llu verdicts, %llu wrong "
+			    "(%llu impostors); the application woke %llu times; latency per "
+			    "batch mean %.0f us, p50 %.0f, max %.0f\n",
+			    o.star ? "star" : "pipeline", o.batches, o.batch, o.dim,
+			    (unsigned long long)pairs, (unsigned long long)mismatches,
+			    (unsigned long long)impostors, (unsigned long long)s.wakeups, mean,
+			    pct(0.5), pct(1));
+	}
+	return mismatches ? 1 : 0;
+}
+
+bool number(const char *s, std::uint32_t &v, std::uint32_t lo, std::uint32_t hi)
+{
+	char *end;
+	unsigned long long x = std::strtoull(s, &end, 0);
+
+	if (!*s || *end || x < lo || x > hi)
+		return false;
+	v = std::uint32_t(x);
+	return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	options o;
+	int c;
+
+	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:m:jh")) != -1) {
+		bool good = true;
+
+		switch (c) {
+		case 's':
+			o.seed = std::strtoull(optarg, nullptr, 0);
+			break;
+		case 'i':
+			good = number(optarg, o.ids, 1, 1U << 24);
+			break;
+		case 'D':
+			good = number(optarg, o.dim, 1, FGPU_MAX_DIM);
+			break;
+		case 'F':
+			o.fs = optarg;
+			break;
+		case 'f':
+			good = number(optarg, o.fs_node, 1, ~0U);
+			break;
+		case 'G':
+			o.gpu = optarg;
+			break;
+		case 'g':
+			good = number(optarg, o.gpu_node, 1, ~0U);
+			break;
+		case 'b':
+			good = number(optarg, o.batch, 1, FGPU_MAX_BLOCK);
+			break;
+		case 'n':
+			good = number(optarg, o.batches, 0, 1U << 20);
+			break;
+		case 'm':
+			good = !std::strcmp(optarg, "pipeline") || !std::strcmp(optarg, "star");
+			o.star = !std::strcmp(optarg, "star");
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+		if (!good) {
+			std::fprintf(stderr, "fractos-facever: bad value for -%c: %s\n", c, optarg);
+			usage(2);
+		}
+	}
+	if (argc - optind != 2)
+		usage(2);
+	std::string cmd = argv[optind];
+	if (cmd == "gen")
+		return gen(o, argv[optind + 1]);
+	if (cmd != "run")
+		usage(2);
+	/* a batch is whole ids of the file, read in one I/O of whole blocks */
+	if (o.ids % o.batch || (std::uint64_t(o.batch) * o.dim * 4) % 4096 ||
+	    std::uint64_t(o.batch) * o.dim * 4 > FRACTOS_BLK_MAX_IO) {
+		std::fprintf(stderr, "fractos-facever: -b BATCH must divide -i IDS, and BATCH x DIM "
+				     "x 4 be a multiple of 4096 of at most %u bytes\n",
+			     unsigned(FRACTOS_BLK_MAX_IO));
+		return 2;
+	}
+	return run(o, argv[optind + 1]);
+}
