@@ -22,11 +22,15 @@
  *             the features into the GPU node's memory and invokes the
  *             launch; the GPU node runs the kernel and invokes the
  *             application, which wakes up once and copies the verdicts.
- *   star      The centralized control flow a user would build with the
- *             same services: read the features into the application's
- *             memory and wait, copy them and the probes to the GPU, launch
- *             and wait, copy the verdicts back.  The data crosses twice
- *             and the application mediates every step.
+ *   star      The centralized control flow on the same services: read
+ *             the features into the application's memory and wait, copy
+ *             them and the probes to the GPU, launch and wait, copy the
+ *             verdicts back.  The data crosses twice and the application
+ *             mediates every step.
+ *   nvmeof    The stack a user would build today: the features are a file
+ *             (-P PATH, read with O_DIRECT) of a file system on an NVMe-oF
+ *             namespace (nvme-rdma), then as star: copy, launch and wait,
+ *             copy back.  The file service is not used (NAME is ignored).
  * Both check every verdict against a CPU reference (double precision,
  * from the same generator) and print the latency per batch.  A read that
  * fails, or a kernel that does, arrives on the application's error
@@ -43,7 +47,8 @@
  * node), -G SERVICE and -g NODE (the GPU service, default gpu0, this
  * node), -b BATCH (pairs per batch, default 64), -n BATCHES (default 16;
  * 0: set up and tear down only, for counting what a batch costs), -m
- * pipeline|star, -j (JSON: one object, nlohmann::json as fractos-fs).
+ * pipeline|star|nvmeof, -P PATH (nvmeof's file), -j (JSON: one object,
+ * nlohmann::json as fractos-fs).
  * Exit status: 0; 1 on an error or a wrong verdict; 2 on usage.
  */
 #include <caladan/blk.hpp>
@@ -52,8 +57,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,12 +83,20 @@ constexpr std::uint64_t kDone = 0xfd0, kErr = 0xfe0;
 constexpr float kThreshold = 0.9f;
 constexpr float kNoise = 0.05f;
 
+enum class shape { pipeline, star, nvmeof };
+
+const char *shape_name(shape m)
+{
+	return m == shape::pipeline ? "pipeline" : m == shape::star ? "star" : "nvmeof";
+}
+
 struct options {
 	std::uint64_t seed = 1;
 	std::uint32_t ids = 1024, dim = 128, batch = 64, batches = 16;
-	std::string fs = "fs0", gpu = "gpu0";
+	std::string fs = "fs0", gpu = "gpu0", path;
 	std::uint32_t fs_node = 0, gpu_node = 0;
-	bool star = false, json = false;
+	shape mode = shape::pipeline;
+	bool json = false;
 };
 
 [[noreturn]] void usage(int rc)
@@ -89,8 +104,8 @@ struct options {
 	std::fprintf(rc ? stderr : stdout,
 		     "usage: fractos-facever [-s SEED] [-i IDS] [-D DIM] [-j] gen LOCAL\n"
 		     "       fractos-facever [-s SEED] [-i IDS] [-D DIM] [-F FS] [-f NODE] [-G GPU]\n"
-		     "                       [-g NODE] [-b BATCH] [-n BATCHES] [-m pipeline|star] [-j]\n"
-		     "                       run NAME\n");
+		     "                       [-g NODE] [-b BATCH] [-n BATCHES]\n"
+		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-j] run NAME\n");
 	std::exit(rc);
 }
 
@@ -227,8 +242,16 @@ struct session {
 	cap stage;			/* pipeline: the launch, all fixed */
 	std::uint64_t batch_bytes = 0;
 	std::uint64_t wakeups = 0;	/* messages the application took */
+	int fd = -1;			/* nvmeof: the file */
 
 	explicit session(const options &opt) : o(opt) {}
+	session(const session &) = delete;
+	session &operator=(const session &) = delete;
+	~session()
+	{
+		if (fd >= 0)
+			::close(fd);
+	}
 };
 
 result<void> copy(const space &sp, const cap &src, const cap &dst, std::uint64_t src_off,
@@ -308,15 +331,25 @@ result<void> setup(session &s, const std::string &name)
 	if (!sp)
 		return sp.error();
 	s.sp = std::move(*sp);
-	auto fsc = fs::client::lookup(s.sp, o.fs, o.fs_node);
-	if (!fsc)
-		return fsc.error();
-	auto f = fsc->open(s.sp, name, fs::open_dax, 0, kTimeout);
-	if (!f)
-		return f.error();
-	s.file = std::move(*f);
 	s.batch_bytes = std::uint64_t(o.batch) * o.dim * 4;
-	if (s.file.opened().size < std::uint64_t(o.ids) * o.dim * 4)
+	std::uint64_t size;
+	if (o.mode == shape::nvmeof) {
+		struct stat st;
+		s.fd = ::open(o.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (s.fd < 0 || fstat(s.fd, &st))
+			return last_error();
+		size = std::uint64_t(st.st_size);
+	} else {
+		auto fsc = fs::client::lookup(s.sp, o.fs, o.fs_node);
+		if (!fsc)
+			return fsc.error();
+		auto f = fsc->open(s.sp, name, fs::open_dax, 0, kTimeout);
+		if (!f)
+			return f.error();
+		s.file = std::move(*f);
+		size = s.file.opened().size;
+	}
+	if (size < std::uint64_t(o.ids) * o.dim * 4)
 		return errno_code(ERANGE);
 	auto gc = gpu::client::lookup(s.sp, o.gpu, o.gpu_node);
 	if (!gc)
@@ -343,7 +376,8 @@ result<void> setup(session &s, const std::string &name)
 		return r;
 	if (auto r = s.hout.make(s.sp, std::uint64_t(o.batch) * 8); !r)
 		return r;
-	if (auto r = o.star ? s.href.make(s.sp, s.batch_bytes) : result<void>(); !r)
+	if (auto r = o.mode != shape::pipeline ? s.href.make(s.sp, s.batch_bytes)
+						: result<void>(); !r)
 		return r;
 	for (auto [c, tag] : {std::pair(&s.done, kDone), std::pair(&s.err, kErr)}) {
 		auto q = request_create(s.sp, tag);
@@ -351,7 +385,7 @@ result<void> setup(session &s, const std::string &name)
 			return q.error();
 		*c = std::move(*q);
 	}
-	if (!o.star) {
+	if (o.mode == shape::pipeline) {
 		auto st = s.sp.request(*s.verify)
 				  .set_imm(fgpu_launch{1, o.batch})
 				  .set_imm(verify_args(s))
@@ -374,43 +408,51 @@ result<void> batch(session &s, std::uint32_t b, std::uint32_t first)
 	for (std::uint32_t j = 0; j < o.batch; j++)
 		for (std::uint32_t k = 0; k < o.dim; k++)
 			s.hprobe.f()[std::size_t(j) * o.dim + k] = probe_feature(o, b, first + j, k);
-	auto ext = extent_of(s.file, off, s.batch_bytes);
-	if (!ext)
-		return ext.error();
-	auto [rd, in] = *ext;
-	fractos_blk_io io{};
-	io.offset = in;
-	io.len = s.batch_bytes;
-
 	if (auto r = copy(s.sp, s.hprobe.mem(), s.probe.mem(), 0, s.batch_bytes); !r)
 		return r;
-	if (!o.star) {
-		/* one invocation: storage -> GPU -> here */
-		auto r = s.sp.request(*rd).set_imm(io).set_cap(s.ref.mem()).set_cap(s.stage)
-				 .set_cap(s.err).invoke();
-		if (!r)
-			return r;
-		if (auto w = await(s); !w)
-			return w.error();
+	if (o.mode == shape::nvmeof) {
+		/* the block layer over nvme-rdma, into our memory */
+		ssize_t n = pread(s.fd, s.href.f(), s.batch_bytes, off_t(off));
+		if (n < 0)
+			return last_error();
+		if (std::uint64_t(n) != s.batch_bytes)
+			return errno_code(EIO);
 	} else {
-		auto r = s.sp.request(*rd).set_imm(io).set_cap(s.href.mem()).set_cap(s.done)
-				 .set_cap(s.err).invoke();
+		auto ext = extent_of(s.file, off, s.batch_bytes);
+		if (!ext)
+			return ext.error();
+		auto [rd, in] = *ext;
+		fractos_blk_io io{};
+		io.offset = in;
+		io.len = s.batch_bytes;
+		/* pipeline: one invocation, storage -> GPU -> here */
+		bool pipe = o.mode == shape::pipeline;
+		auto r = s.sp.request(*rd)
+				 .set_imm(io)
+				 .set_cap(pipe ? s.ref.mem() : s.href.mem())
+				 .set_cap(pipe ? s.stage : s.done)
+				 .set_cap(s.err)
+				 .invoke();
 		if (!r)
 			return r;
 		auto w = await(s);
 		if (!w)
 			return w.error();
+		if (pipe)
+			return copy(s.sp, s.out.mem(), s.hout.mem(), std::uint64_t(o.batch) * 4,
+				    std::uint64_t(o.batch) * 4);
 		if (auto d = w->imm<fractos_blk_done>(); !d || std::uint64_t(d->result) != s.batch_bytes)
 			return errno_code(EIO);
-		if (auto c = copy(s.sp, s.href.mem(), s.ref.mem(), 0, s.batch_bytes); !c)
-			return c;
-		auto l = gpu::launch(s.sp, *s.verify, fgpu_launch{1, o.batch}, verify_args(s),
-				     s.done, &s.err);
-		if (!l)
-			return l;
-		if (auto w2 = await(s); !w2)
-			return w2.error();
 	}
+	/* star and nvmeof: the application mediates the rest */
+	if (auto c = copy(s.sp, s.href.mem(), s.ref.mem(), 0, s.batch_bytes); !c)
+		return c;
+	auto l = gpu::launch(s.sp, *s.verify, fgpu_launch{1, o.batch}, verify_args(s), s.done,
+			     &s.err);
+	if (!l)
+		return l;
+	if (auto w = await(s); !w)
+		return w.error();
 	/* the verdicts (after the scores) */
 	return copy(s.sp, s.out.mem(), s.hout.mem(), std::uint64_t(o.batch) * 4,
 		    std::uint64_t(o.batch) * 4);
@@ -442,7 +484,7 @@ int run(const options &o, const std::string &name)
 	}
 	double total = std::chrono::duration<double>(clk::now() - t0).count();
 	auto r1 = s.ctx.cleanup(s.sp, kTimeout);
-	auto r2 = s.file.close(s.sp, kTimeout);
+	auto r2 = o.mode == shape::nvmeof ? result<void>() : s.file.close(s.sp, kTimeout);
 	if (!r1)
 		return fail("cleanup", r1.error());
 	if (!r2)
@@ -457,7 +499,7 @@ int run(const options &o, const std::string &name)
 	std::uint64_t pairs = std::uint64_t(o.batches) * o.batch;
 	if (o.json) {
 		json j = {
-			{"mode", o.star ? "star" : "pipeline"},
+			{"mode", shape_name(o.mode)},
 			{"batches", o.batches},
 			{"batch", o.batch},
 			{"dim", o.dim},
@@ -475,7 +517,7 @@ int run(const options &o, const std::string &name)
 		std::printf("%s: %u batches of %u pairs (dim %u): %llu verdicts, %llu wrong "
 			    "(%llu impostors); the application woke %llu times; latency per "
 			    "batch mean %.0f us, p50 %.0f, max %.0f\n",
-			    o.star ? "star" : "pipeline", o.batches, o.batch, o.dim,
+			    shape_name(o.mode), o.batches, o.batch, o.dim,
 			    (unsigned long long)pairs, (unsigned long long)mismatches,
 			    (unsigned long long)impostors, (unsigned long long)s.wakeups, mean,
 			    pct(0.5), pct(1));
@@ -501,7 +543,7 @@ int main(int argc, char **argv)
 	options o;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:m:jh")) != -1) {
+	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:m:P:jh")) != -1) {
 		bool good = true;
 
 		switch (c) {
@@ -533,8 +575,15 @@ int main(int argc, char **argv)
 			good = number(optarg, o.batches, 0, 1U << 20);
 			break;
 		case 'm':
-			good = !std::strcmp(optarg, "pipeline") || !std::strcmp(optarg, "star");
-			o.star = !std::strcmp(optarg, "star");
+			good = false;
+			for (shape m : {shape::pipeline, shape::star, shape::nvmeof})
+				if (!std::strcmp(optarg, shape_name(m))) {
+					o.mode = m;
+					good = true;
+				}
+			break;
+		case 'P':
+			o.path = optarg;
 			break;
 		case 'j':
 			o.json = true;
@@ -562,6 +611,10 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "fractos-facever: -b BATCH must divide -i IDS, and BATCH x DIM "
 				     "x 4 be a multiple of 4096 of at most %u bytes\n",
 			     unsigned(FRACTOS_BLK_MAX_IO));
+		return 2;
+	}
+	if ((o.mode == shape::nvmeof) != !o.path.empty()) {
+		std::fprintf(stderr, "fractos-facever: -P PATH goes with -m nvmeof, and only there\n");
 		return 2;
 	}
 	return run(o, argv[optind + 1]);

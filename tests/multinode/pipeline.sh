@@ -12,7 +12,11 @@
 #   pipeline  one DAX read per batch, into the GPU node's Memory, whose
 #             continuation is the launch, whose continuation is the
 #             application: node 3 -> node 2 -> node 1;
-#   star      the application reads, copies, launches and copies back.
+#   star      the application reads, copies, launches and copies back;
+#   nvmeof    the stack a user would build today: node 3's namespace
+#             (an ext4 holding the same features) exported by nvmet-rdma,
+#             mounted by node 1 over nvme-rdma and read there, then as
+#             star: copy to the GPU, launch, copy back.
 #
 # Every verdict must equal the CPU reference.  Around each run every node
 # snapshots its fabric counters (fosnet barrier carries them to node 1):
@@ -20,10 +24,13 @@
 # and the bytes it read from each peer (rdma_read_bytes: data flows from
 # that peer to this node).  Each shape runs with -n 0 (set-up and
 # tear-down only) and -n 16: the difference over 16 is what a batch costs.
-# Checked: in the pipeline the features go from node 3 to node 2 and never
-# reach node 1, and the application wakes once per batch; in the star they
-# cross into node 1 and out again, and it wakes twice.  The messages,
-# bytes and latency per batch of both shapes are printed side by side.
+# For all three alike: the bytes eth0 sent and the SENDs rxe0 posted
+# (control messages of fractos and of nvme-rdma).  Checked: in the
+# pipeline the features go from node 3 to node 2 and never reach node 1,
+# and the application wakes once per batch; in the star they cross into
+# node 1 and out again, and it wakes twice; the pipeline moves fewer
+# bytes than either.  The messages, bytes and latency per batch of the
+# three are printed side by side.
 . ./lib.sh
 
 fctl=../../tools/fractctl
@@ -41,10 +48,15 @@ bb=$((bsz * dim * 4))
 for i in 1 2 3; do [ "$i" = "$me" ] || add_peer "$i"; done
 for i in 1 2 3; do [ "$i" = "$me" ] || wait_up "$i" 60; done
 
-# snap: this node's "MSGS:BYTES:R1:R2:R3": remote-layer messages sent and
-# bytes moved (sent, plus read) over all its peers, then the bytes read
-# from node 1, 2 and 3.
+# snap: this node's "MSGS:BYTES:R1:R2:R3:WIRE:SENDS": remote-layer
+# messages sent and bytes moved (sent, plus read) over all its peers, the
+# bytes read from node 1, 2 and 3; then, for every stack alike (NVMe-oF
+# too), the bytes eth0 sent and the SENDs rxe0 posted (the control
+# messages of both fractos and nvme-rdma; RDMA READs and WRITEs move data).
 snap() {
+	local wire sends
+	wire=$(cat /sys/class/net/eth0/statistics/tx_bytes)
+	sends=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rdma_sends)
 	$fctl -j node list -s | python3 -c '
 import json, sys
 me = int(sys.argv[1])
@@ -57,12 +69,14 @@ for n in json.load(sys.stdin):
 	msgs += s["tx_remote_msgs"]
 	moved += s["tx_bytes"] + s["rdma_read_bytes"]
 	rd[n["id"]] = s["rdma_read_bytes"]
-print("%d:%d:%d:%d:%d" % (msgs, moved, rd[1], rd[2], rd[3]))' "$me"
+print("%d:%d:%d:%d:%d:%s:%s" % (msgs, moved, rd[1], rd[2], rd[3], sys.argv[2], sys.argv[3]))' \
+		"$me" "$wire" "$sends"
 }
 
-# mark TAG: every node snapshots (as it enters the barrier: so the others
-# wait for node 1 at "ran-RUN" before they snapshot after a run); node 1
-# keeps them all in /tmp/pl.TAG
+# mark TAG: every node snapshots as it enters the barrier, so the others
+# first wait for node 1 at "go-RUN" and "ran-RUN" (node 1 does work
+# between the runs: mounts, the application); node 1 keeps the
+# snapshots in /tmp/pl.TAG
 mark() {
 	barrier "$1" "$(snap)" 120 > "/tmp/pl.$1"
 }
@@ -85,8 +99,13 @@ settle() {
 	diag "node $me: still live after 10 s:$left"
 }
 
-# the shapes and runs, the same list on every node
+# the shapes and runs, the same list on every node (nvmeof last: node 3
+# then serves its namespace over NVMe-oF instead)
 runs="pipeline-0 pipeline-$nb star-0 star-$nb"
+nvmf_runs="nvmeof-0 nvmeof-$nb"
+cfs=/sys/kernel/config/nvmet
+nqn=fractos-facever
+mnt=/tmp/pl-mnt
 
 case $me in
 3)
@@ -118,11 +137,11 @@ case $me in
 	barrier served - 300 >/dev/null
 	barrier put - 300 >/dev/null
 	for r in $runs; do
+		barrier "go-$r" - 300 >/dev/null
 		mark "pre-$r"
 		barrier "ran-$r" - 300 >/dev/null
 		mark "post-$r"
 	done
-	barrier done - 300 >/dev/null
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	rm -f "$st"
@@ -130,6 +149,39 @@ case $me in
 	ok $? "node 3: detach"
 	rmmod fractos_nvme
 	ok $? "node 3: rmmod fractos_nvme"
+	# The baseline's storage: the same features (the same generator) in a
+	# file of an ext4 on the namespace, exported by nvmet-rdma on rxe0.
+	mkdir -p $mnt
+	ip=$(addr_of 3)
+	mkfs.ext4 -q -F /dev/nvme0n1 && mount /dev/nvme0n1 $mnt &&
+		$app -i $ids -D $dim gen $mnt/refs && umount $mnt &&
+		modprobe nvmet-rdma &&
+		{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
+		mkdir $cfs/subsystems/$nqn &&
+		echo 1 > $cfs/subsystems/$nqn/attr_allow_any_host &&
+		mkdir $cfs/subsystems/$nqn/namespaces/1 &&
+		printf %s /dev/nvme0n1 > $cfs/subsystems/$nqn/namespaces/1/device_path &&
+		echo 1 > $cfs/subsystems/$nqn/namespaces/1/enable &&
+		mkdir $cfs/ports/1 &&
+		echo rdma > $cfs/ports/1/addr_trtype &&
+		echo ipv4 > $cfs/ports/1/addr_adrfam &&
+		echo "$ip" > $cfs/ports/1/addr_traddr &&
+		echo 4420 > $cfs/ports/1/addr_trsvcid &&
+		ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
+	ok $? "node 3: ext4 with the features on nvme0n1, exported by nvmet-rdma at $ip:4420"
+	barrier nvmf - 300 >/dev/null
+	for r in $nvmf_runs; do
+		barrier "go-$r" - 300 >/dev/null
+		mark "pre-$r"
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
+	done
+	barrier done - 300 >/dev/null
+	rm -f $cfs/ports/1/subsystems/$nqn
+	rmdir $cfs/ports/1
+	echo 0 > $cfs/subsystems/$nqn/namespaces/1/enable
+	rmdir $cfs/subsystems/$nqn/namespaces/1 $cfs/subsystems/$nqn
+	ok $? "node 3: the NVMe-oF target removed"
 	;;
 2)
 	# vgem's buffer objects back the device memory, as a GPU's would
@@ -139,6 +191,14 @@ case $me in
 	barrier served - 300 >/dev/null
 	barrier put - 300 >/dev/null
 	for r in $runs; do
+		barrier "go-$r" - 300 >/dev/null
+		mark "pre-$r"
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
+	done
+	barrier nvmf - 300 >/dev/null
+	for r in $nvmf_runs; do
+		barrier "go-$r" - 300 >/dev/null
 		mark "pre-$r"
 		barrier "ran-$r" - 300 >/dev/null
 		mark "post-$r"
@@ -155,17 +215,43 @@ case $me in
 		out=$($fscli -n 3 put /tmp/pl-refs refs 2>&1)
 	ok $? "node 1: the reference features of $ids ids in fs0 on node 3 ($out)"
 	barrier put - 300 >/dev/null
-	for r in $runs; do
-		mode=${r%-*}
-		n=${r#*-}
+	# run R [ARGS]: the application, between node-wide snapshots
+	run() {
+		local r=$1 mode=${1%-*} n=${1#*-}
+		shift
+		barrier "go-$r" - 300 >/dev/null
 		mark "pre-$r"
-		$app -j -i $ids -D $dim -b $bsz -n "$n" -m "$mode" -f 3 -g 2 run refs \
-			> /tmp/pl.out.$r 2>&1
-		rc=$?
-		ok $rc "node 1: $mode, $n batches: $(cat /tmp/pl.out.$r)"
+		$app -j -i $ids -D $dim -b $bsz -n "$n" -m "$mode" -f 3 -g 2 "$@" run refs \
+			> "/tmp/pl.out.$r" 2>&1
+		ok $? "node 1: $mode, $n batches: $(cat "/tmp/pl.out.$r")"
 		settle
 		barrier "ran-$r" - 300 >/dev/null
 		mark "post-$r"
+	}
+	for r in $runs; do run "$r"; done
+	# The baseline: the file system of node 3's namespace over nvme-rdma.
+	barrier nvmf - 300 >/dev/null
+	mkdir -p $mnt
+	dev=""
+	modprobe nvme-rdma &&
+		echo "transport=rdma,traddr=$(addr_of 3),trsvcid=4420,nqn=$nqn" > /dev/nvme-fabrics
+	for i in $(seq 50); do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && dev=/dev/${c##*/}n1
+		done
+		[ -b "$dev" ] && break
+		sleep 0.2
+	done
+	mount -o ro "$dev" $mnt
+	ok $? "node 1: node 3's namespace over NVMe-oF ($dev), its ext4 mounted"
+	# The file system's first use reads its metadata over NVMe-oF (a
+	# megabyte here): once before the counted runs, as the others' set-up
+	# is warm by then.
+	$app -i $ids -D $dim -b $bsz -n 0 -m nvmeof -g 2 -P $mnt/refs run refs >/dev/null 2>&1
+	for r in $nvmf_runs; do run "$r" -P $mnt/refs; done
+	umount $mnt
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && echo 1 > "$c/delete_controller"
 	done
 	barrier done - 300 >/dev/null
 	# per node I and run R: field F of "MSGS:BYTES:R1:R2:R3", post - pre
@@ -188,7 +274,7 @@ case $me in
 	js() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2" < "/tmp/pl.out.$1-$nb"; }
 	lat() { python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["latency_us"]["mean"])' < "/tmp/pl.out.$1-$nb"; }
 
-	for m in pipeline star; do
+	for m in pipeline star nvmeof; do
 		[ "$(js $m mismatches)" = 0 ] && [ "$(js $m pairs)" = $((nb * bsz)) ]
 		ok $? "node 1: $m: every one of $((nb * bsz)) verdicts equals the CPU reference"
 	done
@@ -204,14 +290,26 @@ case $me in
 	w=$(js pipeline wakeups) ws=$(js star wakeups)
 	[ "$w" = $nb ] && [ "$ws" = $((2 * nb)) ]
 	ok $? "node 1: the application woke once a batch in the pipeline ($w), twice in the star ($ws)"
-	pm=$(sum_per pipeline 1) sm=$(sum_per star 1)
 	pb=$(sum_per pipeline 2) sb=$(sum_per star 2)
 	[ "$pb" -lt "$sb" ]
 	ok $? "node 1: a batch moves fewer bytes in the pipeline ($pb) than in the star ($sb)"
-	pl=$(lat pipeline) sl=$(lat star)
-	diag "facever: per batch of $bsz pairs (dim $dim, $bb bytes of features): pipeline $pm messages, $pb bytes, $pl us; star $sm messages, $sb bytes, $sl us"
-	for m in pipeline star; do
-		diag "facever: $m messages per batch sent by node 1, 2, 3: $(per 1 $m 1) $(per 2 $m 1) $(per 3 $m 1)"
+	pw=$(sum_per pipeline 6) nw=$(sum_per nvmeof 6)
+	[ "$pw" -lt "$nw" ]
+	ok $? "node 1: a batch puts fewer bytes on the wire in the pipeline ($pw) than over NVMe-oF ($nw)"
+	diag "facever: per batch of $bsz pairs (dim $dim, $bb bytes of features):"
+	diag "facever: shape     fractos-msgs  fabric-bytes  rdma-sends  wire-bytes  latency-us"
+	for m in pipeline star nvmeof; do
+		diag "$(printf 'facever: %-8s  %12s  %12s  %10s  %10s  %10s' $m \
+			"$(sum_per $m 1)" "$(sum_per $m 2)" "$(sum_per $m 7)" "$(sum_per $m 6)" "$(lat $m)")"
+	done
+	for m in pipeline star nvmeof; do
+		diag "facever: $m fractos messages per batch sent by node 1, 2, 3: $(per 1 $m 1) $(per 2 $m 1) $(per 3 $m 1)"
+	done
+	for r in $runs $nvmf_runs; do
+		diag "facever: run $r, node 1, 2, 3 sent (fractos messages/rdma SENDs/eth0 bytes):" \
+			"$(delta 1 "$r" 1)/$(delta 1 "$r" 7)/$(delta 1 "$r" 6)" \
+			"$(delta 2 "$r" 1)/$(delta 2 "$r" 7)/$(delta 2 "$r" 6)" \
+			"$(delta 3 "$r" 1)/$(delta 3 "$r" 7)/$(delta 3 "$r" 6)"
 	done
 	rm -f /tmp/pl-refs /tmp/pl.*
 	;;
