@@ -60,7 +60,7 @@ void fos_peer_proto_error(struct fos_peer *peer, const char *why);
 
 /* What a peer may make this node hold (limits: module parameters). */
 enum fos_peer_res {
-	FOS_PEER_WORK,		/* COPY, GRANT, LOOKUP being served */
+	FOS_PEER_WORK,		/* COPY, GRANT, LOOKUP, ... being served */
 	FOS_PEER_GRANTS,	/* grants out */
 	FOS_PEER_NR_RES,
 };

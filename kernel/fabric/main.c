@@ -184,7 +184,8 @@ static struct dentry *fos_debugfs;
 
 /*
  * Per-peer limits on what a peer may make this node hold: requests served
- * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ) at a time, and
+ * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ, a forwarded INVOKE)
+ * at a time, and
  * grants (memory regions) out at a time.  Over them the request is
  * answered EAGAIN.
  */
@@ -195,7 +196,7 @@ static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
 module_param_named(fabric_peer_work, fos_peer_limit[FOS_PEER_WORK], uint,
 		   0644);
 MODULE_PARM_DESC(fabric_peer_work,
-		 "Requests of one peer (COPY, GRANT, LOOKUP, REVOKE_REQ) served at a time; over it they fail with EAGAIN (default 64)");
+		 "Requests of one peer (COPY, GRANT, LOOKUP, REVOKE_REQ, forwarded INVOKE) served at a time; over it they fail with EAGAIN (default 64)");
 module_param_named(fabric_peer_grants, fos_peer_limit[FOS_PEER_GRANTS], uint,
 		   0644);
 MODULE_PARM_DESC(fabric_peer_grants,

@@ -336,6 +336,8 @@ out:
 	return ret;
 }
 
+struct workqueue_struct *fos_forward_wq;
+
 /* ---- the owner's side: receive handlers (registered by remote.c) ---- */
 
 static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
@@ -349,9 +351,10 @@ static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 /**
  * struct fos_forward - an INVOKE passed on to the provider's node
  * @done: fos_req_forward()'s callback
- * @work: on fos_copy_wq
+ * @work: on fos_forward_wq
  * @peer: the invoker's node (a reference), for the ACK
  * @cookie: the INVOKE's, for the ACK
+ * @arrived: jiffies when the INVOKE arrived
  * @obj: our Request it invoked (a reference; the work's until it has
  *	called fos_req_forward())
  * @imm_len: bytes at @imm
@@ -369,6 +372,7 @@ struct fos_forward {
 	struct work_struct work;
 	struct fos_peer *peer;
 	u64 cookie;
+	unsigned long arrived;
 	struct fos_object *obj;
 	u32 imm_len;
 	u32 ncaps;
@@ -395,9 +399,12 @@ static void fos_forward_work_fn(struct work_struct *work)
 	struct fos_kcap *caps = fw->caps;
 	struct fos_kcap **kcaps = fw->kcaps;
 	u32 i, n = fw->ncaps;
-	int ret;
+	int ret = -ETIMEDOUT;
 
-	ret = fos_req_forward(obj, fw->imm, fw->imm_len, kcaps, n, &fw->done);
+	/* Late: the invoker gives up soon ("Forwarding" in remote.c). */
+	if (time_before(jiffies, fw->arrived + FOS_REMOTE_TIMEOUT / 2))
+		ret = fos_req_forward(obj, fw->imm, fw->imm_len, kcaps, n,
+				      &fw->done);
 	/* (the message holds what it needs of the arguments now) */
 	for (i = 0; i < n; i++)
 		fos_obj_put(caps[i].cap.obj);
@@ -428,11 +435,12 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 		goto out_res;
 	fw->caps = kcalloc(max(ncaps, 1U), sizeof(*fw->caps), GFP_KERNEL);
 	fw->kcaps = kcalloc(max(ncaps, 1U), sizeof(*fw->kcaps), GFP_KERNEL);
-	fw->peer = fos_peer_find(fos_peer_node_id(peer));
-	if (!fw->caps || !fw->kcaps || !fw->peer)
+	if (!fw->caps || !fw->kcaps)
 		goto out_free;
+	fw->peer = fos_peer_get(peer);
 	fw->done.fn = fos_forward_done;
 	fw->cookie = cookie;
+	fw->arrived = jiffies;
 	fw->obj = obj;
 	fw->imm_len = imm_len;
 	fw->ncaps = ncaps;
@@ -443,12 +451,10 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 		caps[i].obj = NULL;
 	}
 	INIT_WORK(&fw->work, fos_forward_work_fn);
-	queue_work(fos_copy_wq, &fw->work);
+	queue_work(fos_forward_wq, &fw->work);
 	return -EINPROGRESS;
 
 out_free:
-	if (fw->peer)
-		fos_peer_put(fw->peer);
 	kfree(fw->kcaps);
 	kfree(fw->caps);
 	kfree(fw);

@@ -195,6 +195,8 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
+/* call.c: forwarded invocations ("Forwarding" in remote.c) */
+extern struct workqueue_struct *fos_forward_wq;
 int fos_copy_local_view(struct fos_peer *peer,
 			const struct fos_wire_cap *wc, u32 perm,
 			u64 off, u64 len, struct fos_cap *out);

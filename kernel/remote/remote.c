@@ -120,11 +120,18 @@
  * Forwarding: a Request derived from a proxy (or a revocation-tree child
  * of one) can be sent to a third node: it is exported as any local
  * object.  An INVOKE of it arrives here; its arguments are resolved in the
- * receive path as for any INVOKE, then a work item on fos_copy_wq (one of
- * the invoker's fabric_peer_work slots, EAGAIN without one) invokes it as
- * a local process would (fos_req_forward(): the derived arguments first,
- * to the owner at its root), asynchronously, and the ACK to the invoker
- * carries the owner's answer.  So storage on node 3 can invoke node 1's
+ * receive path as for any INVOKE, then a work item on fos_forward_wq (one
+ * of the invoker's fabric_peer_work slots, EAGAIN without one) invokes it
+ * as a local process would (fos_req_forward(): the derived arguments
+ * first, to the owner at its root), asynchronously, and the ACK to the
+ * invoker carries the owner's answer.  The forward's own wait (a send
+ * credit, an IMPORT per argument of a third node's, the owner's answer)
+ * adds to the invoker's: a forward that starts FOS_REMOTE_TIMEOUT / 2
+ * after its INVOKE arrived is answered ETIMEDOUT without being sent, and
+ * an ACK that comes after the invoker gave up finds no call (cookies are
+ * handed out cyclically, rpc.c), so it is dropped.  Forwards have a
+ * workqueue of their own: a peer that never answers IMPORTs holds only
+ * its own slots' workers, not those that serve copies.  So storage on node 3 can invoke node 1's
  * launch Request derived from node 2's GPU service: node 1's kernel adds
  * the launch's arguments and no process of node 1 wakes up.
  *
@@ -266,14 +273,21 @@ int fos_remote_init(void)
 		ret = -ENOMEM;
 		goto err_copy_wq;
 	}
+	fos_forward_wq = alloc_workqueue("fractos_forward", WQ_UNBOUND, 0);
+	if (!fos_forward_wq) {
+		ret = -ENOMEM;
+		goto err_rpc_wq;
+	}
 	ret = fos_fabric_register(fos_remote_types,
 				  ARRAY_SIZE(fos_remote_types));
 	if (ret)
-		goto err_rpc_wq;
+		goto err_forward_wq;
 	fos_fabric_set_node_down(fos_remote_node_down);
 	fos_remote_set_ops(&fos_remote_fabric_ops);
 	return 0;
 
+err_forward_wq:
+	destroy_workqueue(fos_forward_wq);
 err_rpc_wq:
 	destroy_workqueue(fos_rpc_wq);
 err_copy_wq:
@@ -297,6 +311,8 @@ void fos_remote_exit(void)
 	 * already), and only then run the last events.
 	 */
 	flush_workqueue(fos_copy_wq);
+	/* (a forward's call, if sent, ends on fos_rpc_wq, below) */
+	destroy_workqueue(fos_forward_wq);
 	flush_work(&fos_downs_work);
 	fos_grants_drop_node(U32_MAX);
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */

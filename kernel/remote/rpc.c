@@ -32,6 +32,21 @@
 
 /* Calls in flight by cookie; xa_lock guards answering them. */
 DEFINE_XARRAY_ALLOC(fos_rpcs);
+/*
+ * Cookies are handed out cyclically, so that an answer that comes after
+ * its caller gave up (ETIMEDOUT: a forwarded invocation's ACK may, see
+ * "Forwarding" in remote.c) finds no call rather than a newer one that
+ * was given the same cookie.
+ */
+static u32 fos_rpc_next;
+
+static int fos_rpc_alloc(u32 *cookie, struct fos_rpc_wait *w)
+{
+	int ret = xa_alloc_cyclic(&fos_rpcs, cookie, w, xa_limit_32b,
+				  &fos_rpc_next, GFP_KERNEL);
+
+	return ret < 0 ? ret : 0;	/* 1: it wrapped */
+}
 
 /* Where asynchronous calls are answered. */
 struct workqueue_struct *fos_rpc_wq;
@@ -98,7 +113,7 @@ int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 
 	fos_rpc_init(w, peer, type);
 	w->fn = NULL;
-	ret = xa_alloc(&fos_rpcs, &cookie, w, xa_limit_32b, GFP_KERNEL);
+	ret = fos_rpc_alloc(&cookie, w);
 	if (ret)
 		return ret;
 	ret = fos_fabric_send(peer, type, cookie, payload, len, NULL,
@@ -214,7 +229,7 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 	INIT_WORK(&w->work, fos_rpc_async_work);
 	INIT_DELAYED_WORK(&w->timer, fos_rpc_async_timeout);
 	w->state = FOS_RPC_SENDING;
-	ret = xa_alloc(&fos_rpcs, &w->cookie, w, xa_limit_32b, GFP_KERNEL);
+	ret = fos_rpc_alloc(&w->cookie, w);
 	if (ret)
 		return ret;
 	ret = fos_fabric_send(peer, type, w->cookie, payload, len, NULL,
