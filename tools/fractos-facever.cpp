@@ -34,7 +34,11 @@
  * Both check every verdict against a CPU reference (double precision,
  * from the same generator) and print the latency per batch.  A read that
  * fails, or a kernel that does, arrives on the application's error
- * continuation: the run stops with that errno.
+ * continuation: the run stops with that errno.  The application watches
+ * its services (monitor_receive on the launch Request and on the file's
+ * read Requests): when one is revoked (its daemon or its node died) the
+ * run stops with EKEYREVOKED, naming which, instead of waiting for an
+ * answer that will not come.
  *
  * The data set (-s SEED, -i IDS, -D DIM): reference features of id i are
  * DIM floats uniform in [-1, 1] from splitmix64(SEED, i, k); the file holds
@@ -46,7 +50,9 @@
  * Options: -F SERVICE and -f NODE (the file service, default fs0, this
  * node), -G SERVICE and -g NODE (the GPU service, default gpu0, this
  * node), -b BATCH (pairs per batch, default 64), -n BATCHES (default 16;
- * 0: set up and tear down only, for counting what a batch costs), -m
+ * 0: set up and tear down only, for counting what a batch costs), -q
+ * DEPTH (batches in flight, 1 to 16, default 1: each has its own buffers
+ * and continuation; the latency of one counts from its start), -m
  * pipeline|star|nvmeof, -P PATH (nvmeof's file), -j (JSON: one object,
  * nlohmann::json as fractos-fs).
  * Exit status: 0; 1 on an error or a wrong verdict; 2 on usage.
@@ -69,6 +75,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +87,8 @@ namespace {
 
 constexpr std::chrono::seconds kTimeout{30};
 constexpr std::uint64_t kDone = 0xfd0, kErr = 0xfe0;
+/* Monitor cookies: the GPU service's or the storage's Request revoked. */
+constexpr std::uint64_t kLostGpu = 0xf61, kLostStorage = 0xf62;
 constexpr float kThreshold = 0.9f;
 constexpr float kNoise = 0.05f;
 
@@ -92,7 +101,7 @@ const char *shape_name(shape m)
 
 struct options {
 	std::uint64_t seed = 1;
-	std::uint32_t ids = 1024, dim = 128, batch = 64, batches = 16;
+	std::uint32_t ids = 1024, dim = 128, batch = 64, batches = 16, depth = 1;
 	std::string fs = "fs0", gpu = "gpu0", path;
 	std::uint32_t fs_node = 0, gpu_node = 0;
 	shape mode = shape::pipeline;
@@ -104,7 +113,7 @@ struct options {
 	std::fprintf(rc ? stderr : stdout,
 		     "usage: fractos-facever [-s SEED] [-i IDS] [-D DIM] [-j] gen LOCAL\n"
 		     "       fractos-facever [-s SEED] [-i IDS] [-D DIM] [-F FS] [-f NODE] [-G GPU]\n"
-		     "                       [-g NODE] [-b BATCH] [-n BATCHES]\n"
+		     "                       [-g NODE] [-b BATCH] [-n BATCHES] [-q DEPTH]\n"
 		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-j] run NAME\n");
 	std::exit(rc);
 }
@@ -228,7 +237,21 @@ private:
 	cap mem_;
 };
 
-/* What one run holds: the file, the GPU context and its buffers. */
+/*
+ * One batch in flight: its own device and host buffers, its continuation
+ * and (pipeline) its launch Request, and where it is.
+ */
+struct slot {
+	gpu::buffer ref, probe, out;	/* out: scores, then verdicts */
+	host_buffer href, hprobe, hout;
+	cap done;			/* tag kDone + its index */
+	cap stage;			/* pipeline: the launch, all fixed */
+	enum { idle, reading, launched } phase = idle;
+	std::uint32_t b = 0, first = 0;	/* the batch, its first id */
+	clk::time_point t;		/* when it started */
+};
+
+/* What one run holds: the file, the GPU context, the slots. */
 struct session {
 	const options &o;
 	space sp;
@@ -236,12 +259,11 @@ struct session {
 	gpu::context ctx;
 	gpu::module mod;
 	const cap *verify = nullptr;
-	gpu::buffer ref, probe, out;	/* out: scores, then verdicts */
-	host_buffer href, hprobe, hout;
-	cap done, err;
-	cap stage;			/* pipeline: the launch, all fixed */
+	std::vector<std::unique_ptr<slot>> slots;
+	cap err;			/* every batch's error continuation */
 	std::uint64_t batch_bytes = 0;
 	std::uint64_t wakeups = 0;	/* messages the application took */
+	const char *lost = nullptr;	/* the service whose Request died */
 	int fd = -1;			/* nvmeof: the file */
 
 	explicit session(const options &opt) : o(opt) {}
@@ -277,6 +299,10 @@ result<message> await(session &s)
 	if (!m)
 		return m.error();
 	s.wakeups++;
+	if (m->type == msg_type::monitor_receive) {
+		s.lost = m->tag == kLostGpu ? "the GPU service" : "the file service";
+		return errno_code(EKEYREVOKED);
+	}
 	if (m->tag == kErr) {
 		/* the storage's fractos_blk_done or the GPU's wire_reply:
 		 * both begin with the errno */
@@ -286,7 +312,7 @@ result<message> await(session &s)
 			return errno_code(-r->status);
 		return errno_code(EPROTO);
 	}
-	if (m->tag != kDone)
+	if (m->tag < kDone || m->tag >= kDone + s.slots.size())
 		return errno_code(EPROTO);
 	if (auto r = m->imm<gpu::wire_reply>(); r && r->status < 0)
 		return errno_code(-r->status);
@@ -311,17 +337,56 @@ result<std::pair<const cap *, std::uint64_t>> extent_of(const fs::file &f, std::
 	return errno_code(ERANGE);
 }
 
-fgpu_verify_f32 verify_args(const session &s)
+fgpu_verify_f32 verify_args(const options &o, const slot &sl)
 {
 	fgpu_verify_f32 v{};
-	v.n = s.o.batch;
-	v.dim = s.o.dim;
-	v.ref = s.ref.addr();
-	v.probe = s.probe.addr();
-	v.score = s.out.addr();
-	v.verdict = s.out.addr() + std::uint64_t(s.o.batch) * 4;
+	v.n = o.batch;
+	v.dim = o.dim;
+	v.ref = sl.ref.addr();
+	v.probe = sl.probe.addr();
+	v.score = sl.out.addr();
+	v.verdict = sl.out.addr() + std::uint64_t(o.batch) * 4;
 	v.threshold = kThreshold;
 	return v;
+}
+
+/* Slot @i: its buffers, its continuation and (pipeline) its launch. */
+result<void> setup_slot(session &s, std::size_t i)
+{
+	const options &o = s.o;
+	auto sl = std::make_unique<slot>();
+
+	for (auto b : {&sl->ref, &sl->probe, &sl->out}) {
+		auto m = s.ctx.alloc(s.sp, b == &sl->out ? std::uint64_t(o.batch) * 8
+							 : s.batch_bytes, kTimeout);
+		if (!m)
+			return m.error();
+		*b = std::move(*m);
+	}
+	if (auto r = sl->hprobe.make(s.sp, s.batch_bytes); !r)
+		return r;
+	if (auto r = sl->hout.make(s.sp, std::uint64_t(o.batch) * 8); !r)
+		return r;
+	if (auto r = o.mode != shape::pipeline ? sl->href.make(s.sp, s.batch_bytes)
+						: result<void>(); !r)
+		return r;
+	auto q = request_create(s.sp, kDone + i);
+	if (!q)
+		return q.error();
+	sl->done = std::move(*q);
+	if (o.mode == shape::pipeline) {
+		auto st = s.sp.request(*s.verify)
+				  .set_imm(fgpu_launch{1, o.batch})
+				  .set_imm(verify_args(o, *sl))
+				  .set_cap(sl->done)
+				  .set_cap(s.err)
+				  .derive();
+		if (!st)
+			return st.error();
+		sl->stage = std::move(*st);
+	}
+	s.slots.push_back(std::move(sl));
+	return {};
 }
 
 result<void> setup(session &s, const std::string &name)
@@ -365,97 +430,92 @@ result<void> setup(session &s, const std::string &name)
 	s.verify = s.mod.find("verify_f32");
 	if (!s.verify)
 		return errno_code(ENOENT);
-	for (auto b : {&s.ref, &s.probe, &s.out}) {
-		auto m = s.ctx.alloc(s.sp, b == &s.out ? std::uint64_t(o.batch) * 8 : s.batch_bytes,
-				     kTimeout);
-		if (!m)
-			return m.error();
-		*b = std::move(*m);
-	}
-	if (auto r = s.hprobe.make(s.sp, s.batch_bytes); !r)
+	/* a service that dies wakes us up */
+	if (auto r = monitor_receive(*s.verify, kLostGpu); !r)
 		return r;
-	if (auto r = s.hout.make(s.sp, std::uint64_t(o.batch) * 8); !r)
-		return r;
-	if (auto r = o.mode != shape::pipeline ? s.href.make(s.sp, s.batch_bytes)
-						: result<void>(); !r)
-		return r;
-	for (auto [c, tag] : {std::pair(&s.done, kDone), std::pair(&s.err, kErr)}) {
-		auto q = request_create(s.sp, tag);
-		if (!q)
-			return q.error();
-		*c = std::move(*q);
-	}
-	if (o.mode == shape::pipeline) {
-		auto st = s.sp.request(*s.verify)
-				  .set_imm(fgpu_launch{1, o.batch})
-				  .set_imm(verify_args(s))
-				  .set_cap(s.done)
-				  .set_cap(s.err)
-				  .derive();
-		if (!st)
-			return st.error();
-		s.stage = std::move(*st);
-	}
+	for (const auto &e : s.file.extents())
+		if (auto r = monitor_receive(e.read, kLostStorage); !r)
+			return r;
+	auto err = request_create(s.sp, kErr);
+	if (!err)
+		return err.error();
+	s.err = std::move(*err);
+	for (std::size_t i = 0; i < o.depth; i++)
+		if (auto r = setup_slot(s, i); !r)
+			return r;
 	return {};
 }
 
-/* One batch from id @first; the verdicts land in hout after the scores. */
-result<void> batch(session &s, std::uint32_t b, std::uint32_t first)
+/* The star's and nvmeof's second step: the features to the GPU, launch. */
+result<void> launch(session &s, slot &sl)
+{
+	if (auto c = copy(s.sp, sl.href.mem(), sl.ref.mem(), 0, s.batch_bytes); !c)
+		return c;
+	sl.phase = slot::launched;
+	return gpu::launch(s.sp, *s.verify, fgpu_launch{1, s.o.batch}, verify_args(s.o, sl),
+			   sl.done, &s.err);
+}
+
+/* Starts batch @b in the idle slot @sl. */
+result<void> start(session &s, slot &sl, std::uint32_t b)
 {
 	const options &o = s.o;
-	std::uint64_t off = std::uint64_t(first) * o.dim * 4;
 
+	sl.b = b;
+	sl.first = (b % (o.ids / o.batch)) * o.batch;
+	sl.t = clk::now();
+	std::uint64_t off = std::uint64_t(sl.first) * o.dim * 4;
 	for (std::uint32_t j = 0; j < o.batch; j++)
 		for (std::uint32_t k = 0; k < o.dim; k++)
-			s.hprobe.f()[std::size_t(j) * o.dim + k] = probe_feature(o, b, first + j, k);
-	if (auto r = copy(s.sp, s.hprobe.mem(), s.probe.mem(), 0, s.batch_bytes); !r)
+			sl.hprobe.f()[std::size_t(j) * o.dim + k] =
+				probe_feature(o, b, sl.first + j, k);
+	if (auto r = copy(s.sp, sl.hprobe.mem(), sl.probe.mem(), 0, s.batch_bytes); !r)
 		return r;
 	if (o.mode == shape::nvmeof) {
 		/* the block layer over nvme-rdma, into our memory */
-		ssize_t n = pread(s.fd, s.href.f(), s.batch_bytes, off_t(off));
+		ssize_t n = pread(s.fd, sl.href.f(), s.batch_bytes, off_t(off));
 		if (n < 0)
 			return last_error();
 		if (std::uint64_t(n) != s.batch_bytes)
 			return errno_code(EIO);
-	} else {
-		auto ext = extent_of(s.file, off, s.batch_bytes);
-		if (!ext)
-			return ext.error();
-		auto [rd, in] = *ext;
-		fractos_blk_io io{};
-		io.offset = in;
-		io.len = s.batch_bytes;
-		/* pipeline: one invocation, storage -> GPU -> here */
-		bool pipe = o.mode == shape::pipeline;
-		auto r = s.sp.request(*rd)
-				 .set_imm(io)
-				 .set_cap(pipe ? s.ref.mem() : s.href.mem())
-				 .set_cap(pipe ? s.stage : s.done)
-				 .set_cap(s.err)
-				 .invoke();
-		if (!r)
-			return r;
-		auto w = await(s);
-		if (!w)
-			return w.error();
-		if (pipe)
-			return copy(s.sp, s.out.mem(), s.hout.mem(), std::uint64_t(o.batch) * 4,
-				    std::uint64_t(o.batch) * 4);
-		if (auto d = w->imm<fractos_blk_done>(); !d || std::uint64_t(d->result) != s.batch_bytes)
-			return errno_code(EIO);
+		return launch(s, sl);
 	}
-	/* star and nvmeof: the application mediates the rest */
-	if (auto c = copy(s.sp, s.href.mem(), s.ref.mem(), 0, s.batch_bytes); !c)
-		return c;
-	auto l = gpu::launch(s.sp, *s.verify, fgpu_launch{1, o.batch}, verify_args(s), s.done,
-			     &s.err);
-	if (!l)
-		return l;
-	if (auto w = await(s); !w)
-		return w.error();
+	auto ext = extent_of(s.file, off, s.batch_bytes);
+	if (!ext)
+		return ext.error();
+	auto [rd, in] = *ext;
+	fractos_blk_io io{};
+	io.offset = in;
+	io.len = s.batch_bytes;
+	/* pipeline: one invocation, storage -> GPU -> here */
+	bool pipe = o.mode == shape::pipeline;
+	sl.phase = pipe ? slot::launched : slot::reading;
+	return s.sp.request(*rd)
+		.set_imm(io)
+		.set_cap(pipe ? sl.ref.mem() : sl.href.mem())
+		.set_cap(pipe ? sl.stage : sl.done)
+		.set_cap(s.err)
+		.invoke();
+}
+
+/* @m came for @sl: the next step, or the verdicts (true: they are in). */
+result<bool> advance(session &s, slot &sl, const message &m)
+{
+	if (sl.phase == slot::reading) {
+		if (auto d = m.imm<fractos_blk_done>(); !d || std::uint64_t(d->result) != s.batch_bytes)
+			return errno_code(EIO);
+		if (auto r = launch(s, sl); !r)
+			return r.error();
+		return false;
+	}
+	if (sl.phase != slot::launched)
+		return errno_code(EPROTO);
 	/* the verdicts (after the scores) */
-	return copy(s.sp, s.out.mem(), s.hout.mem(), std::uint64_t(o.batch) * 4,
-		    std::uint64_t(o.batch) * 4);
+	std::uint64_t n = std::uint64_t(s.o.batch) * 4;
+	if (auto r = copy(s.sp, sl.out.mem(), sl.hout.mem(), n, n); !r)
+		return r.error();
+	sl.phase = slot::idle;
+	return true;
 }
 
 int run(const options &o, const std::string &name)
@@ -466,20 +526,45 @@ int run(const options &o, const std::string &name)
 
 	if (auto r = setup(s, name); !r)
 		return fail("set-up", r.error());
-	std::uint32_t per_file = o.ids / o.batch;
 	auto t0 = clk::now();
-	for (std::uint32_t b = 0; b < o.batches; b++) {
-		std::uint32_t first = (b % per_file) * o.batch;
-		auto t = clk::now();
-		if (auto r = batch(s, b, first); !r)
-			return fail("batch " + std::to_string(b), r.error());
-		us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t).count());
+	auto failed = [&](std::uint32_t b, std::error_code ec) {
+		/* A copy into a revoked buffer can fail before the monitor
+		 * message is read: whose death was it? */
+		for (int i = 0; i < 10 && !s.lost; i++) {
+			auto m = request_receive(s.sp, FRACTOS_RECV_TIMEOUT, 20'000'000);
+			if (m && m->type == msg_type::monitor_receive)
+				s.lost = m->tag == kLostGpu ? "the GPU service" : "the file service";
+		}
+		return fail("batch " + std::to_string(b) +
+				    (s.lost ? std::string(": ") + s.lost + "'s Request was revoked" : ""),
+			    ec);
+	};
+	/* up to -q batches in flight, each slot taking the next when done */
+	for (std::uint32_t next = 0, finished = 0; finished < o.batches;) {
+		for (auto &sl : s.slots) {
+			if (sl->phase != slot::idle || next >= o.batches)
+				continue;
+			if (auto r = start(s, *sl, next); !r)
+				return failed(next, r.error());
+			next++;
+		}
+		auto m = await(s);
+		if (!m)
+			return failed(finished, m.error());
+		slot &sl = *s.slots[m->tag - kDone];
+		auto in = advance(s, sl, *m);
+		if (!in)
+			return failed(sl.b, in.error());
+		if (!*in)
+			continue;
+		finished++;
+		us.push_back(std::chrono::duration<double, std::micro>(clk::now() - sl.t).count());
 		for (std::uint32_t j = 0; j < o.batch; j++) {
-			bool want = reference_verdict(o, b, first + j);
-			bool got = s.hout.u()[j] == 1;
-			mismatches += got != want;
-			labels_off += want != genuine(o, b, first + j);
-			impostors += !genuine(o, b, first + j);
+			std::uint32_t id = sl.first + j;
+			bool want = reference_verdict(o, sl.b, id);
+			mismatches += (sl.hout.u()[j] == 1) != want;
+			labels_off += want != genuine(o, sl.b, id);
+			impostors += !genuine(o, sl.b, id);
 		}
 	}
 	double total = std::chrono::duration<double>(clk::now() - t0).count();
@@ -502,6 +587,8 @@ int run(const options &o, const std::string &name)
 			{"mode", shape_name(o.mode)},
 			{"batches", o.batches},
 			{"batch", o.batch},
+			{"depth", o.depth},
+			{"batches_per_s", total > 0 ? double(o.batches) / total : 0.0},
 			{"dim", o.dim},
 			{"pairs", pairs},
 			{"impostors", impostors},
@@ -514,13 +601,13 @@ int run(const options &o, const std::string &name)
 		};
 		std::printf("%s\n", j.dump().c_str());
 	} else {
-		std::printf("%s: %u batches of %u pairs (dim %u): %llu verdicts, %llu wrong "
-			    "(%llu impostors); the application woke %llu times; latency per "
-			    "batch mean %.0f us, p50 %.0f, max %.0f\n",
-			    shape_name(o.mode), o.batches, o.batch, o.dim,
+		std::printf("%s: %u batches of %u pairs (dim %u), %u in flight: %llu verdicts, "
+			    "%llu wrong (%llu impostors); the application woke %llu times; "
+			    "latency per batch mean %.0f us, p50 %.0f, max %.0f; %.1f batches/s\n",
+			    shape_name(o.mode), o.batches, o.batch, o.dim, o.depth,
 			    (unsigned long long)pairs, (unsigned long long)mismatches,
 			    (unsigned long long)impostors, (unsigned long long)s.wakeups, mean,
-			    pct(0.5), pct(1));
+			    pct(0.5), pct(1), total > 0 ? double(o.batches) / total : 0.0);
 	}
 	return mismatches ? 1 : 0;
 }
@@ -543,7 +630,7 @@ int main(int argc, char **argv)
 	options o;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:m:P:jh")) != -1) {
+	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:q:m:P:jh")) != -1) {
 		bool good = true;
 
 		switch (c) {
@@ -573,6 +660,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			good = number(optarg, o.batches, 0, 1U << 20);
+			break;
+		case 'q':
+			good = number(optarg, o.depth, 1, 16);
 			break;
 		case 'm':
 			good = false;

@@ -8,8 +8,9 @@
 # Two guests run connect, refuse, auth, link, loss, restart, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, fs (the
 # file-system service disaggregated over them), membership, relay (a
-# man in the middle of one connection) and pipeline (the paper's
-# storage -> GPU -> application pipeline against the star), then three guests
+# man in the middle of one connection), pipeline (the paper's
+# storage -> GPU -> application pipeline against the star and NVMe-oF)
+# and pipekill (its GPU node killed mid-batch: last), then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
 # 3-stage chain of chain_node.c, killchain, and the storage test of
 # blk_node.c).  Every node prints
@@ -97,7 +98,7 @@ run_script() {
 run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
-nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline}
+nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
 # remote invocation, delegation, forwarding and node death on three nodes
 if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh
