@@ -15,7 +15,6 @@
 . ./lib.sh
 
 fctl=../../tools/fractctl
-fsd=../../adaptors/fs/fractos-fsd
 fscli=../../tools/fractos-fs
 size=6000000
 
@@ -44,18 +43,7 @@ for i in 1 2 3; do [ "$i" = "$me" ] || wait_up "$i" 60; done
 
 case $me in
 3)
-	ko=$(dirname "$FRACTOS_KO")/../adaptors/nvme/fractos_nvme.ko
-	insmod "$ko"
-	ok $? "node 3: insmod fractos_nvme"
-	[ -e /dev/nvme0n1 ] || modprobe nvme
-	i=0
-	while [ ! -e /dev/nvme0n1 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none
-	out=$($fctl blk attach /dev/nvme0n1 name ssd format 2>&1)
-	ok $? "node 3: attach /dev/nvme0n1 as ssd $out"
+	ssd_attach
 	# Every node passes every barrier, in order.
 	barrier attached >/dev/null
 	barrier served - 300 >/dev/null
@@ -71,18 +59,8 @@ case $me in
 2)
 	barrier attached >/dev/null
 	st=/tmp/fsd-node.meta
-	rm -f "$st"
-	out=$($fsd format ssd -n 3 -s "$st" 2>&1)
-	ok $? "node 2: fractos-fsd format ssd on node 3: $out"
-	$fsd serve ssd -n 3 -s "$st" -N fs0 -w >/dev/null &
-	pid=$!
-	i=0
-	until $fscli ls >/dev/null 2>&1 || [ $i -ge 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	$fscli ls >/dev/null 2>&1
-	ok $? "node 2: fractos-fsd serves fs0"
+	fsd_serve "$st" -n 3
+	pid=$fsd_pid
 	r3=$(rx_from 3)
 	barrier served - 300 >/dev/null
 	barrier fsmode - 300 >/dev/null

@@ -23,18 +23,7 @@ rc=$?
 grep -v -e '^ok ' -e 'per op, succeeded' /tmp/fuzz.$$ | head -n 40 | sed "s/^/# node $me: /"
 ok $rc "node $me: fosfuzz --peer $other for ${dur}s: $(grep -c '^ok ' /tmp/fuzz.$$) checks passed"
 barrier fuzzed >/dev/null
-left=""
-for i in $(seq 1 300); do
-	left=""
-	for f in "$LIVE"/*; do
-		n=${f##*/}
-		case "$n" in peers|conns) continue ;; esac
-		v=$(cat "$f")
-		[ "$v" = 0 ] || left="$left $n=$v"
-	done
-	[ -z "$left" ] && break
-	sleep 0.1
-done
+left=$(left_but_fabric 30)
 [ -z "$left" ]
 ok $? "node $me: every counter back to zero once both fuzzers are done${left:+ (left:$left)}"
 barrier checked >/dev/null

@@ -156,3 +156,56 @@ check_down() {
 	[ "$(kv hb_timeouts "$line")" -ge 1 ] || [ "$(kv disconnects "$line")" -ge 1 ]
 	ok $? "node $me: $(kv hb_timeouts "$line") heartbeat timeout(s), $(kv disconnects "$line") disconnect(s)"
 }
+
+# ssd_attach: load fractos_nvme, wait for the NVMe namespace of vm/run
+# --nvme, and attach it (formatted) as "ssd" (two TAP lines).
+ssd_attach() {
+	local i=0
+	insmod "$(dirname "$FRACTOS_KO")/../adaptors/nvme/fractos_nvme.ko"
+	ok $? "node $me: insmod fractos_nvme"
+	[ -e /dev/nvme0n1 ] || modprobe nvme
+	while [ ! -e /dev/nvme0n1 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none
+	out=$(../../tools/fractctl blk attach /dev/nvme0n1 name ssd format 2>&1)
+	ok $? "node $me: attach /dev/nvme0n1 as ssd $out"
+}
+
+# fsd_serve STATEFILE [ARGS]: fractos-fsd formats ssd (ARGS: -n NODE for
+# another node's) and serves it as fs0 for every uid, in the background
+# ($fsd_pid); waits until it answers (two TAP lines).
+fsd_serve() {
+	local st=$1 i=0
+	shift
+	rm -f "$st"
+	out=$(../../adaptors/fs/fractos-fsd format ssd "$@" -s "$st" 2>&1)
+	ok $? "node $me: fractos-fsd format ssd $*: $out"
+	../../adaptors/fs/fractos-fsd serve ssd "$@" -s "$st" -N fs0 -w >/dev/null &
+	fsd_pid=$!
+	until ../../tools/fractos-fs ls >/dev/null 2>&1 || [ $i -ge 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	../../tools/fractos-fs ls >/dev/null 2>&1
+	ok $? "node $me: fractos-fsd serves fs0"
+}
+
+# left_but_fabric SECS: waits up to SECS for every live counter but peers
+# and conns (the survivors still know each other) to be zero; prints those
+# that are not, as " NAME=VALUE...".
+left_but_fabric() {
+	local i f v left=""
+	for i in $(seq 1 $(($1 * 10))); do
+		left=""
+		for f in "$LIVE"/*; do
+			case "${f##*/}" in peers|conns) continue ;; esac
+			v=$(cat "$f")
+			[ "$v" = 0 ] || left="$left ${f##*/}=$v"
+		done
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	echo "$left"
+}

@@ -22,7 +22,6 @@
 . ./lib.sh
 
 fctl=../../tools/fractctl
-fsd=../../adaptors/fs/fractos-fsd
 fscli=../../tools/fractos-fs
 gpud=../../adaptors/gpu/fractos-gpud
 app=../../tools/fractos-facever
@@ -34,48 +33,20 @@ for i in 1 2 3; do [ "$i" = "$me" ] || add_peer "$i"; done
 for i in 1 2 3; do [ "$i" = "$me" ] || wait_up "$i" 60; done
 
 # zero_but_fabric: every live counter of this node but peers and conns is
-# zero within 10 s (the survivors still know each other)
+# zero within 10 s
 zero_but_fabric() {
-	local i f v left
-	for i in $(seq 1 100); do
-		left=""
-		for f in "$LIVE"/*; do
-			case "${f##*/}" in peers|conns) continue ;; esac
-			v=$(cat "$f")
-			[ "$v" = 0 ] || left="$left ${f##*/}=$v"
-		done
-		[ -z "$left" ] && break
-		sleep 0.1
-	done
+	local left
+	left=$(left_but_fabric 10)
 	[ -z "$left" ]
 	ok $? "node $me: every live counter but the fabric's back to zero${left:+ (left:$left)}"
 }
 
 case $me in
 3)
-	ko=$(dirname "$FRACTOS_KO")/../adaptors/nvme/fractos_nvme.ko
-	insmod "$ko"
-	ok $? "node 3: insmod fractos_nvme"
-	[ -e /dev/nvme0n1 ] || modprobe nvme
-	i=0
-	while [ ! -e /dev/nvme0n1 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none
-	out=$($fctl blk attach /dev/nvme0n1 name ssd format 2>&1)
-	ok $? "node 3: attach /dev/nvme0n1 as ssd $out"
+	ssd_attach
 	st=/tmp/fsd-pk.meta
-	rm -f "$st"
-	out=$($fsd format ssd -s "$st" 2>&1)
-	ok $? "node 3: fractos-fsd format ssd: $out"
-	$fsd serve ssd -s "$st" -N fs0 -w >/dev/null &
-	pid=$!
-	i=0
-	until $fscli ls >/dev/null 2>&1 || [ $i -ge 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	fsd_serve "$st"
+	pid=$fsd_pid
 	barrier served - 300 >/dev/null
 	# node 2 is gone from here on
 	FOSNET_NODES="1 3" ./fosnet barrier pipekill-stopped - 300 >/dev/null

@@ -34,7 +34,6 @@
 . ./lib.sh
 
 fctl=../../tools/fractctl
-fsd=../../adaptors/fs/fractos-fsd
 fscli=../../tools/fractos-fs
 gpud=../../adaptors/gpu/fractos-gpud
 app=../../tools/fractos-facever
@@ -85,18 +84,20 @@ mark() {
 # their connections stay), so that what the application's exit sends
 # (drops, releases) is counted in the run it belongs to
 settle() {
-	local i f v left
-	for i in $(seq 1 100); do
-		left=""
-		for f in "$LIVE"/*; do
-			case "${f##*/}" in peers|conns) continue ;; esac
-			v=$(cat "$f")
-			[ "$v" = 0 ] || left="$left ${f##*/}=$v"
-		done
-		[ -z "$left" ] && return 0
-		sleep 0.1
+	local left
+	left=$(left_but_fabric 10)
+	[ -z "$left" ] || diag "node $me: still live after 10 s:$left"
+}
+
+# follow RUNS: a node other than 1 takes its snapshots around node 1's runs
+follow() {
+	local r
+	for r in "$@"; do
+		barrier "go-$r" - 300 >/dev/null
+		mark "pre-$r"
+		barrier "ran-$r" - 300 >/dev/null
+		mark "post-$r"
 	done
-	diag "node $me: still live after 10 s:$left"
 }
 
 # the shapes and runs, the same list on every node (nvmeof last: node 3
@@ -109,39 +110,14 @@ mnt=/tmp/pl-mnt
 
 case $me in
 3)
-	ko=$(dirname "$FRACTOS_KO")/../adaptors/nvme/fractos_nvme.ko
-	insmod "$ko"
-	ok $? "node 3: insmod fractos_nvme"
-	[ -e /dev/nvme0n1 ] || modprobe nvme
-	i=0
-	while [ ! -e /dev/nvme0n1 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	dd if=/dev/zero of=/dev/nvme0n1 bs=64k count=1 oflag=direct status=none
-	out=$($fctl blk attach /dev/nvme0n1 name ssd format 2>&1)
-	ok $? "node 3: attach /dev/nvme0n1 as ssd $out"
+	ssd_attach
 	st=/tmp/fsd-pl.meta
-	rm -f "$st"
-	out=$($fsd format ssd -s "$st" 2>&1)
-	ok $? "node 3: fractos-fsd format ssd: $out"
-	$fsd serve ssd -s "$st" -N fs0 -w >/dev/null &
-	pid=$!
-	i=0
-	until $fscli ls >/dev/null 2>&1 || [ $i -ge 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	$fscli ls >/dev/null 2>&1
-	ok $? "node 3: fractos-fsd serves fs0"
+	fsd_serve "$st"
+	pid=$fsd_pid
 	barrier served - 300 >/dev/null
 	barrier put - 300 >/dev/null
-	for r in $runs; do
-		barrier "go-$r" - 300 >/dev/null
-		mark "pre-$r"
-		barrier "ran-$r" - 300 >/dev/null
-		mark "post-$r"
-	done
+	# shellcheck disable=SC2086
+	follow $runs
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	rm -f "$st"
@@ -170,12 +146,8 @@ case $me in
 		ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
 	ok $? "node 3: ext4 with the features on nvme0n1, exported by nvmet-rdma at $ip:4420"
 	barrier nvmf - 300 >/dev/null
-	for r in $nvmf_runs; do
-		barrier "go-$r" - 300 >/dev/null
-		mark "pre-$r"
-		barrier "ran-$r" - 300 >/dev/null
-		mark "post-$r"
-	done
+	# shellcheck disable=SC2086
+	follow $nvmf_runs
 	barrier done - 300 >/dev/null
 	rm -f $cfs/ports/1/subsystems/$nqn
 	rmdir $cfs/ports/1
@@ -190,19 +162,11 @@ case $me in
 	pid=$!
 	barrier served - 300 >/dev/null
 	barrier put - 300 >/dev/null
-	for r in $runs; do
-		barrier "go-$r" - 300 >/dev/null
-		mark "pre-$r"
-		barrier "ran-$r" - 300 >/dev/null
-		mark "post-$r"
-	done
+	# shellcheck disable=SC2086
+	follow $runs
 	barrier nvmf - 300 >/dev/null
-	for r in $nvmf_runs; do
-		barrier "go-$r" - 300 >/dev/null
-		mark "pre-$r"
-		barrier "ran-$r" - 300 >/dev/null
-		mark "post-$r"
-	done
+	# shellcheck disable=SC2086
+	follow $nvmf_runs
 	barrier done - 300 >/dev/null
 	kill "$pid"
 	wait "$pid" 2>/dev/null
