@@ -602,47 +602,6 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	return ret;
 }
 
-/**
- * fos_req_forward - pass on an invocation of ours that another node sent
- * @obj: our Request whose provider is on a third node: one derived from a
- *	proxy, or a revocation-tree child of one (the remote layer checks)
- * @imm: immediates appended to the Request's own
- * @imm_len: bytes at @imm
- * @caps: capability arguments appended to the Request's own (the caller
- *	keeps its references)
- * @ncaps: entries at @caps
- * @done: gets the provider's owner's answer when this returns -EINPROGRESS
- *
- * What invoking @obj from one of our spaces does, for a node that holds
- * it (remote.c, "Forwarding"): our own arguments first, then @imm and
- * @caps, sent to the owner of the proxy at @obj's root.
- *
- * Context: process; may sleep for a send credit.
- *
- * Return: -EINPROGRESS (@done->fn will run), or what the invocation
- * returned at once: -EOPNOTSUPP (@obj is not a Request), -E2BIG,
- * -ENOMEM, -EKEYREVOKED, -EHOSTUNREACH, ...
- */
-int fos_req_forward(struct fos_object *obj, const void *imm, u32 imm_len,
-		    struct fos_kcap *const *caps, u32 ncaps,
-		    struct fos_invoke_done *done)
-{
-	struct fos_args_src src = {
-		.kimm = imm,
-		.kcaps = caps,
-		.imm_len = imm_len,
-		.ncaps = ncaps,
-	};
-	struct fos_cap cap = { .obj = obj };
-
-	might_sleep();
-	if (obj->type != FRACTOS_OBJ_REQUEST)
-		return -EOPNOTSUPP;
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
-		return -E2BIG;
-	return fos_invoke(&cap, &src, false, false, done);
-}
-
 /* ---- kernel providers (provider.c) ---- */
 
 /**

@@ -55,9 +55,6 @@ static inline void fos_req_put(struct fos_req *req)
 
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 		    const struct fos_cap *caps, u32 ncaps);
-int fos_req_forward(struct fos_object *obj, const void *imm, u32 imm_len,
-		    struct fos_kcap *const *caps, u32 ncaps,
-		    struct fos_invoke_done *done);
 struct fos_object *fos_req_make_k(struct fos_space *s,
 				  const struct fos_cap *base, u64 tag,
 				  const void *imm, u32 imm_len,

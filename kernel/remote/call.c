@@ -350,22 +350,22 @@ static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 
 /**
  * struct fos_forward - an INVOKE passed on to the provider's node
- * @done: fos_req_forward()'s callback
+ * @done: fos_invoke_k()'s callback
  * @work: on fos_forward_wq
  * @peer: the invoker's node (a reference), for the ACK
  * @cookie: the INVOKE's, for the ACK
  * @arrived: jiffies when the INVOKE arrived
- * @obj: our Request it invoked (a reference; the work's until it has
- *	called fos_req_forward())
+ * @obj: our Request it invoked (a reference; the work's)
  * @imm_len: bytes at @imm
  * @ncaps: entries at @caps and @kcaps
- * @caps: the resolved capability arguments (a reference each; the work's)
- * @kcaps: pointers to them, as fos_req_forward() takes them
+ * @caps: the resolved capability arguments, fos_invoke_deliver()'s array
+ *	handed over (a reference each; the work's)
+ * @kcaps: pointers to them, as fos_invoke_k() takes them
  * @imm: the immediates
  *
  * The callback owns the structure; the work reads what it needs into
  * locals first, since the callback may run (and free it) as soon as
- * fos_req_forward() has sent the call.
+ * fos_invoke_k() has sent the call.
  */
 struct fos_forward {
 	struct fos_invoke_done done;
@@ -376,7 +376,7 @@ struct fos_forward {
 	struct fos_object *obj;
 	u32 imm_len;
 	u32 ncaps;
-	struct fos_kcap *caps;
+	struct fos_cap *caps;
 	struct fos_kcap **kcaps;
 	u8 imm[];
 };
@@ -395,31 +395,36 @@ static void fos_forward_done(struct fos_invoke_done *d, int result)
 static void fos_forward_work_fn(struct work_struct *work)
 {
 	struct fos_forward *fw = container_of(work, struct fos_forward, work);
-	struct fos_object *obj = fw->obj;
-	struct fos_kcap *caps = fw->caps;
+	struct fos_cap cap = { .obj = fw->obj };
+	struct fos_cap *caps = fw->caps;
 	struct fos_kcap **kcaps = fw->kcaps;
 	u32 i, n = fw->ncaps;
 	int ret = -ETIMEDOUT;
 
-	/* Late: the invoker gives up soon ("Forwarding" in remote.c). */
+	/*
+	 * As a process of ours invoking it would: its own arguments first,
+	 * to the owner at its root.  Late, the invoker gives up soon
+	 * ("Forwarding" in remote.c).
+	 */
 	if (time_before(jiffies, fw->arrived + FOS_REMOTE_TIMEOUT / 2))
-		ret = fos_req_forward(obj, fw->imm, fw->imm_len, kcaps, n,
-				      &fw->done);
+		ret = fos_invoke_k(&cap, fw->imm, fw->imm_len, kcaps, n,
+				   &fw->done);
 	/* (the message holds what it needs of the arguments now) */
 	for (i = 0; i < n; i++)
-		fos_obj_put(caps[i].cap.obj);
+		fos_obj_put(caps[i].obj);
 	kfree(caps);
 	kfree(kcaps);
-	fos_obj_put(obj);
+	fos_obj_put(cap.obj);
 	if (ret != -EINPROGRESS)
 		fos_forward_done(&fw->done, ret);
 }
 
 /*
  * Queue the invocation of @obj, whose provider is on a third node, for
- * fos_forward_work_fn().  Takes @obj's reference and those of @caps (and
- * zeroes them) when it returns -EINPROGRESS; without a work slot of the
- * invoker's (fabric_peer_work) it is -EAGAIN, as for a full queue.
+ * fos_forward_work_fn().  When it returns -EINPROGRESS it has taken @obj's
+ * reference and the array @caps with the references in it; without a
+ * work slot of the invoker's (fabric_peer_work) it is -EAGAIN, as for a
+ * full queue.
  */
 static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 			     struct fos_object *obj, const u8 *imm,
@@ -431,12 +436,14 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 	if (!fos_peer_res_get(peer, FOS_PEER_WORK))
 		return -EAGAIN;
 	fw = kzalloc(struct_size(fw, imm, imm_len), GFP_KERNEL);
-	if (!fw)
-		goto out_res;
-	fw->caps = kcalloc(max(ncaps, 1U), sizeof(*fw->caps), GFP_KERNEL);
-	fw->kcaps = kcalloc(max(ncaps, 1U), sizeof(*fw->kcaps), GFP_KERNEL);
-	if (!fw->caps || !fw->kcaps)
-		goto out_free;
+	if (fw)
+		fw->kcaps = kcalloc(max(ncaps, 1U), sizeof(*fw->kcaps),
+				    GFP_KERNEL);
+	if (!fw || !fw->kcaps) {
+		kfree(fw);
+		fos_peer_res_put(peer, FOS_PEER_WORK);
+		return -ENOMEM;
+	}
 	fw->peer = fos_peer_get(peer);
 	fw->done.fn = fos_forward_done;
 	fw->cookie = cookie;
@@ -444,23 +451,14 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 	fw->obj = obj;
 	fw->imm_len = imm_len;
 	fw->ncaps = ncaps;
+	fw->caps = caps;
 	memcpy(fw->imm, imm, imm_len);
-	for (i = 0; i < ncaps; i++) {
-		fw->caps[i].cap = caps[i];
-		fw->kcaps[i] = &fw->caps[i];
-		caps[i].obj = NULL;
-	}
+	/* struct fos_kcap is a struct fos_cap and nothing else */
+	for (i = 0; i < ncaps; i++)
+		fw->kcaps[i] = container_of(&caps[i], struct fos_kcap, cap);
 	INIT_WORK(&fw->work, fos_forward_work_fn);
 	queue_work(fos_forward_wq, &fw->work);
 	return -EINPROGRESS;
-
-out_free:
-	kfree(fw->kcaps);
-	kfree(fw->caps);
-	kfree(fw);
-out_res:
-	fos_peer_res_put(peer, FOS_PEER_WORK);
-	return -ENOMEM;
 }
 
 /* Is @obj's provider on a third node (see "Forwarding" in remote.c)? */
@@ -523,6 +521,7 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 		ret = fos_forward_queue(peer, cookie, obj, imm, imm_len, caps, n);
 		if (ret == -EINPROGRESS) {
 			obj = NULL;	/* the work's now, and the caps */
+			caps = NULL;
 			n = 0;
 		}
 	} else if (!ret) {

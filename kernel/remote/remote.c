@@ -122,7 +122,7 @@
  * object.  An INVOKE of it arrives here; its arguments are resolved in the
  * receive path as for any INVOKE, then a work item on fos_forward_wq (one
  * of the invoker's fabric_peer_work slots, EAGAIN without one) invokes it
- * as a local process would (fos_req_forward(): the derived arguments
+ * as a local process would (fos_invoke_k(): the derived arguments
  * first, to the owner at its root), asynchronously, and the ACK to the
  * invoker carries the owner's answer.  The forward's own wait (a send
  * credit, an IMPORT per argument of a third node's, the owner's answer)
