@@ -57,8 +57,12 @@ krel = $(patsubst linux-headers-%,%,$(notdir $(1)))
 CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
 KERNELDOC := build/kernel-doc/scripts/kernel-doc
 KSRC := Kbuild $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h uapi/linux/*.h \
-	adaptors/*/*.c adaptors/*/*.h)) kernel/Kbuild kernel/ofed.mk $(wildcard adaptors/*/Kbuild)
-KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild))
+	adaptors/*/*.c adaptors/*/*.h tests/exporter/*.c tests/exporter/*.h)) kernel/Kbuild kernel/ofed.mk \
+	$(wildcard adaptors/*/Kbuild) tests/exporter/Kbuild
+KDIRS := kernel/fabric kernel/remote uapi/linux $(patsubst %/Kbuild,%,$(wildcard adaptors/*/Kbuild)) tests/exporter
+# Test modules (tests/exporter/: a dma-buf exporter over a BAR) are built
+# for the guests and the checks, never by "make module" or the packages.
+TESTMODS := FRACTOS_TEST_MODULES=m
 
 .PHONY: all module kmod kmods userspace unit check selftests multinode demo sparse w1 htmldocs \
 	checkpatch kernel-doc static clean deps debug-kernel check-debug check-debug-ci check-debug-short \
@@ -92,7 +96,7 @@ kmod:
 	grep -qs "^$(KDIR)$$" $$d/.kdir || { rm -rf $$d; mkdir -p $(addprefix $$d/,$(KDIRS)); \
 		echo "$(KDIR)" > $$d/.kdir; }; \
 	for f in $(KSRC); do cmp -s $$f $$d/$$f || cp $$f $$d/$$f; done; \
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d $(TESTMODS) modules
 
 kmods:
 	@for v in $(KVERS); do $(MAKE) --no-print-directory kmod KVER=$$v || exit 1; done
@@ -123,7 +127,7 @@ packaging:
 selftests: userspace kmods
 	@rc=0; for v in $(KVERS); do \
 		echo "=== selftests on $$v ==="; \
-		vm/run --kernel $$v --nvme 256M --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
+		vm/run --kernel $$v --nvme 256M --bar 4M --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
 			--save build/fuzz -- tests/selftests/run_all.sh || rc=1; \
 	done; exit $$rc
 
@@ -177,7 +181,7 @@ DEBUG_CI_ENV := FOS_BIG_CAPS=131072 FOS_TEST_ARGS_exitrace='-n 5000 -i 20 -p 200
 check-debug: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel$(if $(DEBUG_FULL), (full size), (sizes as in CI)) ==="
 	@rc=0; \
-	vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) \
+	vm/run --kernel debug --nvme 256M --bar 4M --mem $(DEBUG_VM_MEM) \
 		--timeout $${VM_TIMEOUT:-$(if $(DEBUG_FULL),5400,3000)} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env TEST_TIMEOUT=$${TEST_TIMEOUT:-1800} \
@@ -190,7 +194,7 @@ check-debug: deps userspace debug-kernel
 # selftests (sizes as in CI), without the multi-node suite.
 check-debug-ci: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's subset) ==="
-	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
+	@vm/run --kernel debug --nvme 256M --bar 4M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-3000} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		env $(DEBUG_CI_ENV) tests/selftests/run_all.sh
 
@@ -199,7 +203,7 @@ check-debug-ci: deps userspace debug-kernel
 DEBUG_SHORT_TESTS ?= limitrace blk blkstress caladan_blk caladan_fs remote request caps
 check-debug-short: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's short subset: $(DEBUG_SHORT_TESTS)) ==="
-	@vm/run --kernel debug --nvme 256M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-1200} \
+	@vm/run --kernel debug --nvme 256M --bar 4M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-1200} \
 		--log build/vm-debug.log --save build/fuzz -- \
 		tests/selftests/run_all.sh $(DEBUG_SHORT_TESTS)
 
@@ -235,10 +239,10 @@ demo: deps userspace kmods
 		grep -aE '^\[n[0-9]\] (ok|not ok|# facever|# fractos:)'
 
 w1:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(TESTMODS) W=1 modules
 
 sparse:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(TESTMODS) C=2 modules
 
 # checkpatch.pl ships in linux-source-6.1's tarball, not in the headers.
 $(CHECKPATCH):
