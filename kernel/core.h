@@ -39,6 +39,20 @@ static inline void fos_live_add(enum fos_counter c, long v)
 	atomic_long_add(v, &fos_live[c]);
 }
 
+/* Running totals since the module was loaded: /sys/class/misc/fractos/totals/. */
+enum fos_total {
+	FOS_TOTAL_STAGED_BYTES,
+	FOS_TOTAL_DEVMEM_MOVES,
+	FOS_TOTAL_NR,
+};
+
+extern atomic64_t fos_totals[FOS_TOTAL_NR];
+
+static inline void fos_total_add(enum fos_total t, s64 v)
+{
+	atomic64_add(v, &fos_totals[t]);
+}
+
 /* This node's id (a module parameter) and epoch (new at every load): main.c. */
 extern unsigned int fos_node_id;
 extern u32 fos_epoch;

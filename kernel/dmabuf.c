@@ -3,24 +3,42 @@
  * fractos: Memory over a dma-buf (FRACTOS_MEMORY_DMABUF).
  *
  * A buffer another driver exports as a dma-buf (a GPU driver's buffer
- * object, udmabuf, a DMA heap) becomes a Memory object like any other.
- * The import maps the buffer for the CPU with dma_buf_vmap(), which keeps
- * it in place until dma_buf_vunmap() (a dynamic exporter pins it), and
- * takes the struct pages behind that mapping.  Every user of a Memory's
- * pages then works unchanged: CPU copies, one-sided RDMA and grants to
- * other nodes, and kernel providers' bios.
+ * object, udmabuf, a DMA heap, a device's BAR) becomes a Memory object
+ * like any other.  The import maps the buffer for the CPU with
+ * dma_buf_vmap(), which keeps it in place until dma_buf_vunmap() (a
+ * dynamic exporter pins it, or tells us it moved: below).
+ *
+ * Memory with struct pages behind that mapping: the import takes those
+ * pages, and every user of a Memory's pages works unchanged: CPU copies,
+ * one-sided RDMA and grants to other nodes, kernel providers' bios.
+ *
+ * Device memory: a mapping with no struct pages behind it (an I/O memory
+ * mapping of a BAR, as for GPU VRAM).  Its bytes are reached through the
+ * mapping only (fos_devmem_read(), fos_devmem_write()): local copies go
+ * straight through it; a remote copy or a grant stages them through pages
+ * (counted in the totals' staged_bytes); fos_kmem_map_view() says -EXDEV
+ * so that a provider stages them too.  Moving the bytes between the NIC
+ * and the device with no CPU copy needs a DMA attachment of the NIC itself
+ * (ib_umem_dmabuf_get(), GPUDirect RDMA), which soft-RoCE cannot have:
+ * not done.
+ *
+ * A dynamic exporter (one that may move its buffers) is attached to with
+ * dma_buf_dynamic_attach(); its move_notify marks the Memory moved, waits
+ * for the accesses through the old mapping in flight, and revokes the
+ * Memory's object on fos_dmabuf_wq: holders see -EKEYREVOKED and monitors
+ * fire, as for CAP_REVOKE.  The attachment is never mapped, so nothing
+ * pins the buffer.
  *
  * What is not imported, with EOPNOTSUPP: an exporter without a kernel
- * mapping, and memory without struct pages (a device BAR: an I/O memory
- * mapping, as for GPU VRAM).  Those need a DMA attachment of the NIC and
- * of the NVMe device to the buffer (peer-to-peer DMA), which this path
- * does not do.
+ * mapping (it needs that DMA attachment of the device that moves the
+ * bytes).
  *
  * Accounting: the buffer's memory belongs to its exporter and is charged
- * where the exporter charges it (a memfd, a GEM object), so nothing is
- * charged to RLIMIT_MEMLOCK here and the pages are not counted in
- * pinned_pages; the "dmabufs" live counter counts the imports.
+ * where the exporter charges it (a memfd, a GEM object, a device), so
+ * nothing is charged to RLIMIT_MEMLOCK here and the pages are not counted
+ * in pinned_pages; the "dmabufs" live counter counts the imports.
  */
+#include <linux/device.h>
 #include <linux/dma-buf.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -53,11 +71,143 @@ static void fos_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 /* The page behind one page-aligned address of a kernel mapping, or NULL. */
 static struct page *fos_dmabuf_page(void *va)
 {
-	if (is_vmalloc_addr(va))
-		return vmalloc_to_page(va);
+	unsigned long pfn;
+
+	/* An ioremap()ed or memremap()ed BAR: no struct pages. */
+	if (is_vmalloc_addr(va)) {
+		pfn = vmalloc_to_pfn(va);
+		return pfn_valid(pfn) ? pfn_to_page(pfn) : NULL;
+	}
 	if (virt_addr_valid(va))
 		return virt_to_page(va);
 	return NULL;
+}
+
+/* Revocations of moved buffers: they may free a Memory, so never inline. */
+static struct workqueue_struct *fos_dmabuf_wq;
+
+/*
+ * Begin an access through device memory's mapping: -EKEYREVOKED once the
+ * exporter has moved the buffer.  fos_devmem_end() after.
+ */
+static int fos_devmem_begin(struct fos_mem *mem)
+{
+	might_sleep();
+	down_read(&mem->dev_lock);
+	if (mem->moved) {
+		up_read(&mem->dev_lock);
+		return -EKEYREVOKED;
+	}
+	return 0;
+}
+
+static void fos_devmem_end(struct fos_mem *mem)
+{
+	up_read(&mem->dev_lock);
+}
+
+/**
+ * fos_devmem_read - copy bytes out of device memory
+ * @mem: device memory (fos_mem_devmem()), held by the caller
+ * @off: first byte, from the start of the buffer
+ * @buf: where they go
+ * @len: bytes, inside the buffer (checked by the caller)
+ *
+ * Return: 0, or -EKEYREVOKED (the exporter moved the buffer).
+ */
+int fos_devmem_read(struct fos_mem *mem, u64 off, void *buf, size_t len)
+{
+	int ret = fos_devmem_begin(mem);
+
+	if (ret)
+		return ret;
+	iosys_map_memcpy_from(buf, &mem->map, mem->map_off + off, len);
+	fos_devmem_end(mem);
+	return 0;
+}
+
+/**
+ * fos_devmem_write - copy bytes into device memory
+ * @mem: writable device memory, held by the caller
+ * @off: first byte, from the start of the buffer
+ * @buf: the bytes
+ * @len: how many, inside the buffer (checked by the caller)
+ *
+ * Return: 0, or -EKEYREVOKED (the exporter moved the buffer).
+ */
+int fos_devmem_write(struct fos_mem *mem, u64 off, const void *buf,
+		     size_t len)
+{
+	int ret = fos_devmem_begin(mem);
+
+	if (ret)
+		return ret;
+	iosys_map_memcpy_to(&mem->map, mem->map_off + off, buf, len);
+	fos_devmem_end(mem);
+	return 0;
+}
+
+/* After a move: revoke the object holding @mem, then let @mem go. */
+static void fos_dmabuf_moved_work(struct work_struct *work)
+{
+	struct fos_mem *mem = container_of(work, struct fos_mem, moved_work);
+
+	fos_contents_revoke_holder(&mem->c);
+	fos_mem_put(mem);
+}
+
+/*
+ * The exporter moves the buffer (its reservation lock is held): wait for
+ * the accesses through the old mapping, refuse new ones, and revoke the
+ * Memory, outside this lock: its release takes it.
+ */
+static void fos_dmabuf_move_notify(struct dma_buf_attachment *attach)
+{
+	struct fos_mem *mem = attach->importer_priv;
+	bool first;
+
+	down_write(&mem->dev_lock);
+	first = !mem->moved;
+	mem->moved = true;
+	up_write(&mem->dev_lock);
+	/* A Memory on its way out (last reference gone) has no holder. */
+	if (!first || !kref_get_unless_zero(&mem->c.ref))
+		return;
+	fos_total_add(FOS_TOTAL_DEVMEM_MOVES, 1);
+	queue_work(fos_dmabuf_wq, &mem->moved_work);
+}
+
+/*
+ * allow_peer2peer: what is asked of the exporter is its buffer's kernel
+ * mapping, which may be I/O memory; no struct pages are needed.
+ */
+static const struct dma_buf_attach_ops fos_dmabuf_importer = {
+	.allow_peer2peer = true,
+	.move_notify = fos_dmabuf_move_notify,
+};
+
+static void fos_dmabuf_detach(struct fos_mem *mem)
+{
+	struct device *dev;
+
+	if (!mem->attach)
+		return;
+	dev = mem->attach->dev;
+	dma_buf_detach(mem->dmabuf, mem->attach);
+	put_device(dev);
+	mem->attach = NULL;
+}
+
+int fos_dmabuf_init(void)
+{
+	fos_dmabuf_wq = alloc_workqueue("fractos_dmabuf", WQ_UNBOUND, 0);
+	return fos_dmabuf_wq ? 0 : -ENOMEM;
+}
+
+/* Every Memory is gone but those a queued revocation holds: drain it. */
+void fos_dmabuf_exit(void)
+{
+	destroy_workqueue(fos_dmabuf_wq);
 }
 
 /**
@@ -73,7 +223,9 @@ static struct page *fos_dmabuf_page(void *va)
  * Return: the memory, or ERR_PTR(-EBADF) (@fd is not open), -EINVAL (it
  * is not a dma-buf), -EACCES (@writable but the dma-buf's file is not
  * open for writing), -ERANGE (the range passes the dma-buf's end),
- * -EOPNOTSUPP (no kernel mapping, or no struct pages behind it), -ENOMEM.
+ * -EOPNOTSUPP (no kernel mapping), -EAGAIN (a dynamic exporter moved the
+ * buffer while it was being imported), -ENOMEM, or the exporter's
+ * refusal of an attachment.
  */
 struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 {
@@ -103,37 +255,79 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem)
 		goto err_put;
-	mem->pages = kvmalloc_array(npages, sizeof(*mem->pages),
-				    GFP_KERNEL_ACCOUNT);
-	if (!mem->pages)
-		goto err_free;
+	init_rwsem(&mem->dev_lock);
+	INIT_WORK(&mem->moved_work, fos_dmabuf_moved_work);
+	mem->dmabuf = dmabuf;
+	/* Before the mapping: a move from now on reaches us. */
+	if (dma_buf_is_dynamic(dmabuf)) {
+		struct device *dev = get_device(fos_device());
+
+		mem->attach = dma_buf_dynamic_attach(dmabuf, dev,
+						     &fos_dmabuf_importer, mem);
+		if (IS_ERR(mem->attach)) {
+			ret = PTR_ERR(mem->attach);
+			mem->attach = NULL;
+			put_device(dev);
+			goto err_free;
+		}
+	}
 
 	ret = fos_dmabuf_vmap(dmabuf, &mem->map);
 	if (ret) {
 		/* dma_buf_vmap() says EINVAL for "this exporter has none". */
 		if (ret == -EINVAL)
 			ret = -EOPNOTSUPP;
-		goto err_free;
+		goto err_detach;
 	}
 	ret = -EOPNOTSUPP;
-	if (mem->map.is_iomem || !mem->map.vaddr)
+	if (iosys_map_is_null(&mem->map))
 		goto err_vunmap;
-	base = mem->map.vaddr + (off & PAGE_MASK);
-	for (i = 0; i < npages; i++) {
-		mem->pages[i] = fos_dmabuf_page(base + i * PAGE_SIZE);
-		if (!mem->pages[i])
+	if (!mem->map.is_iomem) {
+		mem->pages = kvmalloc_array(npages, sizeof(*mem->pages),
+					    GFP_KERNEL_ACCOUNT);
+		ret = -ENOMEM;
+		if (!mem->pages)
 			goto err_vunmap;
+		base = mem->map.vaddr + (off & PAGE_MASK);
+		for (i = 0; i < npages; i++) {
+			mem->pages[i] = fos_dmabuf_page(base + i * PAGE_SIZE);
+			if (!mem->pages[i])
+				break;
+		}
+		/* A mapping with no struct pages: device memory after all. */
+		if (i < npages) {
+			kvfree(mem->pages);
+			mem->pages = NULL;
+		}
 	}
 
-	fos_mem_init(mem, npages, offset_in_page(off), len, writable);
-	mem->dmabuf = dmabuf;
+	ret = -EAGAIN;
+	if (fos_mem_devmem(mem)) {
+		if (READ_ONCE(mem->moved))
+			goto err_vunmap;
+		mem->map_off = off;
+		fos_mem_init(mem, 0, 0, len, writable);
+	} else {
+		/*
+		 * Pages: the mapping holds them in place (the exporter pins
+		 * what it maps), and nothing of ours could stop an RDMA
+		 * transfer in flight on a move: no attachment.
+		 */
+		fos_dmabuf_detach(mem);
+		if (READ_ONCE(mem->moved))
+			goto err_pages;
+		fos_mem_init(mem, npages, offset_in_page(off), len, writable);
+	}
 	fos_live_add(FOS_LIVE_DMABUFS, 1);
 	return mem;
 
+err_pages:
+	kvfree(mem->pages);
 err_vunmap:
 	fos_dmabuf_vunmap(dmabuf, &mem->map);
+err_detach:
+	fos_dmabuf_detach(mem);
 err_free:
-	kvfree(mem->pages);
 	kfree(mem);
 err_put:
 	dma_buf_put(dmabuf);
@@ -144,6 +338,7 @@ err_put:
 void fos_mem_release_dmabuf(struct fos_mem *mem)
 {
 	fos_dmabuf_vunmap(mem->dmabuf, &mem->map);
+	fos_dmabuf_detach(mem);
 	dma_buf_put(mem->dmabuf);
 	fos_live_add(FOS_LIVE_DMABUFS, -1);
 }

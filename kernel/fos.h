@@ -143,11 +143,14 @@ struct fos_req;
  * @dead: link on a list of contents to release outside fos_tree_lock
  *	(struct fos_dead), then on the list of contents being freed
  *	(refcount zero, struct fos_reaper)
+ * @holder: the object whose contents these are, until it lets them go
+ *	(revoked or freed); no reference.  Under fos_tree_lock.
  */
 struct fos_contents {
 	struct kref ref;
 	const struct fos_contents_ops *ops;
 	struct list_head dead;
+	struct fos_object *holder;
 };
 
 /**
@@ -296,6 +299,7 @@ void fos_contents_init(struct fos_contents *c,
 		       const struct fos_contents_ops *ops);
 void fos_contents_put(struct fos_contents *c);
 int fos_obj_revoke(struct fos_object *obj);
+int fos_contents_revoke_holder(struct fos_contents *c);
 void fos_space_revoke_owned(struct fos_space *s);
 bool fos_obj_revoked(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);

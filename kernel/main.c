@@ -10,6 +10,7 @@
 #include <linux/sysfs.h>
 #include "fos.h"
 #include "fabric.h"
+#include "memory.h"
 
 unsigned int fos_max_caps = 1U << 20;
 module_param_named(max_caps, fos_max_caps, uint, 0644);
@@ -80,6 +81,45 @@ static struct fos_live_attr fos_live_attrs[] = {
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
 
+atomic64_t fos_totals[FOS_TOTAL_NR];
+
+struct fos_total_attr {
+	struct device_attribute attr;
+	enum fos_total total;
+};
+
+static ssize_t fos_total_show(struct device *dev, struct device_attribute *da,
+			      char *buf)
+{
+	struct fos_total_attr *ta = container_of(da, struct fos_total_attr,
+						 attr);
+
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&fos_totals[ta->total]));
+}
+
+#define FOS_TOTAL_ATTR(_name, _total) \
+	{ .attr = __ATTR(_name, 0444, fos_total_show, NULL), \
+	  .total = (_total) }
+
+/*
+ * staged_bytes: bytes of device memory (a dma-buf without struct pages)
+ * that went through a staging buffer for a remote copy, not straight
+ * between the NIC and the device; devmem_moves: device memory revoked
+ * because its exporter moved it (move_notify).
+ */
+static struct fos_total_attr fos_total_attrs[] = {
+	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
+	FOS_TOTAL_ATTR(devmem_moves, FOS_TOTAL_DEVMEM_MOVES),
+};
+
+static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];
+
+static const struct attribute_group fos_total_group = {
+	.name	= "totals",
+	.attrs	= fos_total_attr_ptrs,
+};
+
 static const struct attribute_group fos_live_group = {
 	.name	= "live",
 	.attrs	= fos_live_attr_ptrs,
@@ -87,6 +127,7 @@ static const struct attribute_group fos_live_group = {
 
 static const struct attribute_group *fos_groups[] = {
 	&fos_live_group,
+	&fos_total_group,
 	NULL,
 };
 
@@ -106,6 +147,9 @@ static int __init fos_init(void)
 	BUILD_BUG_ON(ARRAY_SIZE(fos_live_attrs) != FOS_LIVE_NR);
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++)
 		fos_live_attr_ptrs[i] = &fos_live_attrs[i].attr.attr;
+	BUILD_BUG_ON(ARRAY_SIZE(fos_total_attrs) != FOS_TOTAL_NR);
+	for (i = 0; i < ARRAY_SIZE(fos_total_attrs); i++)
+		fos_total_attr_ptrs[i] = &fos_total_attrs[i].attr.attr;
 
 	do {
 		fos_epoch = get_random_u32();
@@ -114,9 +158,12 @@ static int __init fos_init(void)
 	ret = fos_object_init();
 	if (ret)
 		return ret;
-	ret = fos_space_init();
+	ret = fos_dmabuf_init();
 	if (ret)
 		goto err_obj;
+	ret = fos_space_init();
+	if (ret)
+		goto err_dmabuf;
 	ret = fos_provider_init();
 	if (ret)
 		goto err_space;
@@ -142,6 +189,8 @@ err_prov:
 	fos_provider_exit();
 err_space:
 	fos_space_exit();
+err_dmabuf:
+	fos_dmabuf_exit();
 err_obj:
 	fos_object_exit();
 	return ret;
@@ -154,6 +203,8 @@ static void __exit fos_exit(void)
 	misc_deregister(&fos_miscdev);
 	fos_fabric_exit();
 	fos_remote_exit();
+	/* Revocations for moved dma-bufs still queued drop their Memory. */
+	fos_dmabuf_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {
 		struct fos_live_attr *la = &fos_live_attrs[i];
@@ -166,6 +217,12 @@ static void __exit fos_exit(void)
 	fos_provider_exit();
 	fos_space_exit();
 	fos_object_exit();
+}
+
+/* The device dma-buf imports attach as (dmabuf.c). */
+struct device *fos_device(void)
+{
+	return fos_miscdev.this_device;
 }
 
 module_init(fos_init);

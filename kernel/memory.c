@@ -327,38 +327,121 @@ out:
 }
 
 /*
- * Copy @len bytes from byte @soff of @src to byte @doff of @dst (offsets
- * from the start of each buffer).  Both memories are held by the caller.
+ * Copy @n bytes (inside one page of each side) from byte @soff of @src to
+ * byte @doff of @dst, offsets as fos_mem_copy_bytes()' plus first_off.
+ * Device memory is read or written through its mapping; between two
+ * device memories the bytes go through @bounce (a page), so that no two
+ * dev_locks are ever held at once.
  */
-static int fos_mem_copy_pages(struct fos_mem *dst, u64 doff,
-			      struct fos_mem *src, u64 soff, u64 len)
+static int fos_mem_copy_chunk(struct fos_mem *dst, u64 doff,
+			      struct fos_mem *src, u64 soff, size_t n,
+			      void *bounce)
 {
-	u64 done = 0;
+	void *s = NULL, *d = NULL;
+	int ret = 0;
 
+	if (!fos_mem_devmem(dst))
+		d = kmap_local_page(dst->pages[doff >> PAGE_SHIFT]) +
+		    offset_in_page(doff);
+	if (!fos_mem_devmem(src))
+		s = kmap_local_page(src->pages[soff >> PAGE_SHIFT]) +
+		    offset_in_page(soff);
+	if (s && d) {
+		memcpy(d, s, n);
+	} else if (d) {
+		ret = fos_devmem_read(src, soff, d, n);
+	} else if (s) {
+		ret = fos_devmem_write(dst, doff, s, n);
+	} else {
+		ret = fos_devmem_read(src, soff, bounce, n);
+		if (!ret)
+			ret = fos_devmem_write(dst, doff, bounce, n);
+	}
+	if (s)
+		kunmap_local(s);
+	if (d)
+		kunmap_local(d);
+	return ret;
+}
+
+/**
+ * fos_mem_copy_bytes - copy between two memories of this node
+ * @dst: the destination, writable (held by the caller)
+ * @doff: where the bytes go, from the start of @dst's buffer
+ * @src: the source (held by the caller)
+ * @soff: first byte, from the start of @src's buffer
+ * @len: bytes, inside both buffers (checked by the caller)
+ *
+ * Either may be device memory.  Process context.
+ *
+ * Return: 0, -EKEYREVOKED (device memory's exporter moved it), -EINTR
+ * (a fatal signal), -ENOMEM.
+ */
+int fos_mem_copy_bytes(struct fos_mem *dst, u64 doff, struct fos_mem *src,
+		       u64 soff, u64 len)
+{
+	void *bounce = NULL;
+	u64 done = 0;
+	int ret = 0;
+
+	might_sleep();
+	if (fos_mem_devmem(dst) && fos_mem_devmem(src)) {
+		bounce = (void *)__get_free_page(GFP_KERNEL);
+		if (!bounce)
+			return -ENOMEM;
+	}
 	soff += src->first_off;
 	doff += dst->first_off;
 	while (done < len) {
 		unsigned long sp = offset_in_page(soff), dp = offset_in_page(doff);
 		size_t n = min_t(u64, len - done,
 				 PAGE_SIZE - max(sp, dp));
-		void *s, *d;
 
-		d = kmap_local_page(dst->pages[doff >> PAGE_SHIFT]);
-		s = kmap_local_page(src->pages[soff >> PAGE_SHIFT]);
-		memcpy(d + dp, s + sp, n);
-		kunmap_local(s);
-		kunmap_local(d);
-
+		ret = fos_mem_copy_chunk(dst, doff, src, soff, n, bounce);
+		if (ret)
+			break;
 		done += n;
 		soff += n;
 		doff += n;
 		if (!offset_in_page(doff) && done < len) {
-			if (fatal_signal_pending(current))
-				return -EINTR;
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
 			cond_resched();
 		}
 	}
-	return 0;
+	free_page((unsigned long)bounce);
+	return ret;
+}
+
+/**
+ * fos_mem_stage - pages holding a copy of a range of device memory
+ * @mem: device memory (held by the caller)
+ * @off: first byte, from the start of @mem's buffer
+ * @len: bytes, non-zero, inside the buffer
+ *
+ * For an RDMA transfer out of memory without struct pages: counted in the
+ * totals' staged_bytes.
+ *
+ * Return: kernel memory (fos_mem_alloc_kernel(); fos_mem_put() it) with
+ * the bytes at offset 0, or an ERR_PTR as fos_mem_alloc_kernel() and
+ * fos_mem_copy_bytes().
+ */
+struct fos_mem *fos_mem_stage(struct fos_mem *mem, u64 off, u64 len)
+{
+	struct fos_mem *stage = fos_mem_alloc_kernel(len);
+	int ret;
+
+	if (IS_ERR(stage))
+		return stage;
+	ret = fos_mem_copy_bytes(stage, 0, mem, off, len);
+	if (ret) {
+		fos_mem_put(stage);
+		return ERR_PTR(ret);
+	}
+	fos_total_add(FOS_TOTAL_STAGED_BYTES, len);
+	return stage;
 }
 
 static bool fos_overlap(u64 a, u64 b, u64 len)
@@ -376,7 +459,7 @@ static bool fos_overlap(u64 a, u64 b, u64 len)
  * @dry: only check that the copy could be done (kernel/remote/'s loopback)
  *
  * Return: 0, -EKEYREVOKED, -EOPNOTSUPP (a view is not local Memory),
- * -EINVAL (overlap within one memory), -EACCES, -EINTR.
+ * -EINVAL (overlap within one memory), -EACCES, -EINTR, -ENOMEM.
  */
 int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
 		       const struct fos_cap *dst, u64 doff, u64 len, bool dry)
@@ -402,7 +485,7 @@ int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
 		ret = -EINVAL;
 		goto out_dmem;
 	}
-	ret = dry ? 0 : fos_mem_copy_pages(dmem, dst->off + doff, smem,
+	ret = dry ? 0 : fos_mem_copy_bytes(dmem, dst->off + doff, smem,
 					   src->off + soff, len);
 out_dmem:
 	fos_mem_put(dmem);
@@ -422,7 +505,8 @@ out_smem:
  * The table may end before @len bytes if they span more than @max_pages
  * pages.
  *
- * Return: the bytes covered, or a negative errno.
+ * Return: the bytes covered, or a negative errno: -EXDEV for device
+ * memory, which has no pages (stage it: fos_mem_stage()).
  */
 s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 		struct sg_table *sgt)
@@ -435,6 +519,8 @@ s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 
 	if (!max_pages)
 		return -EINVAL;
+	if (fos_mem_devmem(mem))
+		return -EXDEV;
 	len = min(len, most);
 	npages = DIV_ROUND_UP(poff + len, PAGE_SIZE);
 	if (WARN_ON_ONCE(first + npages > mem->npages))

@@ -11,10 +11,15 @@
 #include <linux/kref.h>
 #include <linux/limits.h>
 #include <linux/list.h>
+#include <linux/rwsem.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include "fos.h"
 
 struct dma_buf;
+struct dma_buf_attachment;
+struct device;
 struct fos_cap;
 struct mm_struct;
 struct page;
@@ -38,6 +43,19 @@ struct user_struct;
  * @dmabuf: the dma-buf the pages are taken from (dmabuf.c), or NULL; its
  *	pages are neither pinned by us nor charged (@user is NULL)
  * @map: @dmabuf's kernel mapping, held as long as @pages are used
+ *
+ * Device memory (a dma-buf with no struct pages behind its kernel mapping,
+ * a BAR: fos_mem_devmem()) has no @pages; its bytes are reached through
+ * @map only, by the CPU, and staged through pages for RDMA and block I/O:
+ *
+ * @map_off: where the buffer's first byte is in @map (device memory)
+ * @attach: the dynamic attachment that hears the exporter move the buffer
+ *	(device memory of a dynamic exporter), or NULL
+ * @dev_lock: read-held around every access through @map of device
+ *	memory; write-held by move_notify (under the dma-buf's reservation
+ *	lock, so never take that lock while holding this one)
+ * @moved: the exporter moved the buffer: @map is stale; under @dev_lock
+ * @moved_work: revokes the Memory's object after a move (fos_dmabuf_wq)
  */
 struct fos_mem {
 	struct fos_contents c;
@@ -50,7 +68,21 @@ struct fos_mem {
 	bool writable;
 	struct dma_buf *dmabuf;
 	struct iosys_map map;
+	u64 map_off;
+	struct dma_buf_attachment *attach;
+	struct rw_semaphore dev_lock;
+	bool moved;
+	struct work_struct moved_work;
 };
+
+/* Memory with no struct pages (a BAR): reached through its mapping only. */
+static inline bool fos_mem_devmem(const struct fos_mem *mem)
+{
+	return !mem->pages;
+}
+
+/* The most bytes of device memory one remote copy step stages. */
+#define FOS_STAGE_MAX	((u64)SZ_1M)
 
 static inline struct fos_mem *fos_mem_of(struct fos_contents *c)
 {
@@ -71,9 +103,20 @@ int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
 		       const struct fos_cap *dst, u64 doff, u64 len, bool dry);
 s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 		struct sg_table *sgt);
+int fos_mem_copy_bytes(struct fos_mem *dst, u64 doff, struct fos_mem *src,
+		       u64 soff, u64 len);
+struct fos_mem *fos_mem_stage(struct fos_mem *mem, u64 off, u64 len);
 
 /* dmabuf.c */
 struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable);
 void fos_mem_release_dmabuf(struct fos_mem *mem);
+int fos_devmem_read(struct fos_mem *mem, u64 off, void *buf, size_t len);
+int fos_devmem_write(struct fos_mem *mem, u64 off, const void *buf,
+		     size_t len);
+int fos_dmabuf_init(void);
+void fos_dmabuf_exit(void);
+
+/* main.c: the device dma-buf imports attach as. */
+struct device *fos_device(void);
 
 #endif /* FRACTOS_MEMORY_H */

@@ -146,6 +146,16 @@ static void fos_obj_undelegate_locked(struct fos_object *obj,
 		fos_monitor_take_locked(p->deleg, &dead->fire);
 }
 
+/* @obj holds @contents (NULL: none) from now on. */
+static void fos_obj_set_contents_locked(struct fos_object *obj,
+					struct fos_contents *contents)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	obj->contents = contents;
+	if (contents)
+		contents->holder = obj;
+}
+
 /**
  * fos_obj_create - create a root object owned by @owner
  * @type: enum fractos_obj_type
@@ -163,8 +173,8 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 
 	if (!obj)
 		return NULL;
-	obj->contents = contents;
 	spin_lock(&fos_tree_lock);
+	fos_obj_set_contents_locked(obj, contents);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
 	return obj;
@@ -204,7 +214,7 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 	}
 	kref_get(&parent->ref);
 	obj->parent = parent;
-	obj->contents = contents;
+	fos_obj_set_contents_locked(obj, contents);
 	list_add_tail(&obj->sibling, &parent->children);
 	fos_obj_set_owner_locked(obj, owner);
 	spin_unlock(&fos_tree_lock);
@@ -266,6 +276,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	if (obj->owner)
 		list_del(&obj->owner_link);
 	contents = obj->contents;
+	if (contents)
+		contents->holder = NULL;
 	/* An export holds a reference: none can be left. */
 	WARN_ON_ONCE(obj->export);
 	fos_obj_undelegate_locked(obj, &dead);
@@ -373,6 +385,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 		}
 		if (cur->contents) {
 			list_add_tail(&cur->contents->dead, &dead->contents);
+			cur->contents->holder = NULL;
 			cur->contents = NULL;
 		}
 		fos_remote()->revoke_locked(cur, dead);
@@ -459,6 +472,35 @@ int fos_obj_revoke(struct fos_object *obj)
 
 	fos_dead_release(&dead);
 	return 0;
+}
+
+/**
+ * fos_contents_revoke_holder - revoke the object that holds @c
+ * @c: contents the caller holds a reference on
+ *
+ * For a resource that goes away under its object (a dma-buf whose
+ * exporter moves it): the object, its revocation subtree and the
+ * capabilities to them are revoked as by CAP_REVOKE.
+ *
+ * Return: 0, or -EKEYREVOKED if no object holds @c any more.
+ */
+int fos_contents_revoke_holder(struct fos_contents *c)
+{
+	struct fos_object *obj;
+	int ret;
+
+	might_sleep();
+	spin_lock(&fos_tree_lock);
+	obj = c->holder;
+	/* Its last reference may be gone: the reaper clears @holder. */
+	if (obj && !kref_get_unless_zero(&obj->ref))
+		obj = NULL;
+	spin_unlock(&fos_tree_lock);
+	if (!obj)
+		return -EKEYREVOKED;
+	ret = fos_obj_revoke(obj);
+	fos_obj_put(obj);
+	return ret;
 }
 
 /**

@@ -662,7 +662,8 @@ EXPORT_SYMBOL_GPL(fos_kcap_get_info);
  *
  * Return: 0, -EOPNOTSUPP (not Memory), -EINVAL (@len 0 or bad @perms),
  * -EACCES (@c lacks @perms), -ERANGE (outside the view), -EREMOTE
- * (another node's Memory: use a staging buffer and fos_kmem_copy()),
+ * (another node's Memory) or -EXDEV (device memory, which has no struct
+ * pages: a dma-buf over a BAR): use a staging buffer and fos_kmem_copy();
  * -EKEYREVOKED.
  */
 int fos_kmem_map_view(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
@@ -685,6 +686,10 @@ int fos_kmem_map_view(const struct fos_kcap *c, u64 off, u64 len, u32 perms,
 	mem = fos_obj_get_mem(cap->obj);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
+	if (fos_mem_devmem(mem)) {
+		fos_mem_put(mem);
+		return -EXDEV;
+	}
 	/* The writability check at pin time backs the WRITE right. */
 	if (WARN_ON_ONCE((perms & FRACTOS_PERM_WRITE) && !mem->writable)) {
 		fos_mem_put(mem);

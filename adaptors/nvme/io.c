@@ -279,7 +279,10 @@ busy_vol:
 	return false;
 }
 
-/* Map the Memory for the bios, or stage it when it is another node's. */
+/*
+ * Map the Memory for the bios, or stage it when it is another node's or
+ * device memory (no struct pages: a dma-buf over a BAR).
+ */
 static int fblk_cmd_map(struct fblk_cmd *cmd)
 {
 	struct fblk_dev *dev = cmd->dev;
@@ -287,7 +290,7 @@ static int fblk_cmd_map(struct fblk_cmd *cmd)
 	int ret;
 
 	ret = fos_kmem_map_view(cmd->mem, 0, cmd->len, need, &cmd->map);
-	if (ret != -EREMOTE)
+	if (ret != -EREMOTE && ret != -EXDEV)
 		goto check;
 	if (atomic64_add_return(cmd->len, &dev->staged) > FBLK_STAGE_MAX) {
 		atomic64_sub(cmd->len, &dev->staged);

@@ -98,8 +98,9 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
  * @len: bytes, non-zero
  *
  * Asks the owner for a grant over (a window of) the source range, reads
- * it straight into the destination's pinned pages, releases the grant,
- * and goes on with the next window; stops posting READs when the owner
+ * it straight into the destination's pinned pages (device memory: into
+ * staging pages, FOS_STAGE_MAX at a time, then through its mapping),
+ * releases the grant, and goes on with the next window; stops posting READs when the owner
  * ends the grants of the copy (GRANT_END).  Process context.
  *
  * Return: 0 once all @len bytes are in, else a negative errno:
@@ -142,21 +143,32 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 	g.src = *src;
 	g.pull = cpu_to_le64(token);
 	while (done < len) {
-		u64 glen, addr;
+		struct fos_mem *into = mem, *stage = NULL;
+		u64 glen, addr, want = len - done, moff;
 		s64 n;
 
+		/* Device memory: each window is read into pages, then copied. */
+		if (fos_mem_devmem(mem))
+			want = min(want, FOS_STAGE_MAX);
 		g.off = cpu_to_le64(soff + done);
-		g.len = cpu_to_le64(len - done);
+		g.len = cpu_to_le64(want);
 		ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
 		if (ret)
 			break;
 		glen = le64_to_cpu(w.grant.len);
 		addr = le64_to_cpu(w.grant.addr);
 		rel.id = w.grant.id;
-		if (!glen || glen > len - done) {
+		moff = dst->off + doff + done;
+		if (!glen || glen > want) {
 			ret = -EPROTO;
-		} else {
-			n = fos_mem_sgt(mem, dst->off + doff + done, glen,
+		} else if (fos_mem_devmem(mem)) {
+			stage = fos_mem_alloc_kernel(glen);
+			ret = PTR_ERR_OR_ZERO(stage);
+			into = stage;
+			moff = 0;
+		}
+		if (!ret) {
+			n = fos_mem_sgt(into, moff, glen,
 					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
 					      U32_MAX),
 					&sgt);
@@ -168,6 +180,14 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 						   &pull.ended);
 			sg_free_table(&sgt);
 		}
+		if (!ret && stage) {
+			ret = fos_mem_copy_bytes(mem, dst->off + doff + done,
+						 stage, 0, glen);
+			if (!ret)
+				fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
+		}
+		if (!IS_ERR_OR_NULL(stage))
+			fos_mem_put(stage);
 		/*
 		 * Queued, not waited for: a caller being killed must still
 		 * release what it was granted.  Best effort: the grant's TTL

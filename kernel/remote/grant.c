@@ -219,7 +219,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	struct fos_grant *g;
 	struct fos_cap src;
 	u32 max_pages, rkey, id;
-	u64 addr, b;
+	u64 addr, b, moff;
 	s64 n;
 	int ret;
 
@@ -250,8 +250,23 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	g->pull = le64_to_cpu(w->pull);
 	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
 	max_pages = fos_fabric_mr_max_pages(peer);
-	b = g->mem->first_off + src.off + off;
-	n = fos_mem_sgt(g->mem, src.off + off, len, max_pages, &g->sgt);
+	moff = src.off + off;
+	if (fos_mem_devmem(g->mem) && max_pages) {
+		/* No pages to register: the puller reads a staged copy. */
+		struct fos_mem *stage;
+
+		len = min3(len, (u64)max_pages << PAGE_SHIFT, FOS_STAGE_MAX);
+		stage = fos_mem_stage(g->mem, moff, len);
+		if (IS_ERR(stage)) {
+			ret = PTR_ERR(stage);
+			goto err_mem;
+		}
+		fos_mem_put(g->mem);
+		g->mem = stage;
+		moff = 0;
+	}
+	b = g->mem->first_off + moff;
+	n = fos_mem_sgt(g->mem, moff, len, max_pages, &g->sgt);
 	if (n < 0) {
 		ret = max_pages ? n : -EHOSTUNREACH;
 		goto err_mem;

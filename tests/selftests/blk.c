@@ -29,6 +29,7 @@
 #include "fos_nl.h"
 #include "fos_blk.h"
 #include "fos_dmabuf.h"
+#include "fos_testbar.h"
 
 /* # timeout: 600 */
 
@@ -535,6 +536,49 @@ int main(void)
 			munmap(dm, BUF);
 		if (dfd >= 0)
 			close(dfd);
+	}
+
+	/*
+	 * Into device memory (a BAR: no struct pages, as GPU VRAM): no bio
+	 * can point at it, so the adaptor stages the bytes and says so.
+	 */
+	{
+		const char *why = "no device memory";
+		int bfd = fos_testbar_open(&why), bufd = -1;
+		uint32_t bcid = FRACTOS_CID_INVALID;
+		unsigned char *bm = MAP_FAILED;
+		uint64_t staged0 = 0;
+
+		if (bfd >= 0)
+			bufd = fos_testbar_export(bfd, 0, BUF, 0);
+		if (bufd >= 0 && !fos_mem_import(fd, bufd, 0, BUF, FRACTOS_PERM_ALL, &bcid))
+			bm = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_SHARED, bufd, 0);
+		if (bm == MAP_FAILED || fos_blk_get(dev, &d)) {
+			tap_skip("%s", why);
+			tap_skip("%s", why);
+		} else {
+			staged0 = d.stats[FRACTOS_BLK_STAT_STAGED];
+			pattern(dp, BUF, 9);
+			memset(bm, 0, BUF);
+			tap_ok(io(wr, 4 << 20, BUF, dst) == BUF &&
+			       io(rd, 4 << 20, BUF, bcid) == BUF && !memcmp(bm, dp, BUF),
+			       "1 MiB read into device memory: the BAR has the bytes");
+			pattern(bm, BUF, 10);
+			memset(dp, 0, BUF);
+			tap_ok(io(wr, 4 << 20, BUF, bcid) == BUF &&
+			       io(rd, 4 << 20, BUF, dst) == BUF && !memcmp(dp, bm, BUF) &&
+			       !fos_blk_get(dev, &d) &&
+			       d.stats[FRACTOS_BLK_STAT_STAGED] == staged0 + 2,
+			       "1 MiB written from it reads back equal; both I/Os staged");
+		}
+		if (bcid != FRACTOS_CID_INVALID)
+			fos_close(fd, bcid);
+		if (bm != MAP_FAILED)
+			munmap(bm, BUF);
+		if (bufd >= 0)
+			close(bufd);
+		if (bfd >= 0)
+			close(bfd);
 	}
 
 	/* Bad input, each through the error continuation. */

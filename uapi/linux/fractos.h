@@ -140,9 +140,9 @@
  *                   EACCES  FRACTOS_PERM_WRITE, but the dma-buf is not
  *                           open for writing.
  *                   ERANGE  addr + len passes the dma-buf's size.
- *                   EOPNOTSUPP  the exporter gives no kernel mapping, or
- *                           the buffer is not in system memory (device
- *                           memory such as GPU VRAM).
+ *                   EOPNOTSUPP  the exporter gives no kernel mapping.
+ *                   EAGAIN  an exporter that moves its buffers moved
+ *                           this one during the import: try again.
  *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
  *                           in drop_perms.
  *                   ERANGE  [offset, offset + len) is not inside the view.
@@ -154,6 +154,9 @@
  *                   EINVAL  both ranges overlap within the same memory.
  *                   EINTR   a fatal signal interrupted a long copy; a
  *                           prefix of the range may have been written.
+ *                   ENOMEM  no page to stage device memory through.
+ *                   EKEYREVOKED  also when device memory's exporter
+ *                           moved the buffer (the object is revoked).
  *                   Another node's Memory (and fabric_loopback):
  *                   EKEYREVOKED also when an owner revoked the object
  *                           (before or during the copy: the range may
@@ -376,9 +379,17 @@ struct fractos_space_info {
  * once.  Such a Memory works everywhere a pinned one does (copies,
  * grants, other nodes, providers), needs the dma-buf open for writing for
  * FRACTOS_PERM_WRITE, and is charged where its exporter charges the
- * buffer, not to RLIMIT_MEMLOCK.  Only buffers in system memory can be
- * imported: device memory (a BAR, as GPU VRAM) and exporters without a
- * kernel mapping give EOPNOTSUPP.
+ * buffer, not to RLIMIT_MEMLOCK.  Exporters without a kernel mapping give
+ * EOPNOTSUPP.
+ *
+ * Device memory (a buffer with no struct pages behind its kernel
+ * mapping: a BAR, as GPU VRAM) is imported too.  The CPU reaches it
+ * through that mapping; a copy to or from another node, or a provider's
+ * I/O (an NVMe read into it), goes through staging pages, counted in
+ * /sys/class/misc/fractos/totals/staged_bytes (a NIC's own attachment to
+ * the buffer, GPUDirect RDMA, is not used).  When an exporter that moves
+ * its buffers (a dynamic one) moves it, the Memory is revoked: its
+ * holders get EKEYREVOKED and its monitors fire (totals/devmem_moves).
  */
 struct fractos_memory_create {
 	__u64 addr;
