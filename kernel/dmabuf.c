@@ -147,6 +147,25 @@ int fos_devmem_write(struct fos_mem *mem, u64 off, const void *buf,
 	return 0;
 }
 
+/**
+ * fos_devmem_moved - whether device memory's exporter moved it
+ * @mem: any Memory, held by the caller
+ *
+ * Return: true once a dynamic exporter has moved @mem's buffer (it is
+ * revoked, or about to be); false for every other Memory.
+ */
+bool fos_devmem_moved(struct fos_mem *mem)
+{
+	bool moved;
+
+	if (!fos_mem_devmem(mem))
+		return false;
+	down_read(&mem->dev_lock);
+	moved = mem->moved;
+	up_read(&mem->dev_lock);
+	return moved;
+}
+
 /* After a move: revoke the object holding @mem, then let @mem go. */
 static void fos_dmabuf_moved_work(struct work_struct *work)
 {
@@ -167,14 +186,36 @@ static void fos_dmabuf_move_notify(struct dma_buf_attachment *attach)
 	bool first;
 
 	down_write(&mem->dev_lock);
+#ifdef FOS_HAVE_DMA_BUF_VMAP_UNLOCKED
+	/*
+	 * The core shares one mapping among a buffer's importers: give
+	 * ours back now (the reservation lock is held, as 6.2+ wants), or
+	 * an import after the move could be handed the stale address.  No
+	 * mapping yet (the exporter moves the buffer inside our vmap, as
+	 * amdgpu does): the one we get is the new place, nothing moved.
+	 * Before 6.2 dma_buf_vunmap() takes dmabuf->lock, which is taken
+	 * before the reservation lock elsewhere: the mapping then goes at
+	 * release (Documentation/design.rst, "Device memory, second step").
+	 */
+	if (iosys_map_is_null(&mem->map)) {
+		up_write(&mem->dev_lock);
+		return;
+	}
+	dma_buf_vunmap(mem->dmabuf, &mem->map);
+	iosys_map_clear(&mem->map);
+#endif
 	first = !mem->moved;
 	mem->moved = true;
 	up_write(&mem->dev_lock);
-	/* A Memory on its way out (last reference gone) has no holder. */
-	if (!first || !kref_get_unless_zero(&mem->c.ref))
+	if (!first)
 		return;
 	fos_total_add(FOS_TOTAL_DEVMEM_MOVES, 1);
-	queue_work(fos_dmabuf_wq, &mem->moved_work);
+	/*
+	 * A Memory on its way out (last reference gone) has no holder; one
+	 * not yet held by an object is refused by MEMORY_CREATE.
+	 */
+	if (kref_get_unless_zero(&mem->c.ref))
+		queue_work(fos_dmabuf_wq, &mem->moved_work);
 }
 
 /*
@@ -224,8 +265,8 @@ void fos_dmabuf_exit(void)
  * is not a dma-buf), -EACCES (@writable but the dma-buf's file is not
  * open for writing), -ERANGE (the range passes the dma-buf's end),
  * -EOPNOTSUPP (no kernel mapping), -EAGAIN (a dynamic exporter moved the
- * buffer while it was being imported), -ENOMEM, or the exporter's
- * refusal of an attachment.
+ * device memory while it was being imported), -ENOMEM, or a dynamic
+ * exporter's refusal to attach its device memory.
  */
 struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 {
@@ -233,8 +274,8 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 	struct fos_mem *mem;
 	unsigned long i, npages;
 	u64 end, npages64;
+	int ret, attach_err = 0;
 	void *base;
-	int ret;
 
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
@@ -265,10 +306,10 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 		mem->attach = dma_buf_dynamic_attach(dmabuf, dev,
 						     &fos_dmabuf_importer, mem);
 		if (IS_ERR(mem->attach)) {
-			ret = PTR_ERR(mem->attach);
+			/* Needed for device memory only: known after vmap. */
+			attach_err = PTR_ERR(mem->attach);
 			mem->attach = NULL;
 			put_device(dev);
-			goto err_free;
 		}
 	}
 
@@ -301,9 +342,13 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 		}
 	}
 
-	ret = -EAGAIN;
 	if (fos_mem_devmem(mem)) {
-		if (READ_ONCE(mem->moved))
+		/* A dynamic exporter's, and no way to hear it move: refused. */
+		ret = attach_err;
+		if (attach_err)
+			goto err_vunmap;
+		ret = -EAGAIN;
+		if (fos_devmem_moved(mem))
 			goto err_vunmap;
 		mem->map_off = off;
 		fos_mem_init(mem, 0, 0, len, writable);
@@ -311,20 +356,26 @@ struct fos_mem *fos_mem_import_dmabuf(int fd, u64 off, u64 len, bool writable)
 		/*
 		 * Pages: the mapping holds them in place (the exporter pins
 		 * what it maps), and nothing of ours could stop an RDMA
-		 * transfer in flight on a move: no attachment.
+		 * transfer in flight on a move: no attachment.  A move before
+		 * the detach took our mapping (6.2+): the pages may be stale.
 		 */
 		fos_dmabuf_detach(mem);
-		if (READ_ONCE(mem->moved))
-			goto err_pages;
+		ret = -EAGAIN;
+		if (iosys_map_is_null(&mem->map)) {
+			kvfree(mem->pages);
+			goto err_free;
+		}
 		fos_mem_init(mem, npages, offset_in_page(off), len, writable);
 	}
 	fos_live_add(FOS_LIVE_DMABUFS, 1);
 	return mem;
 
-err_pages:
-	kvfree(mem->pages);
 err_vunmap:
-	fos_dmabuf_vunmap(dmabuf, &mem->map);
+	/* No move_notify after the detach: @map is ours to read. */
+	fos_dmabuf_detach(mem);
+	if (!iosys_map_is_null(&mem->map))
+		fos_dmabuf_vunmap(dmabuf, &mem->map);
+	goto err_free;
 err_detach:
 	fos_dmabuf_detach(mem);
 err_free:
@@ -337,8 +388,11 @@ err_put:
 /* The last reference on a dma-buf Memory is gone: give the buffer back. */
 void fos_mem_release_dmabuf(struct fos_mem *mem)
 {
-	fos_dmabuf_vunmap(mem->dmabuf, &mem->map);
+	/* No move_notify after the detach: @map is ours to read. */
 	fos_dmabuf_detach(mem);
+	/* Given back already by a move (6.2+). */
+	if (!iosys_map_is_null(&mem->map))
+		fos_dmabuf_vunmap(mem->dmabuf, &mem->map);
 	dma_buf_put(mem->dmabuf);
 	fos_live_add(FOS_LIVE_DMABUFS, -1);
 }

@@ -254,6 +254,16 @@ int fos_op_memory_create(struct fos_space *s, struct fos_call *c)
 		fos_mem_put(mem);
 		return -ENOMEM;
 	}
+	/*
+	 * Device memory moved by its exporter before the object held it:
+	 * nobody could revoke the object for the move (a move from now on
+	 * finds it through its holder).
+	 */
+	if (fos_devmem_moved(mem)) {
+		fos_obj_revoke(obj);
+		fos_obj_put(obj);
+		return -EAGAIN;
+	}
 
 	cap.obj = obj;
 	cap.off = 0;

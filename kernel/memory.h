@@ -84,6 +84,14 @@ static inline bool fos_mem_devmem(const struct fos_mem *mem)
 /* The most bytes of device memory one remote copy step stages. */
 #define FOS_STAGE_MAX	((u64)SZ_1M)
 
+/* FOS_STAGE_MAX, or less where max_pin_bytes limits kernel buffers. */
+static inline u64 fos_stage_window(void)
+{
+	u64 most = READ_ONCE(fos_max_pin_bytes);
+
+	return most ? min(most, FOS_STAGE_MAX) : FOS_STAGE_MAX;
+}
+
 static inline struct fos_mem *fos_mem_of(struct fos_contents *c)
 {
 	return container_of(c, struct fos_mem, c);
@@ -113,6 +121,7 @@ void fos_mem_release_dmabuf(struct fos_mem *mem);
 int fos_devmem_read(struct fos_mem *mem, u64 off, void *buf, size_t len);
 int fos_devmem_write(struct fos_mem *mem, u64 off, const void *buf,
 		     size_t len);
+bool fos_devmem_moved(struct fos_mem *mem);
 int fos_dmabuf_init(void);
 void fos_dmabuf_exit(void);
 

@@ -149,7 +149,7 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 
 		/* Device memory: each window is read into pages, then copied. */
 		if (fos_mem_devmem(mem))
-			want = min(want, FOS_STAGE_MAX);
+			want = min(want, fos_stage_window());
 		g.off = cpu_to_le64(soff + done);
 		g.len = cpu_to_le64(want);
 		ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);

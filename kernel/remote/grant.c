@@ -255,7 +255,8 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		/* No pages to register: the puller reads a staged copy. */
 		struct fos_mem *stage;
 
-		len = min3(len, (u64)max_pages << PAGE_SHIFT, FOS_STAGE_MAX);
+		len = min3(len, (u64)max_pages << PAGE_SHIFT,
+			   fos_stage_window());
 		stage = fos_mem_stage(g->mem, moff, len);
 		if (IS_ERR(stage)) {
 			ret = PTR_ERR(stage);

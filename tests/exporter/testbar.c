@@ -201,7 +201,7 @@ static long testbar_export(struct fos_testbar_export __user *uarg)
 	return 0;
 }
 
-/* Copy @len bytes within the BAR, through a kernel buffer (may overlap). */
+/* Copy @len bytes within the BAR, through a kernel buffer. */
 static int testbar_copy(u64 to, u64 from, u64 len)
 {
 	void *tmp = kvmalloc(len, GFP_KERNEL);
@@ -234,6 +234,10 @@ static long testbar_move(const struct fos_testbar_move __user *uarg)
 	buf = dmabuf->priv;
 	ret = -ERANGE;
 	if (!testbar_range_ok(a.offset, buf->len))
+		goto out;
+	/* Not onto itself: the old range is poisoned after the copy. */
+	ret = -EINVAL;
+	if (a.offset < buf->off + buf->len && buf->off < a.offset + buf->len)
 		goto out;
 	ret = dma_resv_lock_interruptible(dmabuf->resv, NULL);
 	if (ret)
@@ -329,6 +333,8 @@ static struct pci_driver testbar_driver = {
 	.id_table = testbar_ids,
 	.probe = testbar_probe,
 	.remove = testbar_remove,
+	/* Buffers use the BAR's mapping: no unbind from sysfs under them. */
+	.driver.suppress_bind_attrs = true,
 };
 module_pci_driver(testbar_driver);
 

@@ -13,7 +13,8 @@
  *   FOS_TESTBAR_MOVE    move a dynamic buffer to another offset: tell the
  *                       importers (dma_buf_move_notify()), copy the bytes,
  *                       fill the old range with FOS_TESTBAR_POISON.  EBUSY
- *                       while an importer has it pinned.
+ *                       while an importer has it pinned, EINVAL onto a
+ *                       range that overlaps its own.
  *
  * The dma-buf's kernel mapping (vmap) is I/O memory (no struct pages); its
  * attachments must allow peer-to-peer (else EOPNOTSUPP) and are mapped

@@ -213,8 +213,6 @@ static void test_move(void)
 		  "a copy into the moved Memory: EKEYREVOKED");
 	tap_errno(fos_copy(sfd, cid, 0, anon, 0, SZ, NULL), EKEYREVOKED,
 		  "a copy out of it: EKEYREVOKED");
-	tap_ok(!fos_info(sfd, cid, &ci) && (ci.info_flags & FRACTOS_INFO_REVOKED),
-	       "CAP_INFO: the object is revoked");
 	map = bar_map(fd, SZ);
 	fos_fill(buf, SZ, 41);
 	tap_ok(!memcmp(map, buf, SZ),
@@ -222,6 +220,10 @@ static void test_move(void)
 	munmap(map, SZ);
 	tap_eq(live_wait("dmabufs", dm0), dm0,
 	       "the moved buffer's import is given back at once");
+	tap_ok(!fos_info(sfd, cid, &ci) && (ci.info_flags & FRACTOS_INFO_REVOKED),
+	       "CAP_INFO: the object is revoked");
+	tap_errno(fos_testbar_move(bfd, fd, 3 * SZ + PG), EINVAL,
+		  "the test exporter refuses a move onto the buffer's own range");
 	tap_errno(fos_testbar_move(bfd, fd, 0), 0,
 		  "a second move finds no importer");
 	tap_eq(fos_total("devmem_moves"), moves0 + 1, "and counts nothing");

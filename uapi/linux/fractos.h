@@ -143,6 +143,8 @@
  *                   EOPNOTSUPP  the exporter gives no kernel mapping.
  *                   EAGAIN  an exporter that moves its buffers moved
  *                           this one during the import: try again.
+ *                   Device memory of such an exporter: also its
+ *                           refusal to attach fractos (its errno).
  *   MEMORY_DIMINISH EINVAL  len is 0, offset + len overflows, unknown bits
  *                           in drop_perms.
  *                   ERANGE  [offset, offset + len) is not inside the view.
