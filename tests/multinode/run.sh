@@ -13,7 +13,8 @@
 # every live-object counter is zero, and prints "# fractos: N passed, N
 # failed" (TAP programs, per node).  "kill" must come last: every node but
 # node 1 prints its summary first and then waits to be killed by node 1;
-# so must "pipekill", whose victim is node 2.
+# so must "pipekill" (its victim is node 2), "pipekill_storage" (node 3)
+# and "pipekill_app" (node 1, killed by node 2).
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 
@@ -62,7 +63,9 @@ for t in "$@"; do
 	# The victims of the tests that end a run by killing a node print
 	# their summary first.
 	if { [ "$t" = kill ] && [ "$me" != 1 ]; } ||
-	   { [ "$t" = pipekill ] && [ "$me" = 2 ]; }; then
+	   { [ "$t" = pipekill ] && [ "$me" = 2 ]; } ||
+	   { [ "$t" = pipekill_storage ] && [ "$me" = 3 ]; } ||
+	   { [ "$t" = pipekill_app ] && [ "$me" = 1 ]; }; then
 		summary
 		exec sh "./$t.sh"
 	fi
@@ -72,7 +75,7 @@ for t in "$@"; do
 	diag "$t took $(( ($(ms) - start) / 1000 )) s"
 	del_all
 	case $t in
-	kill|pipekill) ;;	# the run's last, with a node gone
+	kill|pipekill*) ;;	# the run's last, with a node gone
 	*) barrier "after-$t" - 120 >/dev/null || diag "barrier after $t failed" ;;
 	esac
 done

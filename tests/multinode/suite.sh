@@ -11,6 +11,8 @@
 # man in the middle of one connection), pipeline (the paper's
 # storage -> GPU -> application pipeline against the star and NVMe-oF)
 # and pipekill (its GPU node killed mid-batch: last), then three guests
+# twice more for pipekill_storage and pipekill_app (its storage node, its
+# application's node killed), then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
 # 3-stage chain of chain_node.c, killchain, and the storage test of
 # blk_node.c).  Every node prints
@@ -99,6 +101,10 @@ run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
 nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
+# the pipeline's storage node, then its application's node, killed
+# mid-batch (each kill ends its run)
+nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
+nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
 # remote invocation, delegation, forwarding and node death on three nodes
 if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh
