@@ -30,7 +30,8 @@
 # and the application wakes once per batch; in the star they cross into
 # node 1 and out again, and it wakes twice; the pipeline moves fewer
 # bytes than either.  The messages, bytes and latency per batch of the
-# three are printed side by side.
+# three are printed side by side, and their latency for batches of 16, 64
+# and 256 pairs.
 . ./lib.sh
 
 fctl=../../tools/fractctl
@@ -42,6 +43,7 @@ dim=128
 bsz=64
 nb=16
 bb=$((bsz * dim * 4))
+sizes="16 64 256"
 
 [ "$nodes" = 3 ] || { echo "Bail out! pipeline needs 3 nodes"; exit 1; }
 for i in 1 2 3; do [ "$i" = "$me" ] || add_peer "$i"; done
@@ -192,6 +194,20 @@ case $me in
 		barrier "ran-$r" - 300 >/dev/null
 		mark "post-$r"
 	}
+	# sizes SHAPE [ARGS]: latency per batch size, 8 batches of each of
+	# $sizes pairs (not counted, and no timing is checked: a benchmark's
+	# figures; every verdict is)
+	sizes() {
+		local m=$1 b
+		shift
+		for b in $sizes; do
+			$app -j -i $ids -D $dim -b "$b" -n 8 -m "$m" -f 3 -g 2 "$@" run refs \
+				> "/tmp/pl.b$b.$m" 2>&1 &&
+				python3 -c 'import json,sys; j = json.load(sys.stdin); sys.exit(j["mismatches"] != 0 or j["pairs"] != 8 * int(sys.argv[1]))' \
+					"$b" < "/tmp/pl.b$b.$m"
+			ok $? "node 1: $m, 8 batches of $b pairs: every verdict right"
+		done
+	}
 	# 4 batches in flight (not counted: throughput, and every verdict;
 	# the others wait at the first run's barrier meanwhile)
 	for m in pipeline star; do
@@ -199,6 +215,7 @@ case $me in
 			> "/tmp/pl.q4.$m" 2>&1
 		ok $? "node 1: $m, 32 batches, 4 in flight: $(cat "/tmp/pl.q4.$m")"
 	done
+	for m in pipeline star; do sizes $m; done
 	for r in $runs; do run "$r"; done
 	# The baseline: the file system of node 3's namespace over nvme-rdma.
 	barrier nvmf - 300 >/dev/null
@@ -220,6 +237,7 @@ case $me in
 	# is warm by then.
 	$app -i $ids -D $dim -b $bsz -n 0 -m nvmeof -g 2 -P $mnt/refs run refs >/dev/null 2>&1
 	for r in $nvmf_runs; do run "$r" -P $mnt/refs; done
+	sizes nvmeof -P $mnt/refs
 	$app -j -i $ids -D $dim -b $bsz -n 32 -q 4 -m nvmeof -g 2 -P $mnt/refs run refs \
 		> /tmp/pl.q4.nvmeof 2>&1
 	ok $? "node 1: nvmeof, 32 batches, 4 in flight: $(cat /tmp/pl.q4.nvmeof)"
@@ -281,6 +299,12 @@ case $me in
 	done
 	for m in pipeline star nvmeof; do
 		diag "facever: $m fractos messages per batch sent by node 1, 2, 3: $(per 1 $m 1) $(per 2 $m 1) $(per 3 $m 1)"
+	done
+	p50() { python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["latency_us"]["p50"])' < "/tmp/pl.b$1.$2"; }
+	diag "facever: latency per batch, p50 us, by pairs a batch:   pipeline      star    nvmeof"
+	for b in $sizes; do
+		diag "$(printf 'facever: %4s pairs (%7d bytes of features)         %8s  %8s  %8s' \
+			"$b" $((b * dim * 4)) "$(p50 "$b" pipeline)" "$(p50 "$b" star)" "$(p50 "$b" nvmeof)")"
 	done
 	for r in $runs $nvmf_runs; do
 		diag "facever: run $r, node 1, 2, 3 sent (fractos messages/rdma SENDs/eth0 bytes):" \
