@@ -30,16 +30,6 @@
 
 static int sfd, bfd;
 
-static long long live_wait(const char *name, long long want)
-{
-	long long v;
-	int i;
-
-	for (i = 0; i < 200 && (v = fos_live(name)) != want; i++)
-		usleep(10000);
-	return v;
-}
-
 static int import(int dmabuf, uint64_t off, uint64_t len, uint32_t perms,
 		  uint32_t *cid)
 {
@@ -50,13 +40,9 @@ static uint32_t anon_mem(unsigned char **buf, size_t len)
 {
 	uint32_t cid;
 
-	*buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*buf == MAP_FAILED)
-		tap_bail("mmap");
-	memset(*buf, 0, len);
-	if (fos_mem_create(sfd, *buf, len, RW, &cid))
-		tap_bail("memory_create");
+	*buf = fos_anon_mem(sfd, len, &cid);
+	if (!*buf)
+		tap_bail("memory_create over anonymous memory");
 	return cid;
 }
 
@@ -164,13 +150,13 @@ static void test_static(void)
 	}
 	tap_ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st),
 	       "a child imports device memory into its own space and is killed");
-	tap_eq(live_wait("dmabufs", dm0 + 2), dm0 + 2,
+	tap_eq(fos_live_settle("dmabufs", dm0 + 2), dm0 + 2,
 	       "the killed child's dma-buf is given back");
 
 	tap_ok(!fos_dup(sfd, cid, &c2) && !fos_revoke(sfd, cid), "revoke the import");
 	tap_errno(fos_copy(sfd, c2, 0, anon, 0, 16, NULL), EKEYREVOKED,
 		  "its other capability: EKEYREVOKED");
-	tap_eq(live_wait("dmabufs", dm0 + 1), dm0 + 1,
+	tap_eq(fos_live_settle("dmabufs", dm0 + 1), dm0 + 1,
 	       "the dma-buf is given back at revocation");
 	fos_close(sfd, cid);
 	fos_close(sfd, c2);
@@ -181,7 +167,7 @@ static void test_static(void)
 	close(fd2);
 	munmap(buf, SZ);
 	free(want);
-	tap_eq(live_wait("dmabufs", dm0), dm0, "every import given back");
+	tap_eq(fos_live_settle("dmabufs", dm0), dm0, "every import given back");
 }
 
 /* A dynamic exporter moves the buffer under the Memory. */
@@ -218,7 +204,7 @@ static void test_move(void)
 	tap_ok(!memcmp(map, buf, SZ),
 	       "the exporter's bytes moved intact: the revoked Memory wrote nothing");
 	munmap(map, SZ);
-	tap_eq(live_wait("dmabufs", dm0), dm0,
+	tap_eq(fos_live_settle("dmabufs", dm0), dm0,
 	       "the moved buffer's import is given back at once");
 	tap_ok(!fos_info(sfd, cid, &ci) && (ci.info_flags & FRACTOS_INFO_REVOKED),
 	       "CAP_INFO: the object is revoked");

@@ -36,17 +36,6 @@ static void tap_skip_n(int n, const char *why)
 		tap_skip("%s", why);
 }
 
-/* Wait up to 2 s for live counter @name to read @want; its last value. */
-static long long live_wait(const char *name, long long want)
-{
-	long long v;
-	int i;
-
-	for (i = 0; i < 200 && (v = fos_live(name)) != want; i++)
-		usleep(10000);
-	return v;
-}
-
 #define NEXP	FOS_NEXPORTERS
 #define NTESTS	24	/* per exporter */
 
@@ -60,13 +49,9 @@ static uint32_t anon_mem(unsigned char **buf, size_t len)
 {
 	uint32_t cid;
 
-	*buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*buf == MAP_FAILED)
-		tap_bail("mmap");
-	memset(*buf, 0, len);
-	if (fos_mem_create(sfd, *buf, len, RW, &cid))
-		tap_bail("memory_create");
+	*buf = fos_anon_mem(sfd, len, &cid);
+	if (!*buf)
+		tap_bail("memory_create over anonymous memory");
 	return cid;
 }
 
@@ -172,7 +157,7 @@ static void test_exporter(const struct fos_exporter *e)
 	} else {
 		tap_skip_n(2, "udmabuf: its exports are always open for writing");
 	}
-	tap_eq(live_wait("dmabufs", dm0 + 2), dm0 + 2, "%s: failed imports hold nothing",
+	tap_eq(fos_live_settle("dmabufs", dm0 + 2), dm0 + 2, "%s: failed imports hold nothing",
 	       e->name);
 
 	/* The Memory keeps the buffer: the fd and the mapping can go. */
@@ -202,7 +187,7 @@ static void test_exporter(const struct fos_exporter *e)
 	}
 	tap_ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st),
 	       "%s: a child imports one into its own space and is killed", e->name);
-	tap_eq(live_wait("dmabufs", dm0 + 2), dm0 + 2,
+	tap_eq(fos_live_settle("dmabufs", dm0 + 2), dm0 + 2,
 	       "%s: the killed child's dma-buf is given back", e->name);
 
 	/* Revocation. */
@@ -210,7 +195,7 @@ static void test_exporter(const struct fos_exporter *e)
 	       "%s: revoke the import", e->name);
 	tap_errno(fos_copy(sfd, c2, 0, anon, 0, 16, NULL), EKEYREVOKED,
 		  "%s: its other capability gives EKEYREVOKED", e->name);
-	tap_ok(live_wait("dmabufs", dm0 + 1) == dm0 + 1 && fos_live("memories") == mem0 + 2,
+	tap_ok(fos_live_settle("dmabufs", dm0 + 1) == dm0 + 1 && fos_live("memories") == mem0 + 2,
 	       "%s: the dma-buf is given back at revocation", e->name);
 	fos_close(sfd, cid);
 	fos_close(sfd, c2);

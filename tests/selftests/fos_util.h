@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <linux/fractos.h>
@@ -167,6 +168,35 @@ static inline long long fos_live(const char *name)
 
 	snprintf(path, sizeof(path), FOS_LIVE_DIR "%s", name);
 	return fos_read_ll(path);
+}
+
+/* Wait up to 2 s for live counter @name to read @want; its last value. */
+static inline long long fos_live_settle(const char *name, long long want)
+{
+	long long v;
+	int i;
+
+	for (i = 0; i < 200 && (v = fos_live(name)) != want; i++)
+		usleep(10000);
+	return v;
+}
+
+/*
+ * @len zeroed bytes of a fresh private mapping as READ|WRITE Memory in
+ * space @sfd: the mapping, and its cid in *@cid; NULL if either failed.
+ */
+static inline unsigned char *fos_anon_mem(int sfd, size_t len, uint32_t *cid)
+{
+	unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	if (fos_mem_create(sfd, buf, len, FRACTOS_PERM_ALL, cid)) {
+		munmap(buf, len);
+		return NULL;
+	}
+	return buf;
 }
 
 static inline long long fos_param(const char *name)
