@@ -38,7 +38,9 @@
  * its services (monitor_receive on the launch Request and on the file's
  * read Requests): when one is revoked (its daemon or its node died) the
  * run stops with EKEYREVOKED, naming which, instead of waiting for an
- * answer that will not come.
+ * answer that will not come.  A step that fails with EKEYREVOKED first
+ * (another node saw the death before this one) waits up to 8 s for the
+ * watch to say whose it was.
  *
  * The data set (-s SEED, -i IDS, -D DIM): reference features of id i are
  * DIM floats uniform in [-1, 1] from splitmix64(SEED, i, k); the file holds
@@ -86,6 +88,8 @@ using clk = std::chrono::steady_clock;
 namespace {
 
 constexpr std::chrono::seconds kTimeout{30};
+/* How long a failure waits for the watch to name a dead service. */
+constexpr std::chrono::seconds kLostWait{8};
 constexpr std::uint64_t kDone = 0xfd0, kErr = 0xfe0;
 /* Monitor cookies: the GPU service's or the storage's Request revoked. */
 constexpr std::uint64_t kLostGpu = 0xf61, kLostStorage = 0xf62;
@@ -528,10 +532,17 @@ int run(const options &o, const std::string &name)
 		return fail("set-up", r.error());
 	auto t0 = clk::now();
 	auto failed = [&](std::uint32_t b, std::error_code ec) {
-		/* A copy into a revoked buffer can fail before the monitor
-		 * message is read: whose death was it? */
-		for (int i = 0; i < 10 && !s.lost; i++) {
-			auto m = request_receive(s.sp, FRACTOS_RECV_TIMEOUT, 20'000'000);
+		/*
+		 * EKEYREVOKED before the watch said whose death it was: a
+		 * copy into a revoked buffer, or the storage node's error
+		 * continuation when that node saw the GPU node die first.
+		 * This node's own verdict on the dead node (the heartbeat
+		 * bound, seconds) fires the monitor: wait for it, up to
+		 * kLostWait.
+		 */
+		auto until = clk::now() + kLostWait;
+		while (ec.value() == EKEYREVOKED && !s.lost && clk::now() < until) {
+			auto m = request_receive(s.sp, FRACTOS_RECV_TIMEOUT, 50'000'000);
 			if (m && m->type == msg_type::monitor_receive)
 				s.lost = m->tag == kLostGpu ? "the GPU service" : "the file service";
 		}
