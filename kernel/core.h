@@ -46,11 +46,12 @@ enum fos_total {
 	FOS_TOTAL_NR,
 };
 
-extern atomic64_t fos_totals[FOS_TOTAL_NR];
+/* Longs, as the live counters: 64 bits on the 64-bit kernels we build for. */
+extern atomic_long_t fos_totals[FOS_TOTAL_NR];
 
-static inline void fos_total_add(enum fos_total t, s64 v)
+static inline void fos_total_add(enum fos_total t, long v)
 {
-	atomic64_add(v, &fos_totals[t]);
+	atomic_long_add(v, &fos_totals[t]);
 }
 
 /* This node's id (a module parameter) and epoch (new at every load): main.c. */

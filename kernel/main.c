@@ -42,25 +42,30 @@ module_param_named(epoch, fos_epoch, uint, 0444);
 MODULE_PARM_DESC(epoch, "This node's epoch, chosen at load (read-only)");
 
 atomic_long_t fos_live[FOS_LIVE_NR];
+atomic_long_t fos_totals[FOS_TOTAL_NR];
 
-struct fos_live_attr {
+/* One file of live/ or totals/: the counter it shows. */
+struct fos_count_attr {
 	struct device_attribute attr;
-	enum fos_counter counter;
+	atomic_long_t *count;
 };
 
-static ssize_t fos_live_show(struct device *dev, struct device_attribute *da,
-			     char *buf)
+static ssize_t fos_count_show(struct device *dev, struct device_attribute *da,
+			      char *buf)
 {
-	struct fos_live_attr *la = container_of(da, struct fos_live_attr, attr);
+	struct fos_count_attr *ca = container_of(da, struct fos_count_attr,
+						 attr);
 
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&fos_live[la->counter]));
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(ca->count));
 }
 
-#define FOS_LIVE_ATTR(_name, _counter) \
-	{ .attr = __ATTR(_name, 0444, fos_live_show, NULL), \
-	  .counter = (_counter) }
+#define FOS_COUNT_ATTR(_name, _count) \
+	{ .attr = __ATTR(_name, 0444, fos_count_show, NULL), \
+	  .count = (_count) }
+#define FOS_LIVE_ATTR(_name, _c)	FOS_COUNT_ATTR(_name, &fos_live[_c])
+#define FOS_TOTAL_ATTR(_name, _t)	FOS_COUNT_ATTR(_name, &fos_totals[_t])
 
-static struct fos_live_attr fos_live_attrs[] = {
+static struct fos_count_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(spaces, FOS_LIVE_SPACES),
 	FOS_LIVE_ATTR(objects, FOS_LIVE_OBJECTS),
 	FOS_LIVE_ATTR(caps, FOS_LIVE_CAPS),
@@ -81,34 +86,13 @@ static struct fos_live_attr fos_live_attrs[] = {
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
 
-atomic64_t fos_totals[FOS_TOTAL_NR];
-
-struct fos_total_attr {
-	struct device_attribute attr;
-	enum fos_total total;
-};
-
-static ssize_t fos_total_show(struct device *dev, struct device_attribute *da,
-			      char *buf)
-{
-	struct fos_total_attr *ta = container_of(da, struct fos_total_attr,
-						 attr);
-
-	return sysfs_emit(buf, "%lld\n",
-			  (long long)atomic64_read(&fos_totals[ta->total]));
-}
-
-#define FOS_TOTAL_ATTR(_name, _total) \
-	{ .attr = __ATTR(_name, 0444, fos_total_show, NULL), \
-	  .total = (_total) }
-
 /*
  * staged_bytes: bytes of device memory (a dma-buf without struct pages)
  * that went through a staging buffer for a remote copy, not straight
  * between the NIC and the device; devmem_moves: device memory revoked
  * because its exporter moved it (move_notify).
  */
-static struct fos_total_attr fos_total_attrs[] = {
+static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
 	FOS_TOTAL_ATTR(devmem_moves, FOS_TOTAL_DEVMEM_MOVES),
 };
@@ -207,12 +191,11 @@ static void __exit fos_exit(void)
 	fos_dmabuf_exit();
 	/* Every space and capability fd pins the module: all must be gone. */
 	for (i = 0; i < ARRAY_SIZE(fos_live_attrs); i++) {
-		struct fos_live_attr *la = &fos_live_attrs[i];
+		struct fos_count_attr *la = &fos_live_attrs[i];
 
-		WARN(atomic_long_read(&fos_live[la->counter]),
+		WARN(atomic_long_read(la->count),
 		     "fractos: %ld %s still live at unload\n",
-		     atomic_long_read(&fos_live[la->counter]),
-		     la->attr.attr.name);
+		     atomic_long_read(la->count), la->attr.attr.name);
 	}
 	fos_provider_exit();
 	fos_space_exit();
