@@ -8,6 +8,8 @@
  * - cpu (cpu.cpp): the kernels compiled as host code, over dma-buf memory
  *   from the first exporter that works here (vgem, the system DMA heap,
  *   udmabuf), else pinned anonymous pages.  What CI runs.
+ * - cuda (cuda.hpp): the same kernels built by nvcc, on an NVIDIA GPU
+ *   through the driver API (libcuda opened at run time).
  */
 #ifndef FRACTOS_GPUD_BACKEND_HPP
 #define FRACTOS_GPUD_BACKEND_HPP
@@ -31,7 +33,7 @@ public:
 	virtual std::uint64_t size() const noexcept = 0;
 	/// The root Memory capability (read and write) over it.
 	virtual const caladan::cap &mem() const noexcept = 0;
-	/// "vgem", "dma-heap", "udmabuf", "pages", "cuda".
+	/// "vgem", "dma-heap", "udmabuf", "pages", "cuda", "cuda-host".
 	virtual const char *kind() const noexcept = 0;
 	/// Around a kernel: make what devices wrote visible, then what it
 	/// wrote (dma-buf CPU access); no-ops where nothing is needed.
@@ -43,6 +45,8 @@ class backend {
 public:
 	virtual ~backend() = default;
 	virtual const char *name() const noexcept = 0;
+	/// One line on the device, for logs and `fractos-gpud info`.
+	virtual std::string describe() const { return name(); }
 	/// @p len bytes (a multiple of the page size) of device memory.
 	virtual caladan::result<std::unique_ptr<dev_buffer>> alloc(const caladan::space &sp,
 								   std::uint64_t len) = 0;
@@ -54,6 +58,11 @@ public:
 
 /// The CPU backend.
 std::unique_ptr<backend> make_cpu_backend();
+
+/// The backend @p spec names ("cpu", "cuda", "cuda:N" for device N), or
+/// an error; @p why is set to what went wrong.
+caladan::result<std::unique_ptr<backend>> make_backend(const std::string &spec,
+						       std::string &why);
 
 } // namespace gpud
 

@@ -2,9 +2,10 @@
 /*
  * fractos-gpud: the module "fractos" for the CUDA backend, the kernels of
  * kernels.hpp wrapped as __global__ functions (one thread per global
- * index, as the CPU backend runs them).  Built into PTX by
- * "make kernels.ptx" where nvcc is installed; no CUDA backend loads it
- * yet (Documentation/accelerators.rst, "Status").
+ * index, as the CPU backend runs them).  Where nvcc is installed, the
+ * Makefile builds it into kernels.fatbin, which cuda_image.S links into
+ * fractos-gpud for the CUDA backend (cuda.cpp), and into kernels.ptx for
+ * "make check".
  */
 #include "kernels.hpp"
 
