@@ -154,6 +154,14 @@ static const struct dma_buf_ops testbar_dynamic_ops = {
 	.mmap = testbar_mmap,
 };
 
+/* Attachments only, as the NVIDIA driver's VRAM exports. */
+static const struct dma_buf_ops testbar_nomap_ops = {
+	.attach = testbar_attach,
+	.map_dma_buf = testbar_map,
+	.unmap_dma_buf = testbar_unmap,
+	.release = testbar_release,
+};
+
 static bool testbar_range_ok(u64 off, u64 len)
 {
 	return len && PAGE_ALIGNED(off) && PAGE_ALIGNED(len) &&
@@ -170,7 +178,8 @@ static long testbar_export(struct fos_testbar_export __user *uarg)
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
-	if (a.flags & ~FOS_TESTBAR_DYNAMIC)
+	if ((a.flags & ~(FOS_TESTBAR_DYNAMIC | FOS_TESTBAR_NOMAP)) ||
+	    a.flags == (FOS_TESTBAR_DYNAMIC | FOS_TESTBAR_NOMAP))
 		return -EINVAL;
 	if (!testbar_range_ok(a.offset, a.len))
 		return -ERANGE;
@@ -179,8 +188,12 @@ static long testbar_export(struct fos_testbar_export __user *uarg)
 		return -ENOMEM;
 	buf->off = a.offset;
 	buf->len = a.len;
-	exp.ops = a.flags & FOS_TESTBAR_DYNAMIC ? &testbar_dynamic_ops :
-						  &testbar_static_ops;
+	if (a.flags & FOS_TESTBAR_DYNAMIC)
+		exp.ops = &testbar_dynamic_ops;
+	else if (a.flags & FOS_TESTBAR_NOMAP)
+		exp.ops = &testbar_nomap_ops;
+	else
+		exp.ops = &testbar_static_ops;
 	exp.size = a.len;
 	exp.flags = O_RDWR;
 	exp.priv = buf;

@@ -9,7 +9,10 @@
  *   FOS_TESTBAR_INFO    the BAR's size
  *   FOS_TESTBAR_EXPORT  a dma-buf over [offset, offset + len) of the BAR;
  *                       FOS_TESTBAR_DYNAMIC: an exporter that may move it
- *                       (pin/unpin, move_notify), else a static one
+ *                       (pin/unpin, move_notify), else a static one;
+ *                       FOS_TESTBAR_NOMAP: no kernel mapping and no mmap,
+ *                       only DMA attachments (the NVIDIA driver's
+ *                       nv_dmabuf is so)
  *   FOS_TESTBAR_MOVE    move a dynamic buffer to another offset: tell the
  *                       importers (dma_buf_move_notify()), copy the bytes,
  *                       fill the old range with FOS_TESTBAR_POISON.  EBUSY
@@ -27,6 +30,7 @@
 #include <linux/types.h>
 
 #define FOS_TESTBAR_DYNAMIC	0x1U
+#define FOS_TESTBAR_NOMAP	0x2U
 #define FOS_TESTBAR_POISON	0x5a
 
 struct fos_testbar_info {

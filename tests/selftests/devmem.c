@@ -10,7 +10,8 @@
  * and counted in the totals' staged_bytes; the buffer outliving its fd;
  * revocation; a dynamic exporter moving the buffer (move_notify: the
  * Memory is revoked, its holders see EKEYREVOKED, the old place is never
- * touched again); a killed importer; bad input.
+ * touched again); an exporter with no kernel mapping (as the NVIDIA
+ * driver's nv_dmabuf: EOPNOTSUPP); a killed importer; bad input.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -170,6 +171,23 @@ static void test_static(void)
 	tap_eq(fos_live_settle("dmabufs", dm0), dm0, "every import given back");
 }
 
+/*
+ * An exporter with attachments only, no kernel mapping and no mmap (the
+ * NVIDIA driver's nv_dmabuf is so): refused, and nothing held.
+ */
+static void test_nomap(void)
+{
+	long long dm0 = fos_live("dmabufs");
+	int fd = fos_testbar_export(bfd, 0, SZ, FOS_TESTBAR_NOMAP);
+
+	if (fd < 0)
+		tap_bail("export a buffer with no kernel mapping");
+	tap_errno(import(fd, 0, SZ, RW, NULL), EOPNOTSUPP,
+		  "an exporter with no kernel mapping (as nv_dmabuf): EOPNOTSUPP");
+	tap_ok(fos_live("dmabufs") == dm0, "and nothing of it held");
+	close(fd);
+}
+
 /* A dynamic exporter moves the buffer under the Memory. */
 static void test_move(void)
 {
@@ -286,6 +304,7 @@ int main(void)
 	fos_counts_read(&b0);
 	tap_plan_late();
 	test_static();
+	test_nomap();
 	test_move();
 	test_loopback();
 	tap_ok(fos_counts_wait(&b0, &now, 2000), "every counter back where it started");
