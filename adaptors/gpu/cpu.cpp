@@ -134,6 +134,11 @@ private:
 class cpu_backend final : public backend {
 public:
 	const char *name() const noexcept override { return "cpu"; }
+	std::string describe() const override
+	{
+		return "cpu: the kernels as host code, one thread; device memory from vgem, the"
+		       " system DMA heap, udmabuf or pinned pages, the first that works";
+	}
 
 	result<std::unique_ptr<dev_buffer>> alloc(const caladan::space &sp,
 						  std::uint64_t len) override

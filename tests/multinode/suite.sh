@@ -12,7 +12,8 @@
 # storage -> GPU -> application pipeline against the star and NVMe-oF)
 # and pipekill (its GPU node killed mid-batch: last), then three guests
 # twice more for pipekill_storage and pipekill_app (its storage node, its
-# application's node killed), then three guests
+# application's node killed), then one guest for pipeline1 (the pipeline's
+# time ratios over the loopback fabric), then three guests
 # run remote_2node.sh twice (remote invocation and delegation; the
 # 3-stage chain of chain_node.c, killchain, and the storage test of
 # blk_node.c).  Every node prints
@@ -57,8 +58,9 @@ run() {
 		--log "build/vm-$kver-multinode$n$tag.log" \
 		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
 	r=${PIPESTATUS[0]}
-	read -r p f < <(awk '/^\[n[0-9]+\] # fractos: [0-9]+ passed, [0-9]+ failed/ {
-		p += $4; f += $6 } END { print p + 0, f + 0 }' "$out")
+	# "[nI] # fractos: P passed, F failed" per node (one guest: no prefix)
+	read -r p f < <(awk '/^(\[n[0-9]+\] )?# fractos: [0-9]+ passed, [0-9]+ failed/ {
+		i = $1 == "#" ? 3 : 4; p += $i; f += $(i + 2) } END { print p + 0, f + 0 }' "$out")
 	if [ "$r" != 0 ]; then
 		rc=1
 		if [ "$f" = 0 ]; then
@@ -105,6 +107,9 @@ nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
 # mid-batch (each kill ends its run)
 nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
 nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
+# the pipeline on one guest, its own peer through fabric_loopback: the
+# time ratios without three guests sharing the host's CPUs
+nvme=64M run_script 1 2 tests/multinode/run.sh pipeline1
 # remote invocation, delegation, forwarding and node death on three nodes
 if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh

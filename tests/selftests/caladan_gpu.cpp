@@ -494,6 +494,25 @@ void tests(long long dmabufs0)
 	mine = {};
 }
 
+/* The backends by name: the guest has no GPU and no libcuda, and the
+ * daemon says so rather than crash or pretend. */
+void backends()
+{
+	int rc;
+	std::string out = fos_run(gpud_bin + " info -j", &rc);
+
+	tap_ok(rc == 0 && out.find("\"backend\":\"cpu\"") != std::string::npos,
+	       "info -j: the cpu backend (%s)", out.substr(0, out.find('\n')).c_str());
+	out = fos_run(gpud_bin + " serve -N gpuX -b cuda 2>&1", &rc);
+	tap_ok(rc == 1 && out.find("libcuda.so.1") != std::string::npos,
+	       "serve -b cuda without libcuda: exit 1, naming libcuda.so.1");
+	out = fos_run(gpud_bin + " info -b cuda:x 2>&1", &rc);
+	tap_eq(rc, 2, "info -b cuda:x: a usage error");
+	out = fos_run(gpud_bin + " info -b tpu 2>&1", &rc);
+	tap_eq(rc, 2, "info -b tpu: a usage error");
+	tap_ok(!gpu::client::lookup(*space::open(), "gpuX"), "nothing published as gpuX");
+}
+
 } // namespace
 
 int main()
@@ -505,6 +524,7 @@ int main()
 	if (system("modprobe vgem >/dev/null 2>&1") == -1)
 		tap_bail("system");
 	fos_live_set before = fos_live_set::read();
+	backends();
 	tests(fos_live_count("dmabufs"));
 	std::string left = fos_live_wait(before, 10000);
 	tap_ok(left.empty(), "every live counter back%s", left.c_str());
