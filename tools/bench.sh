@@ -26,6 +26,12 @@
 #                  --perftest the baselines run first and fractos-bench
 #                  prints the ratios against them.  The node and
 #                  fabric_loopback are restored at the end.
+#   --costs        fabric mode, but instead of timing: run the fabric group
+#                  once (-n 300 -r 1) under the kernel's trace (fractos-bench
+#                  -T; fabric messages, work items, wake-ups and context
+#                  switches) and print what each operation costs with
+#                  tools/bench-costs.py (Documentation/benchmarks.rst,
+#                  "Cost model"); --json FILE writes its JSON.
 #   --connect N    with --fabric: before the benchmark, time connection
 #                  setup N times (node add until node show says up, polled
 #                  every few ms) with the cluster secret ($FRACTOS_SECRET,
@@ -62,6 +68,7 @@ perftest=0
 pt_iters=${PERFTEST_ITERS:-2000}
 placements=1
 fabric=0
+costs=0
 connect=0
 json=
 while [ $# -gt 0 ]; do
@@ -69,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--perftest) perftest=1 ;;
 	--no-placements) placements=0 ;;
 	--fabric) fabric=1 ;;
+	--costs) fabric=1; costs=1 ;;
 	--connect) [ $# -ge 2 ] || { echo "bench.sh: --connect needs a count" >&2; exit 2; }
 		connect=$2; shift ;;
 	--json) [ $# -ge 2 ] || { echo "bench.sh: --json needs a file" >&2; exit 2; }
@@ -303,6 +311,31 @@ run_connect() {
 	return $r
 }
 
+# ---- costs: the fabric group under the kernel's trace --------------------------
+cost_events="fractos/fos_msg_tx fractos/fos_msg_rx workqueue/workqueue_execute_start
+sched/sched_wakeup sched/sched_switch"
+run_costs() {
+	local tr=/sys/kernel/tracing e r=0
+	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null || tr=/sys/kernel/debug/tracing
+	[ -w $tr/trace_marker ] || { echo "bench.sh: --costs: no tracefs" >&2; return 1; }
+	echo 0 > $tr/tracing_on
+	echo > $tr/trace
+	echo 32768 > $tr/buffer_size_kb
+	for e in $cost_events; do echo 1 > "$tr/events/$e/enable" || r=1; done
+	echo 1 > $tr/tracing_on
+	"$bin" -b fabric -T -n 300 -r 1 -t 2 "$@" > "$tmp/costs.out" || r=1
+	echo 0 > $tr/tracing_on
+	for e in $cost_events; do echo 0 > "$tr/events/$e/enable"; done
+	cat $tr/trace > "$tmp/trace"
+	echo > $tr/trace
+	echo 1408 > $tr/buffer_size_kb
+	grep -E "^# entries-in-buffer" "$tmp/trace" | sed 's/^# /bench.sh: trace: /'
+	python3 "$(dirname "$0")/bench-costs.py" "$tmp/trace" || r=1
+	[ -z "$json" ] || python3 "$(dirname "$0")/bench-costs.py" "$tmp/trace" -j > "$json" || r=1
+	[ $r = 0 ] || cat "$tmp/costs.out"
+	return $r
+}
+
 status=0
 if [ $fabric = 1 ]; then
 	# 1000 spaces are 1000 open files.
@@ -317,7 +350,9 @@ if [ $fabric = 1 ]; then
 		run_perftest
 		echo
 	fi
-	if [ $status -eq 0 ]; then
+	if [ $status -eq 0 ] && [ $costs = 1 ]; then
+		run_costs "$@" || status=1
+	elif [ $status -eq 0 ]; then
 		set -- -b fabric,revoke "$@"
 		[ -s "$tmp/baselines" ] && set -- -B "$tmp/baselines" "$@"
 		[ -n "$json" ] && set -- -J "$json" "$@"

@@ -206,6 +206,36 @@ std::vector<Bench> group;
 
 unsigned group_seq;
 
+namespace {
+
+/* -T: the kernel trace's marker file, opened once (-1: none). */
+int trace_fd()
+{
+	static int fd = [] {
+		int f = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+
+		if (f < 0)
+			f = open("/sys/kernel/debug/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+		if (f < 0)
+			die_err("-T: trace_marker", errno);
+		return f;
+	}();
+	return fd;
+}
+
+void mark(const char *what, const std::string &name, uint64_t ops = 0)
+{
+	char line[256];
+	int n = ops ? snprintf(line, sizeof(line), "fbench %s %s|%" PRIu64 "\n", what,
+			       name.c_str(), ops)
+		    : snprintf(line, sizeof(line), "fbench %s %s\n", what, name.c_str());
+
+	if (opt.trace && n > 0 && write(trace_fd(), line, std::min<size_t>(n, sizeof(line) - 1)) < 0)
+		die_err("-T: write trace_marker", errno);
+}
+
+} // namespace
+
 void measure(const std::string &name, uint64_t per_unit,
 	     std::function<void()> op, std::function<void()> enter,
 	     std::function<void()> leave)
@@ -262,6 +292,8 @@ void run_group()
 				continue;
 			if (b.enter)
 				b.enter();
+			uint64_t before = b.units;
+			mark("begin", b.name);
 			uint64_t t0 = now_ns();
 			while (b.units < goal) {
 				uint64_t n = std::min(b.k, goal - b.units);
@@ -278,6 +310,7 @@ void run_group()
 				if (e - t0 >= budget / rounds)
 					break;
 			}
+			mark("end", b.name, (b.units - before) * b.per_unit);
 			if (b.leave)
 				b.leave();
 		}

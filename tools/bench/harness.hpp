@@ -49,6 +49,7 @@ struct Options {
 	std::string baselines;		/* -B: perftest baselines file */
 	unsigned holders = 1000;	/* -H: most spaces holding a revoked cap */
 	bool force_copy = false;	/* -C: trust a fabric-mode copy */
+	bool trace = false;		/* -T: trace_marker around each stint */
 };
 
 extern Options opt;

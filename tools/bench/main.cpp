@@ -192,6 +192,9 @@ void compute_ratios()
 		"  -H N        revoke: most spaces holding the capability (default 1000)\n"
 		"  -C          fabric copy: count a copy made with fabric_loopback=1\n"
 		"              as a fabric copy even if no fabric message was sent\n"
+		"  -T          mark each timed stint in the kernel's trace\n"
+		"              (trace_marker: \"fbench begin NAME\", \"fbench end\n"
+		"              NAME OPS\"), for tools/bench-costs.py\n"
 		"Each benchmark warms up, then runs until ITERS operations or\n"
 		"SECONDS have passed, whichever comes first (in ROUNDS turns).\n",
 		prog);
@@ -204,7 +207,7 @@ int main(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:r:jJ:b:a:d:B:H:Ch")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:r:jJ:b:a:d:B:H:CTh")) != -1) {
 		char *end;
 
 		switch (c) {
@@ -236,6 +239,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			opt.baselines = optarg;
+			break;
+		case 'T':
+			opt.trace = true;
 			break;
 		case 'C':
 			opt.force_copy = true;
