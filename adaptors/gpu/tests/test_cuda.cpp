@@ -27,6 +27,7 @@
 #include <random>
 #include <sstream>
 #include <sys/mman.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -388,6 +389,33 @@ TEST(Cuda, AddThroughputAgainstTheCpuBackend)
 		      gpu_s * 1e3, 3.0 * n * 4 / gpu_s / 1e9, cpu_s * 1e3, cpu_s / gpu_s);
 	RecordProperty("add_throughput", s);
 	std::printf("# %s\n", s);
+}
+
+/* As the daemon does: memory allocated by its dispatch thread, kernels run
+ * by its worker, the last reference dropped by a third thread. */
+TEST(Cuda, ThreadsShareTheContext)
+{
+	NEED_GPU();
+	constexpr std::uint64_t n = 1 << 16;
+	auto a = be->alloc_device(n * 4);
+	ASSERT_TRUE(a) << cuda_backend::why();
+	auto shared = std::make_shared<cuda_alloc>(std::move(*a));
+	bool ran = false;
+
+	std::thread worker([&] {
+		fgpu_fill_f32 f{n, shared->ptr(), 5.5f, 0};
+		ran = bool(be->run(k_fill, fgpu_launch{n / 256, 256}, &f));
+	});
+	worker.join();
+	ASSERT_TRUE(ran) << cuda_backend::why();
+	auto got = read_floats(*be, *shared, n);
+	for (std::uint64_t i = 0; i < n; i += 97)
+		ASSERT_EQ(got[i], 5.5f) << i;
+	std::thread dropper([s = std::move(shared)]() mutable { s.reset(); });
+	dropper.join();
+	/* The context still works after a free from another thread. */
+	auto b = be->alloc_device(n * 4);
+	ASSERT_TRUE(b) << cuda_backend::why();
 }
 
 /* What the "cuda-host" fallback costs: the same add over registered host
