@@ -56,6 +56,14 @@ public:
 					  const void *args) = 0;
 };
 
+/// Anonymous zeroed pages of the daemon and a Memory (read and write) over
+/// them; the caller munmap()s @c p once the Memory is gone.
+struct host_memory {
+	void *p;
+	caladan::cap mem;
+};
+caladan::result<host_memory> map_host_memory(const caladan::space &sp, std::uint64_t len);
+
 /// The CPU backend.
 std::unique_ptr<backend> make_cpu_backend();
 

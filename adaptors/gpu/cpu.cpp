@@ -193,21 +193,28 @@ private:
 	static result<std::unique_ptr<dev_buffer>> from_pages(const caladan::space &sp,
 							      std::uint64_t len)
 	{
-		void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return errno_code(ENOMEM);
-		auto mem = caladan::memory_create(sp, p, len, caladan::perm::all);
-		if (!mem) {
-			::munmap(p, len);
-			return mem.error();
-		}
-		return std::unique_ptr<dev_buffer>(
-			std::make_unique<cpu_buffer>(p, len, std::move(*mem), unique_fd(), "pages"));
+		auto h = map_host_memory(sp, len);
+		if (!h)
+			return h.error();
+		return std::unique_ptr<dev_buffer>(std::make_unique<cpu_buffer>(
+			h->p, len, std::move(h->mem), unique_fd(), "pages"));
 	}
 };
 
 } // namespace
+
+result<host_memory> map_host_memory(const caladan::space &sp, std::uint64_t len)
+{
+	void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return errno_code(ENOMEM);
+	auto mem = caladan::memory_create(sp, p, len, caladan::perm::all);
+	if (!mem) {
+		::munmap(p, len);
+		return mem.error();
+	}
+	return host_memory{p, std::move(*mem)};
+}
 
 std::unique_ptr<backend> make_cpu_backend()
 {

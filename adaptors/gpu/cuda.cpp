@@ -149,11 +149,6 @@ public:
 		: a_(std::move(a)), mem_(std::move(mem))
 	{
 	}
-	~vram_buffer() override
-	{
-		/* Our import goes (unmapped, detached) before the memory does. */
-		mem_ = caladan::cap();
-	}
 
 	std::uint64_t ptr() const noexcept override { return a_.ptr(); }
 	std::uint64_t size() const noexcept override { return a_.size(); }
@@ -161,6 +156,7 @@ public:
 	const char *kind() const noexcept override { return "cuda"; }
 
 private:
+	/* Destroyed in reverse: our import goes before the memory does. */
 	cuda_alloc a_;
 	caladan::cap mem_;
 };
@@ -409,22 +405,17 @@ void cuda_backend::unmap_host(void *p) noexcept
 result<std::unique_ptr<dev_buffer>> cuda_backend::alloc_host(const caladan::space &sp,
 							     std::uint64_t len)
 {
-	void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return errno_code(ENOMEM);
-	auto mem = caladan::memory_create(sp, p, len, caladan::perm::all);
-	if (!mem) {
-		::munmap(p, len);
-		return mem.error();
-	}
-	auto dptr = map_host(p, len);
+	auto h = map_host_memory(sp, len);
+	if (!h)
+		return h.error();
+	auto dptr = map_host(h->p, len);
 	if (!dptr) {
-		mem = caladan::cap();
-		::munmap(p, len);
+		h->mem = caladan::cap();
+		::munmap(h->p, len);
 		return dptr.error();
 	}
 	return std::unique_ptr<dev_buffer>(
-		std::make_unique<host_buffer>(ctx_, p, *dptr, len, std::move(*mem)));
+		std::make_unique<host_buffer>(ctx_, h->p, *dptr, len, std::move(h->mem)));
 }
 
 result<void> cuda_backend::run(const fgpu::kernel_desc &k, fgpu_launch g, const void *args)

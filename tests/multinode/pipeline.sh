@@ -106,7 +106,6 @@ follow() {
 # then serves its namespace over NVMe-oF instead)
 runs="pipeline-0 pipeline-$nb star-0 star-$nb"
 nvmf_runs="nvmeof-0 nvmeof-$nb"
-cfs=/sys/kernel/config/nvmet
 nqn=fractos-facever
 mnt=/tmp/pl-mnt
 
@@ -133,28 +132,13 @@ case $me in
 	ip=$(addr_of 3)
 	mkfs.ext4 -q -F /dev/nvme0n1 && mount /dev/nvme0n1 $mnt &&
 		$app -i $ids -D $dim gen $mnt/refs && umount $mnt &&
-		modprobe nvmet-rdma &&
-		{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
-		mkdir $cfs/subsystems/$nqn &&
-		echo 1 > $cfs/subsystems/$nqn/attr_allow_any_host &&
-		mkdir $cfs/subsystems/$nqn/namespaces/1 &&
-		printf %s /dev/nvme0n1 > $cfs/subsystems/$nqn/namespaces/1/device_path &&
-		echo 1 > $cfs/subsystems/$nqn/namespaces/1/enable &&
-		mkdir $cfs/ports/1 &&
-		echo rdma > $cfs/ports/1/addr_trtype &&
-		echo ipv4 > $cfs/ports/1/addr_adrfam &&
-		echo "$ip" > $cfs/ports/1/addr_traddr &&
-		echo 4420 > $cfs/ports/1/addr_trsvcid &&
-		ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
+		nvmf_export $nqn "$ip"
 	ok $? "node 3: ext4 with the features on nvme0n1, exported by nvmet-rdma at $ip:4420"
 	barrier nvmf - 300 >/dev/null
 	# shellcheck disable=SC2086
 	follow $nvmf_runs
 	barrier done - 300 >/dev/null
-	rm -f $cfs/ports/1/subsystems/$nqn
-	rmdir $cfs/ports/1
-	echo 0 > $cfs/subsystems/$nqn/namespaces/1/enable
-	rmdir $cfs/subsystems/$nqn/namespaces/1 $cfs/subsystems/$nqn
+	nvmf_unexport $nqn
 	ok $? "node 3: the NVMe-oF target removed"
 	;;
 2)
@@ -220,18 +204,9 @@ case $me in
 	# The baseline: the file system of node 3's namespace over nvme-rdma.
 	barrier nvmf - 300 >/dev/null
 	mkdir -p $mnt
-	dev=""
-	modprobe nvme-rdma &&
-		echo "transport=rdma,traddr=$(addr_of 3),trsvcid=4420,nqn=$nqn" > /dev/nvme-fabrics
-	for i in $(seq 50); do
-		for c in /sys/class/nvme/nvme*; do
-			[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && dev=/dev/${c##*/}n1
-		done
-		[ -b "$dev" ] && break
-		sleep 0.2
-	done
-	mount -o ro "$dev" $mnt
-	ok $? "node 1: node 3's namespace over NVMe-oF ($dev), its ext4 mounted"
+	nvmf_connect $nqn "$(addr_of 3)"
+	mount -o ro "$nvmf_dev" $mnt
+	ok $? "node 1: node 3's namespace over NVMe-oF ($nvmf_dev), its ext4 mounted"
 	# The file system's first use reads its metadata over NVMe-oF (a
 	# megabyte here): once before the counted runs, as the others' set-up
 	# is warm by then.
@@ -242,9 +217,7 @@ case $me in
 		> /tmp/pl.q4.nvmeof 2>&1
 	ok $? "node 1: nvmeof, 32 batches, 4 in flight: $(cat /tmp/pl.q4.nvmeof)"
 	umount $mnt
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && echo 1 > "$c/delete_controller"
-	done
+	nvmf_disconnect
 	barrier done - 300 >/dev/null
 	# per node I and run R: field F of "MSGS:BYTES:R1:R2:R3", post - pre
 	delta() {

@@ -31,7 +31,6 @@ app=../../tools/fractos-facever
 ids=1024
 dim=128
 sizes="16 64 256"
-cfs=/sys/kernel/config/nvmet
 nqn=fractos-facever1
 mnt=/tmp/pl1-mnt
 
@@ -97,32 +96,11 @@ ip=$(addr_of 1)
 mkdir -p $mnt
 mkfs.ext4 -q -F /dev/nvme0n1 && mount /dev/nvme0n1 $mnt &&
 	$app -i $ids -D $dim gen $mnt/refs && umount $mnt &&
-	modprobe nvmet-rdma &&
-	{ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config; } &&
-	mkdir $cfs/subsystems/$nqn &&
-	echo 1 > $cfs/subsystems/$nqn/attr_allow_any_host &&
-	mkdir $cfs/subsystems/$nqn/namespaces/1 &&
-	printf %s /dev/nvme0n1 > $cfs/subsystems/$nqn/namespaces/1/device_path &&
-	echo 1 > $cfs/subsystems/$nqn/namespaces/1/enable &&
-	mkdir $cfs/ports/1 &&
-	echo rdma > $cfs/ports/1/addr_trtype &&
-	echo ipv4 > $cfs/ports/1/addr_adrfam &&
-	echo "$ip" > $cfs/ports/1/addr_traddr &&
-	echo 4420 > $cfs/ports/1/addr_trsvcid &&
-	ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
+	nvmf_export $nqn "$ip"
 ok $? "node 1: ext4 with the features on nvme0n1, exported by nvmet-rdma at $ip:4420"
-dev=""
-modprobe nvme-rdma &&
-	echo "transport=rdma,traddr=$ip,trsvcid=4420,nqn=$nqn" > /dev/nvme-fabrics
-for i in $(seq 50); do
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && dev=/dev/${c##*/}n1
-	done
-	[ -b "$dev" ] && break
-	sleep 0.2
-done
-mount -o ro "$dev" $mnt
-ok $? "node 1: the namespace over NVMe-oF through rxe0 ($dev), its ext4 mounted"
+nvmf_connect $nqn "$ip"
+mount -o ro "$nvmf_dev" $mnt
+ok $? "node 1: the namespace over NVMe-oF through rxe0 ($nvmf_dev), its ext4 mounted"
 $gpud serve -N gpu0 -w >/dev/null 2>>/tmp/gpud1.err &
 gpid=$!
 gpud_wait -m nvmeof -P $mnt/refs
@@ -130,13 +108,8 @@ each nvmeof -P $mnt/refs
 kill "$gpid"
 wait "$gpid" 2>/dev/null
 umount $mnt
-for c in /sys/class/nvme/nvme*; do
-	[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && echo 1 > "$c/delete_controller"
-done
-rm -f $cfs/ports/1/subsystems/$nqn
-rmdir $cfs/ports/1
-echo 0 > $cfs/subsystems/$nqn/namespaces/1/enable
-rmdir $cfs/subsystems/$nqn/namespaces/1 $cfs/subsystems/$nqn
+nvmf_disconnect
+nvmf_unexport $nqn
 ok $? "node 1: the NVMe-oF host and target removed"
 [ ! -s /tmp/gpud1.err ]
 ok $? "node 1: fractos-gpud said nothing on stderr $(head -c 300 /tmp/gpud1.err)"
