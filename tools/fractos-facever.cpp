@@ -536,12 +536,18 @@ int run(const options &o, const std::string &name)
 		 * EKEYREVOKED before the watch said whose death it was: a
 		 * copy into a revoked buffer, or the storage node's error
 		 * continuation when that node saw the GPU node die first.
+		 * EHOSTUNREACH or ETIMEDOUT: an invoke or copy that met
+		 * the dead node's connection before this node's verdict.
 		 * This node's own verdict on the dead node (the heartbeat
 		 * bound, seconds) fires the monitor: wait for it, up to
 		 * kLostWait.
 		 */
 		auto until = clk::now() + kLostWait;
-		while (ec.value() == EKEYREVOKED && !s.lost && clk::now() < until) {
+		auto peer_lost = [](std::error_code e) {
+			return e.value() == EKEYREVOKED || e.value() == EHOSTUNREACH ||
+			       e.value() == ETIMEDOUT;
+		};
+		while (peer_lost(ec) && !s.lost && clk::now() < until) {
 			auto m = request_receive(s.sp, FRACTOS_RECV_TIMEOUT, 50'000'000);
 			if (m && m->type == msg_type::monitor_receive)
 				s.lost = m->tag == kLostGpu ? "the GPU service" : "the file service";
