@@ -370,6 +370,7 @@ static void fos_fabric_stop(void)
 		rdma_destroy_id(fos_listener);
 	mutex_lock(&fos_fabric_mutex);
 	xa_for_each(&fos_peers, idx, peer) {
+		fos_peer_linger(peer);
 		xa_erase(&fos_peers, idx);
 		fos_peer_delete(peer);
 	}

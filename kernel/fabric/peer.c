@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "auth.h"
@@ -169,6 +170,76 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 	return 0;
 }
 
+/**
+ * DOC: Lingering
+ *
+ * A node deleted (NODE_DEL, or the module's exit) while its connection is
+ * up does not cut it at once: what this node has already done for the
+ * peer leaves first, as a socket's close lets its queued data out.  A
+ * receiver may have been woken by an INVOKE whose ACK the handler has not
+ * sent yet, and a user who saw the message and deleted the node would
+ * otherwise fail the invoker's call.  So the deletion waits, up to
+ * FOS_LINGER_MS, until no message handler runs on the connection and
+ * nothing is in its backlog or in flight on its send queue.  A peer that
+ * is down, or does not complete our sends, costs at most that bound.
+ */
+#define FOS_LINGER_MS	1000
+
+static bool fos_conn_drained(struct fos_conn *conn)
+{
+	bool up, idle;
+
+	spin_lock(&conn->lock);
+	up = conn->state == FOS_CONN_UP;
+	spin_unlock(&conn->lock);
+	if (!up)
+		return true;
+	/* Pairs with fos_rx_done(): the handler's sends are counted. */
+	if (smp_load_acquire(&conn->rx_busy))
+		return false;
+	spin_lock(&conn->lock);
+	idle = !conn->sends && !conn->nbacklog;
+	spin_unlock(&conn->lock);
+	return idle;
+}
+
+static bool fos_peer_drained(struct fos_peer *peer)
+{
+	bool idle = true;
+
+	spin_lock(&peer->lock);
+	if (peer->conn)
+		idle = fos_conn_drained(peer->conn);
+	if (idle && peer->in)
+		idle = fos_conn_drained(peer->in);
+	if (idle && peer->out)
+		idle = fos_conn_drained(peer->out);
+	spin_unlock(&peer->lock);
+	return idle;
+}
+
+/**
+ * fos_peer_linger - let what was done for @peer leave before it goes
+ * @peer: the peer about to be deleted
+ *
+ * See "Lingering".  Rare (configuration, exit), so it polls rather than
+ * adding a wake-up to every receive.
+ */
+void fos_peer_linger(struct fos_peer *peer)
+{
+	unsigned long until = jiffies + msecs_to_jiffies(FOS_LINGER_MS);
+
+	might_sleep();
+	while (!fos_peer_drained(peer)) {
+		if (time_after(jiffies, until)) {
+			pr_info("node %u: deleted with messages still going out\n",
+				peer->node_id);
+			return;
+		}
+		usleep_range(2000, 4000);
+	}
+}
+
 /* Caller holds fos_fabric_mutex and has taken @peer out of fos_peers. */
 void fos_peer_delete(struct fos_peer *peer)
 {
@@ -193,6 +264,8 @@ void fos_peer_delete(struct fos_peer *peer)
  * fos_fabric_node_del - forget a peer and tear its connections down
  * @node_id: its id
  *
+ * The connections linger first (see "Lingering"), up to FOS_LINGER_MS.
+ *
  * Return: 0 once the connections are gone, or -ENOENT.
  */
 int fos_fabric_node_del(u32 node_id)
@@ -200,6 +273,12 @@ int fos_fabric_node_del(u32 node_id)
 	struct fos_peer *peer;
 
 	might_sleep();
+
+	peer = fos_peer_find(node_id);
+	if (!peer)
+		return -ENOENT;
+	fos_peer_linger(peer);
+	fos_peer_put(peer);
 
 	mutex_lock(&fos_fabric_mutex);
 	peer = xa_erase(&fos_peers, node_id);

@@ -157,6 +157,9 @@ enum fos_conn_state {
  * @tx_seq: messages posted so far (under @lock: the order of the posts)
  * @rx_seq: messages received and verified so far (only the receive
  *	completion handler, which runs one at a time per CQ, uses it)
+ * @rx_busy: a message's handler is running: written by the receive
+ *	completion handler only (released when it is done, so that what the
+ *	handler sent is in @sends), read by fos_peer_linger()
  * @qp_event: the last fatal QP event, for fos_qp_event_work()
  * @qp_event_work: fails the connection after a fatal QP event
  * @close_work: the teardown
@@ -206,6 +209,7 @@ struct fos_conn {
 	siphash_key_t rx_key;
 	u64 tx_seq;
 	u64 rx_seq;
+	bool rx_busy;
 	enum ib_event_type qp_event;
 	struct work_struct qp_event_work;
 	struct work_struct close_work;
@@ -305,6 +309,7 @@ bool fos_peer_initiator(u32 node_id);
 
 /* peer.c */
 void fos_peer_backoff_locked(struct fos_peer *peer);
+void fos_peer_linger(struct fos_peer *peer);
 void fos_peer_delete(struct fos_peer *peer);
 
 /* conn.c */

@@ -329,7 +329,10 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 			.type = hdr->type, .cookie = le64_to_cpu(hdr->cookie),
 		};
 
+		WRITE_ONCE(conn->rx_busy, true);
 		t->recv(peer, &rx, hdr + 1, len);
+		/* What it sent is in @sends: fos_peer_linger() */
+		smp_store_release(&conn->rx_busy, false);
 	}
 
 	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)

@@ -152,6 +152,66 @@ static void revoke_races(int cli, uint32_t sm, uint32_t dm)
 	       "%d other", n_ok, n_rev, bad);
 }
 
+/*
+ * An invocation whose message was received is answered even when the
+ * receiver deletes the node at once: NODE_DEL lingers until the ACK has
+ * left (the fabric's "Lingering").  A child invokes, the provider
+ * receives and deletes the node (itself) straight away, then adds it
+ * again for the next round.
+ */
+static void linger(int prov, int cli, uint32_t id, struct in_addr addr)
+{
+	const int rounds = 12;
+	uint32_t r = ~0U, c = ~0U;
+	int good = 0, got = 0, i, ok, capfd = -1;
+	struct { int ret, err; } res;
+	struct msg m;
+
+	ok = !req_create(prov, FRACTOS_CID_INVALID, 77, NULL, 0, NULL, 0, &r) &&
+	     !fos_export(prov, r, 0, &capfd) && !fos_import(cli, capfd, &c);
+	if (capfd >= 0)
+		close(capfd);
+	tap_ok(ok, "linger: the client holds a fresh Request");
+	for (i = 0; ok && i < rounds; i++) {
+		int p[2];
+		pid_t pid;
+
+		if (pipe(p))
+			break;
+		pid = fork();
+		if (!pid) {
+			res.ret = invoke(cli, c, "L", 1, NULL, 0);
+			res.err = res.ret ? errno : 0;
+			if (write(p[1], &res, sizeof(res)) != sizeof(res))
+				_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		if (!receive(prov, &m)) {
+			got++;
+			fos_nl_node_del(id);
+			close_all(prov, &m);
+		}
+		res.ret = -1;
+		res.err = EIO;
+		if (read(p[0], &res, sizeof(res)) == sizeof(res) && !res.ret)
+			good++;
+		else
+			tap_diag("round %d: the invoke failed: %s", i, strerror(res.err));
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		fos_nl_node_del(id);
+		if (fos_nl_node_add(id, addr) || !fos_nl_wait_up(id, 30))
+			break;
+	}
+	tap_ok(got == rounds && good == rounds,
+	       "linger: %d of %d invocations answered though NODE_DEL followed their receipt (%d received)",
+	       good, rounds, got);
+	fos_revoke(prov, r);
+	fos_close(prov, r);
+	fos_close(cli, c);
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -175,7 +235,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(57);
+	tap_plan(59);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -424,6 +484,8 @@ int main(void)
 		munmap(sb, sz);
 		munmap(db, sz);
 	}
+
+	linger(prov, cli, id, addr);
 
 	/* Without the peer, loopback invocations cannot go anywhere. */
 	tap_eq(fos_nl_node_del(id), 0, "NODE_DEL node %u", id);

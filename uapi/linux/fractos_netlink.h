@@ -14,7 +14,9 @@
  *           asker is believed only where the admin says that both nodes
  *           share one uid space.  EEXIST if the id is configured already.
  * NODE_DEL  (CAP_NET_ADMIN) NODE_ID.  Tears the connection down; returns
- *           when it is gone.  ENOENT for an unknown id.
+ *           when it is gone.  A connection that is up lingers first, up
+ *           to 1 s, until the answers to what the node has received
+ *           from it have left.  ENOENT for an unknown id.
  * NODE_LIST dump: one message per node with NODE_ID, NODE_ADDR4/6,
  *           NODE_PORT, NODE_STATE, NODE_EPOCH (0: never seen), NODE_QPN,
  *           NODE_CREDITS, NODE_TRUST_UIDS when set, NODE_KEY_ID and
