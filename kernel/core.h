@@ -43,6 +43,7 @@ static inline void fos_live_add(enum fos_counter c, long v)
 enum fos_total {
 	FOS_TOTAL_STAGED_BYTES,
 	FOS_TOTAL_DEVMEM_MOVES,
+	FOS_TOTAL_INLINE_COPIES,
 	FOS_TOTAL_NR,
 };
 

@@ -90,11 +90,13 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * staged_bytes: bytes of device memory (a dma-buf without struct pages)
  * that went through a staging buffer for a remote copy, not straight
  * between the NIC and the device; devmem_moves: device memory revoked
- * because its exporter moved it (move_notify).
+ * because its exporter moved it (move_notify); inline_copies: remote
+ * copies pulled inside a GRANT_REPLY (copy_inline_max), with no RDMA READ.
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
 	FOS_TOTAL_ATTR(devmem_moves, FOS_TOTAL_DEVMEM_MOVES),
+	FOS_TOTAL_ATTR(inline_copies, FOS_TOTAL_INLINE_COPIES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

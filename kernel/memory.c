@@ -425,6 +425,67 @@ int fos_mem_copy_bytes(struct fos_mem *dst, u64 doff, struct fos_mem *src,
 	return ret;
 }
 
+/* One page's worth of fos_mem_read_buf() or fos_mem_write_buf(). */
+static void fos_mem_page_bytes(struct fos_mem *mem, u64 off, void *buf,
+			       size_t n, bool write)
+{
+	void *p = kmap_local_page(mem->pages[off >> PAGE_SHIFT]);
+
+	if (write)
+		memcpy(p + offset_in_page(off), buf, n);
+	else
+		memcpy(buf, p + offset_in_page(off), n);
+	kunmap_local(p);
+}
+
+static int fos_mem_buf(struct fos_mem *mem, u64 off, void *buf, size_t len,
+		       bool write)
+{
+	off += mem->first_off;
+	if (fos_mem_devmem(mem))
+		return write ? fos_devmem_write(mem, off, buf, len) :
+			       fos_devmem_read(mem, off, buf, len);
+	while (len) {
+		size_t n = min_t(u64, len, PAGE_SIZE - offset_in_page(off));
+
+		fos_mem_page_bytes(mem, off, buf, n, write);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * fos_mem_read_buf - copy bytes of a memory of this node into a buffer
+ * @mem: the memory (held by the caller)
+ * @off: first byte, from the start of @mem's buffer
+ * @buf: where they go
+ * @len: bytes, inside the buffer (checked by the caller); a few pages at
+ *	most, as it does not reschedule
+ *
+ * Return: 0, or -EKEYREVOKED (device memory's exporter moved it).
+ */
+int fos_mem_read_buf(struct fos_mem *mem, u64 off, void *buf, size_t len)
+{
+	return fos_mem_buf(mem, off, buf, len, false);
+}
+
+/**
+ * fos_mem_write_buf - copy a buffer into a memory of this node
+ * @mem: the memory, writable (held by the caller)
+ * @off: where the bytes go, from the start of @mem's buffer
+ * @buf: the bytes
+ * @len: how many, as for fos_mem_read_buf()
+ *
+ * Return: 0, or -EKEYREVOKED (device memory's exporter moved it).
+ */
+int fos_mem_write_buf(struct fos_mem *mem, u64 off, const void *buf,
+		      size_t len)
+{
+	return fos_mem_buf(mem, off, (void *)buf, len, true);
+}
+
 /**
  * fos_mem_stage - pages holding a copy of a range of device memory
  * @mem: device memory (held by the caller)

@@ -111,6 +111,9 @@ int fos_mem_copy_local(const struct fos_cap *src, u64 soff,
 		       const struct fos_cap *dst, u64 doff, u64 len, bool dry);
 s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 		struct sg_table *sgt);
+int fos_mem_read_buf(struct fos_mem *mem, u64 off, void *buf, size_t len);
+int fos_mem_write_buf(struct fos_mem *mem, u64 off, const void *buf,
+		      size_t len);
 int fos_mem_copy_bytes(struct fos_mem *dst, u64 doff, struct fos_mem *src,
 		       u64 soff, u64 len);
 struct fos_mem *fos_mem_stage(struct fos_mem *mem, u64 off, u64 len);

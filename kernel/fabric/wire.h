@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 7
+ * DOC: Wire format, version 8
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -72,6 +72,8 @@
  * Compatibility: hello.version must equal FOS_WIRE_VERSION; a peer with a
  * different version is refused (FOS_WIRE_REJ_VERSION).  New message types
  * need a new version.  Reserved fields are sent as zero and ignored.
+ * Version 8 changed no framing: the remote layer's GRANT grew a flags
+ * field, for copies carried inline (remote/wire.h, "Remote copies").
  */
 #ifndef FRACTOS_FABRIC_WIRE_H
 #define FRACTOS_FABRIC_WIRE_H
@@ -92,7 +94,7 @@
  *    importer (IMPORT carries the view)
  * 7: channel binding (hdr.seq and hdr.tag under session keys)
  */
-#define FOS_WIRE_VERSION	7
+#define FOS_WIRE_VERSION	8
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

@@ -558,7 +558,7 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	const struct fos_wire_ack *a = payload;
 
 	fos_rpc_complete(peer, FOS_WIRE_ACK, rx->cookie,
-			 -(int)le32_to_cpu(a->status), NULL, NULL);
+			 -(int)le32_to_cpu(a->status), NULL, NULL, NULL, 0);
 }
 
 /**
@@ -762,6 +762,6 @@ void fos_lookup_reply_recv(struct fos_peer *peer,
 	/* Nobody waits for it any more: its proxy goes (a DROP). */
 	if (!fos_rpc_complete(peer, FOS_WIRE_LOOKUP_REPLY,
 			      rx->cookie, status,
-			      status ? NULL : &cap, NULL) && !status)
+			      status ? NULL : &cap, NULL, NULL, 0) && !status)
 		fos_obj_put(cap.obj);
 }

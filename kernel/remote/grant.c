@@ -324,22 +324,73 @@ out_obj:
 	return ret;
 }
 
+/*
+ * GRANT with FOS_GRANT_INLINE ("Remote copies" in wire.h) on the source's
+ * owner: the bytes go in the GRANT_REPLY, nothing is registered.  A
+ * revocation that ends while they are read fails it.
+ */
+void fos_grant_inline(struct fos_peer *peer, u64 cookie,
+		      const struct fos_wire_grant *w)
+{
+	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
+	struct fos_wire_grant_reply fail = {}, *r;
+	struct fos_mem *mem;
+	struct fos_cap src;
+	int ret;
+
+	/* At most FOS_WIRE_INLINE_MAX: fos_wire_check_grant(). */
+	r = kzalloc(sizeof(*r) + len, GFP_KERNEL);
+	if (!r) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = fos_copy_local_view(peer, &w->src, FRACTOS_PERM_READ, off, len,
+				  &src);
+	if (ret)
+		goto fail;
+	mem = fos_obj_get_mem(src.obj);
+	ret = PTR_ERR_OR_ZERO(mem);
+	if (!ret) {
+		ret = fos_mem_read_buf(mem, src.off + off, r + 1, len);
+		fos_mem_put(mem);
+	}
+	if (!ret && READ_ONCE(src.obj->revoked))
+		ret = -EKEYREVOKED;
+	fos_obj_put(src.obj);
+	if (ret)
+		goto fail;
+	r->len = cpu_to_le64(len);
+	/* A reply that cannot go leaves the caller to its timeout. */
+	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, r,
+			sizeof(*r) + len, NULL, FOS_SEND_QUEUE);
+	kfree(r);
+	return;
+fail:
+	kfree(r);
+	fail.status = cpu_to_le32(-ret);
+	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, &fail,
+			sizeof(fail), NULL, FOS_SEND_QUEUE);
+}
+
 void fos_grant_reply_recv(struct fos_peer *peer,
 			  const struct fos_rx_info *rx,
 			  const void *payload, u32 len)
 {
 	const struct fos_wire_grant_reply *r = payload;
+	bool inl = fos_wire_grant_inline(payload, len);
 
 	/*
 	 * A grant answering a call that is gone (its caller was killed, or
 	 * gave up after FOS_REMOTE_TIMEOUT) is released at once: else it
 	 * would keep the owner's pages pinned and their rkey alive until its
-	 * FOS_GRANT_TTL.
+	 * FOS_GRANT_TTL.  Bytes inline hold nothing.
 	 */
 	if (!fos_rpc_complete(peer, FOS_WIRE_GRANT_REPLY,
 			      rx->cookie,
-			      -(int)le32_to_cpu(r->status), NULL, r) &&
-	    !r->status)
+			      -(int)le32_to_cpu(r->status), NULL, r,
+			      inl ? r + 1 : NULL,
+			      inl ? len - (u32)sizeof(*r) : 0) &&
+	    !r->status && !inl)
 		fos_event_queue(FOS_EV_RELEASE, 0, fos_peer_node_id(peer), 0,
 				le64_to_cpu(r->id), GFP_ATOMIC);
 }

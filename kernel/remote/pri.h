@@ -71,6 +71,9 @@ struct fos_proxy {
  * @cap: LOOKUP_REPLY: the capability, resolved on receipt (a reference
  *	the caller drops)
  * @grant: GRANT_REPLY: the grant
+ * @data: fos_rpc_data(): where an inline GRANT_REPLY's bytes go, else NULL
+ * @data_max: bytes at @data
+ * @data_len: bytes the answer put at @data (0: it was not inline)
  * @fn: fos_rpc_async(): the callback that gets the answer, else NULL
  * @cookie: fos_rpc_async(): the call's key in fos_rpcs
  * @state: fos_rpc_async(): where the call is (rpc.c), under fos_rpcs'
@@ -87,6 +90,9 @@ struct fos_rpc_wait {
 	int status;
 	struct fos_cap cap;
 	struct fos_wire_grant_reply grant;
+	void *data;
+	u32 data_max;
+	u32 data_len;
 	void (*fn)(struct fos_rpc_wait *w);
 	u32 cookie;
 	u8 state;
@@ -175,11 +181,14 @@ int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 		    struct fos_rpc_wait *w, unsigned long timeout);
 int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	    u32 len, struct fos_rpc_wait *w);
+int fos_rpc_data(struct fos_peer *peer, u8 type, const void *payload,
+		 u32 len, struct fos_rpc_wait *w, void *data, u32 data_max);
 int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 		  u32 len, struct fos_rpc_wait *w);
 bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 		      int status, const struct fos_cap *cap,
-		      const struct fos_wire_grant_reply *grant);
+		      const struct fos_wire_grant_reply *grant,
+		      const void *data, u32 data_len);
 void fos_rpcs_fail_node(u32 node);
 
 /* call.c: invoke, revoke and lookup; the owner's receive handlers */
@@ -192,6 +201,8 @@ void fos_grants_end_revoked(void);
 void fos_grants_drop_node(u32 node);
 int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		    struct fos_wire_grant_reply *r);
+void fos_grant_inline(struct fos_peer *peer, u64 cookie,
+		      const struct fos_wire_grant *w);
 
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;

@@ -72,6 +72,9 @@ static void fos_rpc_init(struct fos_rpc_wait *w, struct fos_peer *peer,
 	w->status = 0;
 	memset(&w->cap, 0, sizeof(w->cap));
 	memset(&w->grant, 0, sizeof(w->grant));
+	w->data = NULL;
+	w->data_max = 0;
+	w->data_len = 0;
 }
 
 /*
@@ -101,9 +104,9 @@ static int fos_rpc_status(const struct fos_rpc_wait *w)
  * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
  * error of fos_fabric_send().
  */
-int fos_rpc_timeout(struct fos_peer *peer, u8 type,
-		    const void *payload, u32 len,
-		    struct fos_rpc_wait *w, unsigned long timeout)
+static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
+		     u32 len, struct fos_rpc_wait *w, unsigned long timeout,
+		     void *data, u32 data_max)
 {
 	long left;
 	u32 cookie;
@@ -113,6 +116,8 @@ int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 
 	fos_rpc_init(w, peer, type);
 	w->fn = NULL;
+	w->data = data;
+	w->data_max = data_max;
 	ret = fos_rpc_alloc(&cookie, w);
 	if (ret)
 		return ret;
@@ -136,6 +141,24 @@ int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 	if (ret)
 		return ret;
 	return fos_rpc_status(w);
+}
+
+int fos_rpc_timeout(struct fos_peer *peer, u8 type,
+		    const void *payload, u32 len,
+		    struct fos_rpc_wait *w, unsigned long timeout)
+{
+	return __fos_rpc(peer, type, payload, len, w, timeout, NULL, 0);
+}
+
+/*
+ * As fos_rpc(), for a GRANT that asks for the bytes: an inline answer puts
+ * up to @data_max of them at @data (@w->data_len says how many).
+ */
+int fos_rpc_data(struct fos_peer *peer, u8 type, const void *payload,
+		 u32 len, struct fos_rpc_wait *w, void *data, u32 data_max)
+{
+	return __fos_rpc(peer, type, payload, len, w, FOS_REMOTE_TIMEOUT,
+			 data, data_max);
 }
 
 int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
@@ -258,7 +281,8 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 /* Return: whether a caller took the answer. */
 bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 		      int status, const struct fos_cap *cap,
-		      const struct fos_wire_grant_reply *grant)
+		      const struct fos_wire_grant_reply *grant,
+		      const void *data, u32 data_len)
 {
 	struct fos_rpc_wait *w;
 	bool taken = false;
@@ -274,6 +298,13 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 			w->cap = *cap;
 		if (grant)
 			w->grant = *grant;
+		/* Bytes only for the call that asked, as many as it asked. */
+		if (data_len && (!w->data || data_len > w->data_max)) {
+			status = -EPROTO;
+		} else if (data_len) {
+			memcpy(w->data, data, data_len);
+			w->data_len = data_len;
+		}
 		fos_rpc_answer_locked(w, status);
 		taken = true;
 	}

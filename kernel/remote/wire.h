@@ -241,6 +241,13 @@ struct fos_wire_lookup_reply {
  * again for the rest).  Once its READs completed, the puller sends
  * RELEASE with the grant id and the owner deregisters the region.
  *
+ * Small copies (version 8): a GRANT with FOS_GRANT_INLINE asks for the
+ * bytes themselves, at most FOS_WIRE_INLINE_MAX of them.  The owner reads
+ * them and answers with GRANT_REPLY followed by exactly @len bytes, with
+ * no rkey, no id and no address: nothing is registered, read by RDMA or
+ * released.  Only the puller that asked may get such a reply; it must
+ * take messages of FOS_WIRE_INLINE_MAX bytes past the reply.
+ *
  * When the source is revoked while a grant is out, the owner sends
  * GRANT_END with the puller's token (GRANT's @pull) and the grant id: the
  * puller posts no further READ under that token, and sends RELEASE once
@@ -274,22 +281,33 @@ struct fos_wire_copy {
  * @off: first byte, from the start of @src
  * @len: bytes wanted, non-zero
  * @pull: the puller's token for this copy, echoed by GRANT_END
+ * @flags: FOS_GRANT_INLINE or zero
+ * @reserved: zero
  */
 struct fos_wire_grant {
 	struct fos_wire_cap src;
 	__le64 off;
 	__le64 len;
 	__le64 pull;
+	__le32 flags;
+	__le32 reserved;
 };
+
+/* GRANT: answer with the bytes, not a region ("Remote copies"). */
+#define FOS_GRANT_INLINE	0x1
+/* The most bytes an inline GRANT_REPLY carries. */
+#define FOS_WIRE_INLINE_MAX	4096
 
 /**
  * struct fos_wire_grant_reply - payload of GRANT_REPLY
  * @status: 0 or a positive errno, at most 4095; if non-zero every other
  *	field is zero
- * @rkey: the region's remote key (remote read only)
- * @id: the grant, to be named by RELEASE
- * @addr: the address of the first byte asked for, in the region
- * @len: bytes granted from there, non-zero, at most what was asked
+ * @rkey: the region's remote key (remote read only); zero inline
+ * @id: the grant, to be named by RELEASE; zero inline
+ * @addr: the address of the first byte asked for, in the region; zero
+ *	inline
+ * @len: bytes granted from there, non-zero, at most what was asked; an
+ *	inline reply is followed by exactly these bytes
  */
 struct fos_wire_grant_reply {
 	__le32 status;
@@ -333,7 +351,7 @@ static_assert(sizeof(struct fos_wire_drop) == 24);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
-static_assert(sizeof(struct fos_wire_grant) == 72);
+static_assert(sizeof(struct fos_wire_grant) == 80);
 static_assert(sizeof(struct fos_wire_grant_reply) == 32);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
@@ -479,10 +497,20 @@ static inline int fos_wire_check_grant(const void *payload, u32 len)
 {
 	const struct fos_wire_grant *g = payload;
 
-	if (len != sizeof(*g) ||
+	if (len != sizeof(*g) || g->reserved ||
+	    (le32_to_cpu(g->flags) & ~FOS_GRANT_INLINE) ||
 	    fos_wire_check_mem_range(&g->src, g->off, g->len))
 		return -EPROTO;
+	if ((le32_to_cpu(g->flags) & FOS_GRANT_INLINE) &&
+	    le64_to_cpu(g->len) > FOS_WIRE_INLINE_MAX)
+		return -EPROTO;
 	return 0;
+}
+
+/* An inline GRANT_REPLY: the bytes follow (checked as a reply first). */
+static inline bool fos_wire_grant_inline(const void *payload, u32 len)
+{
+	return len > sizeof(struct fos_wire_grant_reply);
 }
 
 static inline int fos_wire_check_grant_reply(const void *payload, u32 len)
@@ -490,14 +518,19 @@ static inline int fos_wire_check_grant_reply(const void *payload, u32 len)
 	const struct fos_wire_grant_reply *r = payload;
 	u64 addr, n;
 
-	if (len != sizeof(*r))
+	if (len < sizeof(*r))
 		return -EPROTO;
 	if (le32_to_cpu(r->status) > MAX_ERRNO)
 		return -EPROTO;
 	if (r->status)
-		return r->rkey || r->id || r->addr || r->len ? -EPROTO : 0;
+		return len != sizeof(*r) || r->rkey || r->id || r->addr ||
+		       r->len ? -EPROTO : 0;
 	addr = le64_to_cpu(r->addr);
 	n = le64_to_cpu(r->len);
+	if (len > sizeof(*r))	/* inline: the bytes and nothing else */
+		return r->rkey || r->id || r->addr || !n ||
+		       n > FOS_WIRE_INLINE_MAX ||
+		       n != len - sizeof(*r) ? -EPROTO : 0;
 	return !n || addr + n < addr ? -EPROTO : 0;
 }
 

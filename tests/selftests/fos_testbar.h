@@ -84,12 +84,4 @@ static inline int fos_testbar_move(int bfd, int dmabuf, uint64_t off)
 	return ioctl(bfd, FOS_TESTBAR_MOVE, &a);
 }
 
-static inline long long fos_total(const char *name)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/class/misc/fractos/totals/%s", name);
-	return fos_read_ll(path);
-}
-
 #endif

@@ -170,6 +170,15 @@ static inline long long fos_live(const char *name)
 	return fos_read_ll(path);
 }
 
+/* A running total of the module (/sys/class/misc/fractos/totals/). */
+static inline long long fos_total(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/fractos/totals/%s", name);
+	return fos_read_ll(path);
+}
+
 /* Wait up to 2 s for live counter @name to read @want; its last value. */
 static inline long long fos_live_settle(const char *name, long long want)
 {

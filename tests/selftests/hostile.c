@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 7;
+ * kernel/remote/wire.h, version 8;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -378,6 +378,33 @@ static void views(void)
 
 		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
 	}
+	{
+		/* Inline (version 8): the bytes in the reply, nothing held. */
+		struct w_grant g = { .src = given, .off = 20, .len = 50,
+				     .pull = 9, .flags = W_GRANT_INLINE };
+		struct { struct w_grant_reply r; uint8_t b[200]; } in;
+		int same = 1, i;
+
+		memset(&in, 0, sizeof(in));
+		h.payload_out = &in;
+		ok = !hp_send(&h, W_GRANT, 0x6c, &g, sizeof(g)) &&
+		     !hp_recv(&h, W_GRANT_REPLY, 10000, &cookie) && cookie == 0x6c;
+		for (i = 0; i < 50; i++)
+			same &= in.b[i] == (uint8_t)((120 + i) * 7 + 3);
+		tap_ok(ok && !in.r.status && in.r.len == 50 && !in.r.rkey &&
+		       !in.r.id && !in.r.addr && same && !fos_live("grants"),
+		       "an inline GRANT of a part of the view: the 50 bytes in the reply, no region (status %u)",
+		       in.r.status);
+		g.off = 150;
+		g.len = 100;
+		memset(&in, 0, sizeof(in));
+		ok = !hp_send(&h, W_GRANT, 0x6d, &g, sizeof(g)) &&
+		     !hp_recv(&h, W_GRANT_REPLY, 10000, &cookie);
+		tap_ok(ok && in.r.status == ERANGE && !in.r.len,
+		       "an inline GRANT past the view's end: ERANGE, no bytes (status %u)",
+		       in.r.status);
+		h.payload_out = msg;
+	}
 	/* Per-peer limits: grants held, requests in progress. */
 	{
 		struct w_grant_reply g1, g2, g3;
@@ -693,7 +720,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(73);
+	tap_plan(75);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -235,7 +235,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(59);
+	tap_plan(62);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -439,6 +439,7 @@ int main(void)
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		uint32_t sm = ~0U, dm = ~0U, ro = ~0U, rv = ~0U;
 		uint64_t copied = 0, big_len = (5 << 19) + 13;
+		int i;
 
 		if (sb == MAP_FAILED || db == MAP_FAILED)
 			tap_bail("mmap");
@@ -447,15 +448,44 @@ int main(void)
 		ok = !fos_mem_create(cli, sb, sz, FRACTOS_PERM_READ, &sm) &&
 		     !fos_mem_create(cli, db, sz, FRACTOS_PERM_ALL, &dm) &&
 		     !fos_diminish(cli, dm, FRACTOS_PERM_WRITE, 0, 4096, &ro);
+		long long in0 = fos_total("inline_copies");
+
 		tx0 = tx_msgs(id);
 		ret = ok ? fos_copy(cli, sm, 5, dm, 7, 1, &copied) : -1;
 		tap_ok(!ret && copied == 1 && db[7] == sb[5] && !db[6] && !db[8] &&
-		       tx_msgs(id) >= tx0 + 3,
-		       "copy 1 byte through the fabric (ret %d, %llu messages)", ret,
+		       fos_total("inline_copies") == in0 + 1,
+		       "copy 1 byte through the fabric, inline (ret %d, %llu messages)",
+		       ret, (unsigned long long)(tx_msgs(id) - tx0));
+		/*
+		 * Inline: GRANT and its reply, 2 messages a copy; by RDMA
+		 * READ 3 (RELEASE too).  Credits may add a few.
+		 */
+		tx0 = tx_msgs(id);
+		for (ret = 0, i = 0; i < 20 && !ret; i++)
+			ret = fos_copy(cli, sm, 3 * i, dm, 8 + i, 1, &copied);
+		tap_ok(!ret && tx_msgs(id) - tx0 >= 40 && tx_msgs(id) - tx0 <= 48 &&
+		       db[8 + 19] == sb[57],
+		       "20 copies of 1 byte: %llu messages (40 to 48)",
 		       (unsigned long long)(tx_msgs(id) - tx0));
+		fos_set_param("copy_inline_max", 0);
+		tx0 = tx_msgs(id);
+		in0 = fos_total("inline_copies");
+		for (ret = 0, i = 0; i < 20 && !ret; i++)
+			ret = fos_copy(cli, sm, 3 * i + 1, dm, 8 + i, 1, &copied);
+		tap_ok(!ret && tx_msgs(id) - tx0 >= 60 && db[8 + 19] == sb[58] &&
+		       fos_total("inline_copies") == in0,
+		       "copy_inline_max=0: by RDMA READ, %llu messages (60 or more)",
+		       (unsigned long long)(tx_msgs(id) - tx0));
+		fos_set_param("copy_inline_max", 4096);
+		in0 = fos_total("inline_copies");
 		ret = fos_copy(cli, sm, 4096, dm, 8192, 4096, &copied);
-		tap_ok(!ret && copied == 4096 && !memcmp(db + 8192, sb + 4096, 4096),
-		       "copy 4 KiB, page aligned (ret %d)", ret);
+		tap_ok(!ret && copied == 4096 && !memcmp(db + 8192, sb + 4096, 4096) &&
+		       fos_total("inline_copies") == in0 + 1,
+		       "copy 4 KiB, page aligned, inline (ret %d)", ret);
+		ret = fos_copy(cli, sm, 4096, dm, 8192 + 1, 4097, &copied);
+		tap_ok(!ret && copied == 4097 && !memcmp(db + 8193, sb + 4096, 4097) &&
+		       fos_total("inline_copies") == in0 + 1,
+		       "copy 4 KiB + 1: by RDMA READ (ret %d)", ret);
 		ret = fos_copy(cli, sm, 123, dm, 4095, (1 << 20) + 777, &copied);
 		tap_ok(!ret && copied == (1 << 20) + 777 &&
 		       !memcmp(db + 4095, sb + 123, (1 << 20) + 777),

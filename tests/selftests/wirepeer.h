@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 7), for the tests that play a hostile or a foreign node:
+ * version 8), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	7
+#define W_VERSION	8
 #define W_INSECURE	0x01
 #define W_MSG		256	/* the receive buffers we announce */
 #define W_CREDITS	8
@@ -101,7 +101,9 @@ struct w_lookup_reply {
 struct w_grant {
 	struct w_cap src;
 	uint64_t off, len, pull;
+	uint32_t flags, reserved;
 };
+#define W_GRANT_INLINE	0x1
 
 struct w_grant_reply {
 	uint32_t status, rkey;
@@ -132,7 +134,7 @@ struct w_import {
 };
 
 _Static_assert(sizeof(struct w_cap) == 48, "cap");
-_Static_assert(sizeof(struct w_grant) == 72, "grant");
+_Static_assert(sizeof(struct w_grant) == 80, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
 
