@@ -32,6 +32,14 @@
 #                  switches) and print what each operation costs with
 #                  tools/bench-costs.py (Documentation/benchmarks.rst,
 #                  "Cost model"); --json FILE writes its JSON.
+#   --ab PARAM=V1,V2[,...]
+#                  fabric mode, A/B: run the fabric group (-r 1) once per
+#                  value of module parameter PARAM, the values alternating,
+#                  $AB_ROUNDS times (default 3), after the perftest
+#                  baselines if --perftest; print each benchmark's p50
+#                  median and range per value and its ratio to V1's
+#                  (tools/bench-ab.py; --json FILE writes its JSON).  PARAM
+#                  is restored at the end.  E.g. --ab copy_inline_max=4096,0
 #   --connect N    with --fabric: before the benchmark, time connection
 #                  setup N times (node add until node show says up, polled
 #                  every few ms) with the cluster secret ($FRACTOS_SECRET,
@@ -69,6 +77,7 @@ pt_iters=${PERFTEST_ITERS:-2000}
 placements=1
 fabric=0
 costs=0
+ab=
 connect=0
 json=
 while [ $# -gt 0 ]; do
@@ -77,6 +86,11 @@ while [ $# -gt 0 ]; do
 	--no-placements) placements=0 ;;
 	--fabric) fabric=1 ;;
 	--costs) fabric=1; costs=1 ;;
+	--ab) case ${2:-} in
+		?*=*,*) ;;
+		*) echo "bench.sh: --ab needs PARAM=V1,V2[,...]" >&2; exit 2 ;;
+		esac
+		fabric=1; ab=$2; shift ;;
 	--connect) [ $# -ge 2 ] || { echo "bench.sh: --connect needs a count" >&2; exit 2; }
 		connect=$2; shift ;;
 	--json) [ $# -ge 2 ] || { echo "bench.sh: --json needs a file" >&2; exit 2; }
@@ -336,6 +350,33 @@ run_costs() {
 	return $r
 }
 
+# ---- A/B: the fabric group per value of a module parameter, alternating ----
+run_ab() {
+	local param=${ab%%=*} vals i v r=0 old
+	local f=/sys/module/fractos/parameters/$param
+	vals=$(echo "${ab#*=}" | tr ',' ' ')
+	[ -w "$f" ] || { echo "bench.sh: --ab: no writable parameter $param" >&2; return 1; }
+	old=$(cat "$f")
+	i=1
+	while [ $i -le "${AB_ROUNDS:-3}" ]; do
+		for v in $vals; do
+			echo "$v" > "$f" || { r=1; break 2; }
+			echo "bench.sh: --ab round $i: $param=$v"
+			if [ -s "$tmp/baselines" ]; then
+				"$bin" -j -B "$tmp/baselines" -b fabric -r 1 "$@"
+			else
+				"$bin" -j -b fabric -r 1 "$@"
+			fi > "$tmp/ab-$i-$v.json" || { r=1; break 2; }
+		done
+		i=$((i + 1))
+	done
+	echo "$old" > "$f"
+	[ $r = 0 ] || return 1
+	python3 "$(dirname "$0")/bench-ab.py" "$param" $vals -- "$tmp"/ab-*.json || return 1
+	[ -z "$json" ] || python3 "$(dirname "$0")/bench-ab.py" -j "$param" $vals -- \
+		"$tmp"/ab-*.json > "$json"
+}
+
 status=0
 if [ $fabric = 1 ]; then
 	# 1000 spaces are 1000 open files.
@@ -352,6 +393,8 @@ if [ $fabric = 1 ]; then
 	fi
 	if [ $status -eq 0 ] && [ $costs = 1 ]; then
 		run_costs "$@" || status=1
+	elif [ $status -eq 0 ] && [ -n "$ab" ]; then
+		run_ab "$@" || status=1
 	elif [ $status -eq 0 ]; then
 		set -- -b fabric,revoke "$@"
 		[ -s "$tmp/baselines" ] && set -- -B "$tmp/baselines" "$@"
