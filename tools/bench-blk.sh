@@ -57,52 +57,24 @@ for i in 1 2 3 4 5 6 7 8 9 10; do [ -e $dev ] && break; sleep 0.5; done
 ko=$(dirname "${FRACTOS_KO:?}")/../adaptors/nvme/fractos_nvme.ko
 grep -q '^fractos_nvme ' /proc/modules || insmod "$ko"
 out=$(mktemp)
-cfs=/sys/kernel/config/nvmet
+# shellcheck source=tools/nvmf.sh
+. "$(dirname "$0")/nvmf.sh"
 nqn=fractos-bench
 fabric=
 
 # The NVMe-oF target (nvmet-rdma on rxe0's address) and its host side.
 nvmf_up() {
-	local ip ctrl i
+	local ip
 
-	modprobe nvmet-rdma && modprobe nvme-rdma || return 1
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	ip=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4; exit }')
-	mkdir $cfs/subsystems/$nqn
-	echo 1 > $cfs/subsystems/$nqn/attr_allow_any_host
-	mkdir $cfs/subsystems/$nqn/namespaces/1
-	printf %s $dev > $cfs/subsystems/$nqn/namespaces/1/device_path
-	echo 1 > $cfs/subsystems/$nqn/namespaces/1/enable
-	mkdir $cfs/ports/1
-	echo rdma > $cfs/ports/1/addr_trtype
-	echo ipv4 > $cfs/ports/1/addr_adrfam
-	echo "$ip" > $cfs/ports/1/addr_traddr
-	echo 4420 > $cfs/ports/1/addr_trsvcid
-	ln -s $cfs/subsystems/$nqn $cfs/ports/1/subsystems/$nqn
-	echo "transport=rdma,traddr=$ip,trsvcid=4420,nqn=$nqn" > /dev/nvme-fabrics || return 1
-	for i in $(seq 50); do
-		for ctrl in /sys/class/nvme/nvme*; do
-			[ "$(cat "$ctrl/transport" 2>/dev/null)" = rdma ] || continue
-			fabric=/dev/$(basename "$ctrl")n1
-			[ -b "$fabric" ] && { echo "# NVMe-oF: $fabric (rdma, $ip:4420, $nqn)"; return 0; }
-		done
-		sleep 0.2
-	done
-	return 1
+	nvmf_export $nqn "$ip" "$dev" && nvmf_connect $nqn "$ip" || return 1
+	fabric=$nvmf_dev
+	echo "# NVMe-oF: $fabric (rdma, $ip:4420, $nqn)"
 }
 
 nvmf_down() {
-	local ctrl
-
-	for ctrl in /sys/class/nvme/nvme*; do
-		[ "$(cat "$ctrl/transport" 2>/dev/null)" = rdma ] &&
-			echo 1 > "$ctrl/delete_controller"
-	done
-	[ -d $cfs/ports/1 ] || return 0
-	rm -f $cfs/ports/1/subsystems/$nqn
-	rmdir $cfs/ports/1
-	echo 0 > $cfs/subsystems/$nqn/namespaces/1/enable
-	rmdir $cfs/subsystems/$nqn/namespaces/1 $cfs/subsystems/$nqn
+	nvmf_disconnect
+	nvmf_unexport $nqn
 }
 
 # fio_run LABEL DEVICE MODE BS QD: one fio run as a blkbench-like JSON row

@@ -187,33 +187,24 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 
 static bool fos_conn_drained(struct fos_conn *conn)
 {
-	bool up, idle;
+	/* Pairs with fos_rx_done(): a handler's sends are in @sends. */
+	bool busy = smp_load_acquire(&conn->rx_busy), idle;
 
 	spin_lock(&conn->lock);
-	up = conn->state == FOS_CONN_UP;
-	spin_unlock(&conn->lock);
-	if (!up)
-		return true;
-	/* Pairs with fos_rx_done(): the handler's sends are counted. */
-	if (smp_load_acquire(&conn->rx_busy))
-		return false;
-	spin_lock(&conn->lock);
-	idle = !conn->sends && !conn->nbacklog;
+	idle = conn->state != FOS_CONN_UP ||
+	       (!busy && !conn->sends && !conn->nbacklog);
 	spin_unlock(&conn->lock);
 	return idle;
 }
 
 static bool fos_peer_drained(struct fos_peer *peer)
 {
-	bool idle = true;
+	bool idle;
 
 	spin_lock(&peer->lock);
-	if (peer->conn)
-		idle = fos_conn_drained(peer->conn);
-	if (idle && peer->in)
-		idle = fos_conn_drained(peer->in);
-	if (idle && peer->out)
-		idle = fos_conn_drained(peer->out);
+	idle = (!peer->conn || fos_conn_drained(peer->conn)) &&
+	       (!peer->in || fos_conn_drained(peer->in)) &&
+	       (!peer->out || fos_conn_drained(peer->out));
 	spin_unlock(&peer->lock);
 	return idle;
 }

@@ -187,19 +187,20 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		ret = -EHOSTUNREACH;
 		goto out_mem;
 	}
-	pull.node = fos_peer_node_id(peer);
-	ret = xa_alloc(&fos_pulls, &token, &pull, xa_limit_32b, GFP_KERNEL);
-	if (ret)
-		goto out_peer;
 	g.src = *src;
-	g.pull = cpu_to_le64(token);
+	/* Nothing is granted: no token for GRANT_END. */
 	if (len <= fos_copy_inline_max()) {
 		ret = fos_copy_pull_inline(peer, &g, soff, mem, dst->off + doff,
 					   len);
 		if (!ret)
 			fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
-		goto out_pull;
+		goto out_peer;
 	}
+	pull.node = fos_peer_node_id(peer);
+	ret = xa_alloc(&fos_pulls, &token, &pull, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto out_peer;
+	g.pull = cpu_to_le64(token);
 	while (done < len) {
 		struct fos_mem *into = mem, *stage = NULL;
 		u64 glen, addr, want = len - done, moff;
@@ -258,7 +259,6 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		done += glen;
 		cond_resched();
 	}
-out_pull:
 	xa_erase(&fos_pulls, token);
 out_peer:
 	fos_peer_put(peer);
@@ -501,15 +501,16 @@ static void fos_copy_work_fn(struct work_struct *work)
 		fos_lookup_serve(cw->peer, cw->cookie, &cw->msg.lookup);
 		goto out;
 	}
-	if (cw->type == FOS_WIRE_GRANT &&
-	    (le32_to_cpu(cw->msg.grant.flags) & FOS_GRANT_INLINE)) {
-		fos_grant_inline(cw->peer, cw->cookie, &cw->msg.grant);
-		goto out;
-	}
-	if (cw->type == FOS_WIRE_COPY)
+	if (cw->type == FOS_WIRE_COPY) {
 		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
-	else
+	} else if (le32_to_cpu(cw->msg.grant.flags) & FOS_GRANT_INLINE) {
+		/* Answered with the bytes there; a failure as any grant's. */
+		ret = fos_grant_inline(cw->peer, cw->cookie, &cw->msg.grant);
+		if (!ret)
+			goto out;
+	} else {
 		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
+	}
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:

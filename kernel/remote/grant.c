@@ -326,50 +326,45 @@ out_obj:
 
 /*
  * GRANT with FOS_GRANT_INLINE ("Remote copies" in wire.h) on the source's
- * owner: the bytes go in the GRANT_REPLY, nothing is registered.  A
- * revocation that ends while they are read fails it.
+ * owner: the bytes go in the GRANT_REPLY, sent here; nothing is
+ * registered.  A revocation that ends while they are read fails it.
+ * Returns 0 once the reply is sent, or the errno for the caller's reply.
  */
-void fos_grant_inline(struct fos_peer *peer, u64 cookie,
-		      const struct fos_wire_grant *w)
+int fos_grant_inline(struct fos_peer *peer, u64 cookie,
+		     const struct fos_wire_grant *w)
 {
 	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
-	struct fos_wire_grant_reply fail = {}, *r;
+	struct fos_wire_grant_reply *r;
 	struct fos_mem *mem;
 	struct fos_cap src;
 	int ret;
 
-	/* At most FOS_WIRE_INLINE_MAX: fos_wire_check_grant(). */
-	r = kzalloc(sizeof(*r) + len, GFP_KERNEL);
-	if (!r) {
-		ret = -ENOMEM;
-		goto fail;
-	}
 	ret = fos_copy_local_view(peer, &w->src, FRACTOS_PERM_READ, off, len,
 				  &src);
 	if (ret)
-		goto fail;
+		return ret;
+	/* At most FOS_WIRE_INLINE_MAX: fos_wire_check_grant(). */
+	r = kzalloc(sizeof(*r) + len, GFP_KERNEL);
 	mem = fos_obj_get_mem(src.obj);
-	ret = PTR_ERR_OR_ZERO(mem);
-	if (!ret) {
+	if (!r)
+		ret = -ENOMEM;
+	else
+		ret = PTR_ERR_OR_ZERO(mem);
+	if (!ret)
 		ret = fos_mem_read_buf(mem, src.off + off, r + 1, len);
-		fos_mem_put(mem);
-	}
 	if (!ret && READ_ONCE(src.obj->revoked))
 		ret = -EKEYREVOKED;
+	if (!IS_ERR(mem))
+		fos_mem_put(mem);
 	fos_obj_put(src.obj);
-	if (ret)
-		goto fail;
-	r->len = cpu_to_le64(len);
-	/* A reply that cannot go leaves the caller to its timeout. */
-	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, r,
-			sizeof(*r) + len, NULL, FOS_SEND_QUEUE);
+	if (!ret) {
+		r->len = cpu_to_le64(len);
+		/* A reply that cannot go leaves the caller to its timeout. */
+		fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, r,
+				sizeof(*r) + len, NULL, FOS_SEND_QUEUE);
+	}
 	kfree(r);
-	return;
-fail:
-	kfree(r);
-	fail.status = cpu_to_le32(-ret);
-	fos_fabric_send(peer, FOS_WIRE_GRANT_REPLY, cookie, &fail,
-			sizeof(fail), NULL, FOS_SEND_QUEUE);
+	return ret;
 }
 
 void fos_grant_reply_recv(struct fos_peer *peer,

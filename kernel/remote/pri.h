@@ -201,8 +201,8 @@ void fos_grants_end_revoked(void);
 void fos_grants_drop_node(u32 node);
 int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		    struct fos_wire_grant_reply *r);
-void fos_grant_inline(struct fos_peer *peer, u64 cookie,
-		      const struct fos_wire_grant *w);
+int fos_grant_inline(struct fos_peer *peer, u64 cookie,
+		     const struct fos_wire_grant *w);
 
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
