@@ -172,7 +172,9 @@
  *                   ETIMEDOUT  no answer within 10 s plus 1 s per MiB
  *                           (the destination range may be partly
  *                           written);
- *                   EPROTO  an owner found a view inconsistent.
+ *                   EPROTO  an owner found a view inconsistent, or
+ *                           answered a small copy with other bytes than
+ *                           asked for (copy_inline_max);
  *                   and the errors every call to another node may give
  *                   (see "Calls to other nodes" below).
  *   CAP_REVOKE      no errors beyond the common ones; revoking an already
