@@ -44,6 +44,8 @@ enum fos_total {
 	FOS_TOTAL_STAGED_BYTES,
 	FOS_TOTAL_DEVMEM_MOVES,
 	FOS_TOTAL_INLINE_COPIES,
+	FOS_TOTAL_BUSY_POLLS,
+	FOS_TOTAL_BUSY_POLL_MISSES,
 	FOS_TOTAL_NR,
 };
 
@@ -58,5 +60,8 @@ static inline void fos_total_add(enum fos_total t, long v)
 /* This node's id (a module parameter) and epoch (new at every load): main.c. */
 extern unsigned int fos_node_id;
 extern u32 fos_epoch;
+
+/* busypoll.c: spin for @ready up to the module's busy_poll_us budget. */
+bool fos_busy_poll(bool (*ready)(void *arg), void *arg);
 
 #endif /* FRACTOS_CORE_H */

@@ -91,12 +91,16 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * that went through a staging buffer for a remote copy, not straight
  * between the NIC and the device; devmem_moves: device memory revoked
  * because its exporter moved it (move_notify); inline_copies: remote
- * copies pulled inside a GRANT_REPLY (copy_inline_max), with no RDMA READ.
+ * copies pulled inside a GRANT_REPLY (copy_inline_max), with no RDMA READ;
+ * busy_polls, busy_poll_misses: waits that ended while spinning, and those
+ * that spun out and slept (busy_poll_us, "Busy polling" in busypoll.c).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
 	FOS_TOTAL_ATTR(devmem_moves, FOS_TOTAL_DEVMEM_MOVES),
 	FOS_TOTAL_ATTR(inline_copies, FOS_TOTAL_INLINE_COPIES),
+	FOS_TOTAL_ATTR(busy_polls, FOS_TOTAL_BUSY_POLLS),
+	FOS_TOTAL_ATTR(busy_poll_misses, FOS_TOTAL_BUSY_POLL_MISSES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

@@ -236,6 +236,14 @@ void fos_msg_kview(struct fos_msg *msg, struct fos_kmsg *km)
 		km->caps[i] = container_of(&msg->caps[i], struct fos_kcap, cap);
 }
 
+/* fos_busy_poll()'s condition for a receiver: a message is queued. */
+static bool fos_ep_ready(void *arg)
+{
+	struct fos_ep *ep = arg;
+
+	return READ_ONCE(ep->len);
+}
+
 /*
  * Wait for a message and return the oldest one, still queued, with
  * ep->recv_mutex held.
@@ -267,6 +275,8 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 			return ERR_PTR(-EAGAIN);
 		if (!left)
 			return ERR_PTR(-ETIMEDOUT);
+		if (fos_busy_poll(fos_ep_ready, ep))
+			continue;
 		left = wait_event_interruptible_timeout(ep->recv_wq,
 							READ_ONCE(ep->len),
 							left);

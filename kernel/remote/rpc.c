@@ -98,6 +98,12 @@ static int fos_rpc_status(const struct fos_rpc_wait *w)
 	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
 }
 
+/* fos_busy_poll()'s condition for a caller: the answer is in. */
+static bool fos_rpc_ready(void *arg)
+{
+	return completion_done(arg);
+}
+
 /*
  * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
  * Return: the answer's status, -EHOSTUNREACH (not connected),
@@ -127,6 +133,7 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	ret = fos_rpc_send_errno(ret);
 	if (!ret) {
 		/* Delivered or not, the answer tells: wait for it. */
+		fos_busy_poll(fos_rpc_ready, &w->done);
 		left = wait_for_completion_killable_timeout(&w->done,
 							    timeout);
 		if (!left)
