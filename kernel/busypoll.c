@@ -10,30 +10,37 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include "core.h"
 
 /**
  * DOC: Busy polling
  *
  * A caller that waits for a message (``REQUEST_RECEIVE``) or for a remote
- * call's answer (an INVOKE's ACK, a GRANT_REPLY, a LOOKUP_REPLY) sleeps,
- * and whoever brings it (the fabric's completion work item, another
- * process) must wake it: a wake-up, two context switches and, on an idle
- * CPU, an inter-processor interrupt, for every answer.  With the module
- * parameter ``busy_poll_us`` set, such a caller first spins for up to that
- * many microseconds (1000 at most) on the condition it would sleep on, as
- * NAPI busy polling (``net.core.busy_read``) does for a socket; only if
- * nothing came by then does it sleep as before.  It spins with preemption
- * allowed and yields the CPU whenever something else is due there (the
- * completion work item itself may be), and stops at a pending signal.
+ * call's quick answer (an INVOKE's ACK, a LOOKUP_REPLY, the GRANT_REPLY
+ * that carries a small copy's bytes) sleeps, and whoever brings it (the
+ * fabric's completion work item, another process) must wake it: the
+ * wake-up path, two context switches, and on an idle CPU its exit, for
+ * every answer.  With the module parameter ``busy_poll_us`` set, such a
+ * caller first spins for up to that many microseconds (1000 at most) on
+ * the condition it would sleep on, as NAPI busy polling
+ * (``net.core.busy_read``) does for a socket; only if nothing came by then
+ * does it sleep as before.  It never spins ahead of other work on its CPU
+ * (the answer's own completion work item may be it): whenever another
+ * task is runnable there, it lets it run and then goes on spinning.  It
+ * stops at a pending signal.  Answers that come only after real work do
+ * not spin: a GRANT of a region (memory registered, then an RDMA READ that
+ * dwarfs the wait), a REVOKE_REQ, a third-party COPY.
  *
  * It trades CPU time for latency, so it is off (0) by default: on a node
- * whose callers wait a long time, every wait would burn its whole budget.
+ * whose callers wait long, every wait would burn its whole budget.
  * ``totals/busy_polls`` counts the waits that ended while spinning (a
  * wake-up saved) and ``totals/busy_poll_misses`` those that spun out and
  * slept; many misses mean the budget is too short for the answers this
  * node waits for, or that they do not come quickly at all.  A nonblocking
- * call and an io_uring submission never spin.
+ * call and an io_uring submission never spin.  The spin comes before a
+ * call's timeout starts, so a receive's timeout may end up to the budget
+ * late.
  */
 static unsigned int fos_busy_poll_us;
 module_param_named(busy_poll_us, fos_busy_poll_us, uint, 0644);
@@ -68,9 +75,15 @@ bool fos_busy_poll(bool (*ready)(void *arg), void *arg)
 		}
 		if (signal_pending(current) || local_clock() > end)
 			break;
-		/* The answer may be what is due on this CPU. */
-		cond_resched();
-		cpu_relax();
+		/*
+		 * Never ahead of other work on this CPU (the answer's own
+		 * work item may be it): let it run, still runnable, and go
+		 * on spinning when it is done or preempted.
+		 */
+		if (need_resched() || !single_task_running())
+			schedule();
+		else
+			cpu_relax();
 	}
 	fos_total_add(FOS_TOTAL_BUSY_POLL_MISSES, 1);
 	return false;

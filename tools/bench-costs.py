@@ -13,8 +13,10 @@ every event between the two counts for NAME, and the totals are divided by
 its operations.  Printed per benchmark: the fabric messages sent per
 operation by type (one node: fabric_loopback sends to itself, so what it
 receives is the same), the work items run per operation by function (the
-module's, the IB core's CQ polling, rxe's), the wake-ups of a task and the
-context switches per operation.  Background (heartbeats, other tasks) counts
+module's, the IB core's CQ polling, rxe's), the wake-ups of a task, the
+context switches, and among them the idle exits (a CPU leaving its idle
+task: under TCG, and on hardware in a deep C-state, the dearest part of a
+wake-up, and what busy polling saves) per operation.  Background (heartbeats, other tasks) counts
 where it falls; a long stint makes it small.
 """
 import collections
@@ -26,6 +28,7 @@ LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu
                   r"\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s+(?P<rest>.*)$")
 MSG = re.compile(r"node=\d+ qpn=\d+ (?P<type>\S+) len=")
 WORK = re.compile(r"function (?P<fn>\S+)")
+IDLE = re.compile(r"(?:^|\s)prev_pid=0\s")
 
 
 def parse(lines):
@@ -44,7 +47,7 @@ def parse(lines):
                     order.append(cur)
                     stats[cur] = {"ops": 0, "tx": collections.Counter(),
                                   "work": collections.Counter(),
-                                  "wakeups": 0, "switches": 0}
+                                  "wakeups": 0, "switches": 0, "idle": 0}
             elif rest.startswith("fbench end "):
                 name, _, ops = rest[len("fbench end "):].strip().rpartition("|")
                 if name in stats:
@@ -66,6 +69,8 @@ def parse(lines):
             s["wakeups"] += 1
         elif ev == "sched_switch":
             s["switches"] += 1
+            if IDLE.search(rest):
+                s["idle"] += 1
     return [(n, stats[n]) for n in order if stats[n]["ops"]]
 
 
@@ -88,7 +93,8 @@ def main():
                     "tx": per_op(s["tx"], ops),
                     "work": per_op(s["work"], ops),
                     "wakeups": round(s["wakeups"] / ops, 2),
-                    "switches": round(s["switches"] / ops, 2)})
+                    "switches": round(s["switches"] / ops, 2),
+                    "idle_exits": round(s["idle"] / ops, 2)})
     if "-j" in sys.argv[1:]:
         print(json.dumps(out, indent=1))
         return
@@ -97,7 +103,8 @@ def main():
         print("%s (%d ops)" % (r["name"], r["ops"]))
         print("  messages sent  %g: %s" % (r["msgs"], fmt(r["tx"])))
         print("  work items     %g: %s" % (sum(r["work"].values()), fmt(r["work"])))
-        print("  wake-ups %g, context switches %g" % (r["wakeups"], r["switches"]))
+        print("  wake-ups %g, context switches %g (idle exits %g)"
+              % (r["wakeups"], r["switches"], r["idle_exits"]))
 
 
 if __name__ == "__main__":

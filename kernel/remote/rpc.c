@@ -105,6 +105,18 @@ static bool fos_rpc_ready(void *arg)
 }
 
 /*
+ * The answers worth a busy poll (busypoll.c): an INVOKE's ACK, a LOOKUP's
+ * reply and an inline copy's bytes come as soon as the owner's handler
+ * ran.  A GRANT of a region registers memory first, and the RDMA READ that
+ * follows dwarfs the wait; a REVOKE_REQ waits for keys to die; a
+ * third-party COPY for the whole copy.
+ */
+static bool fos_rpc_spins(u8 type, const void *data)
+{
+	return type == FOS_WIRE_INVOKE || type == FOS_WIRE_LOOKUP || data;
+}
+
+/*
  * Send @payload to @peer and wait for the answer (ACK or LOOKUP_REPLY).
  * Return: the answer's status, -EHOSTUNREACH (not connected),
  * -ECONNRESET (the node went down meanwhile), -ETIMEDOUT, or another
@@ -133,7 +145,8 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	ret = fos_rpc_send_errno(ret);
 	if (!ret) {
 		/* Delivered or not, the answer tells: wait for it. */
-		fos_busy_poll(fos_rpc_ready, &w->done);
+		if (fos_rpc_spins(type, data))
+			fos_busy_poll(fos_rpc_ready, &w->done);
 		left = wait_for_completion_killable_timeout(&w->done,
 							    timeout);
 		if (!left)

@@ -647,7 +647,10 @@ enum fractos_msg_type {
  * Takes the oldest message.  If @imms or @caps is too small (EMSGSIZE) or
  * the space cannot hold the capabilities (EMFILE), the message stays
  * queued and @imm_len / @ncaps tell what it needs: a receiver gets every
- * capability of a message or none.
+ * capability of a message or none.  A receive that must wait spins first
+ * for up to the module parameter busy_poll_us microseconds (default 0:
+ * it sleeps at once), as a remote REQUEST_INVOKE does for its answer; a
+ * timeout counts from the end of that spin.
  */
 struct fractos_request_receive {
 	__u32 flags;
