@@ -38,9 +38,10 @@
  * wake-up saved) and ``totals/busy_poll_misses`` those that spun out and
  * slept; many misses mean the budget is too short for the answers this
  * node waits for, or that they do not come quickly at all.  A nonblocking
- * call and an io_uring submission never spin.  The spin comes before a
- * call's timeout starts, so a receive's timeout may end up to the budget
- * late.
+ * call and io_uring's inline issue never spin (an operation io_uring
+ * hands to its io-wq workers waits there as a system call would, spin
+ * included).  The spin comes before a call's timeout starts, so a
+ * receive's timeout may end up to the budget late.
  */
 static unsigned int fos_busy_poll_us;
 module_param_named(busy_poll_us, fos_busy_poll_us, uint, 0644);

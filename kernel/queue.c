@@ -236,7 +236,7 @@ void fos_msg_kview(struct fos_msg *msg, struct fos_kmsg *km)
 		km->caps[i] = container_of(&msg->caps[i], struct fos_kcap, cap);
 }
 
-/* fos_busy_poll()'s condition for a receiver: a message is queued. */
+/* What a receiver waits for, spinning or asleep: a message is queued. */
 static bool fos_ep_ready(void *arg)
 {
 	struct fos_ep *ep = arg;
@@ -278,8 +278,7 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 		if (fos_busy_poll(fos_ep_ready, ep))
 			continue;
 		left = wait_event_interruptible_timeout(ep->recv_wq,
-							READ_ONCE(ep->len),
-							left);
+							fos_ep_ready(ep), left);
 		/*
 		 * Not -ERESTARTSYS: a handler with SA_RESTART must see EINTR
 		 * (a restart would begin the timeout again from its full

@@ -16,8 +16,9 @@ receives is the same), the work items run per operation by function (the
 module's, the IB core's CQ polling, rxe's), the wake-ups of a task, the
 context switches, and among them the idle exits (a CPU leaving its idle
 task: under TCG, and on hardware in a deep C-state, the dearest part of a
-wake-up, and what busy polling saves) per operation.  Background (heartbeats, other tasks) counts
-where it falls; a long stint makes it small.
+wake-up, and what busy polling saves) per operation.  Background
+(heartbeats, other tasks) counts where it falls; a long stint makes it
+small.
 """
 import collections
 import json

@@ -154,6 +154,23 @@ static void revoke_races(int cli, uint32_t sm, uint32_t dm)
 }
 
 /*
+ * A Request of @prov (tag @tag, immediates @imm) that @cli holds through a
+ * capability fd, as a client on another node would.  0 or -1.
+ */
+static int client_request(int prov, int cli, uint64_t tag, const char *imm,
+			  uint32_t *r, uint32_t *c)
+{
+	int capfd = -1, ret;
+
+	ret = req_create(prov, FRACTOS_CID_INVALID, tag, imm, imm ? strlen(imm) : 0,
+			 NULL, 0, r) ||
+	      fos_export(prov, *r, 0, &capfd) || fos_import(cli, capfd, c);
+	if (capfd >= 0)
+		close(capfd);
+	return ret ? -1 : 0;
+}
+
+/*
  * An invocation whose message was received is answered even when the
  * receiver deletes the node at once: NODE_DEL lingers until the ACK has
  * left (the fabric's "Lingering").  A child invokes, the provider
@@ -165,14 +182,11 @@ static void linger(int prov, int cli, uint32_t id, struct in_addr addr)
 	const int rounds = 12;
 	long slowest = 0;
 	uint32_t r = ~0U, c = ~0U;
-	int good = 0, got = 0, i, ok, capfd = -1;
+	int good = 0, got = 0, i, ok;
 	struct { int ret, err; } res;
 	struct msg m;
 
-	ok = !req_create(prov, FRACTOS_CID_INVALID, 77, NULL, 0, NULL, 0, &r) &&
-	     !fos_export(prov, r, 0, &capfd) && !fos_import(cli, capfd, &c);
-	if (capfd >= 0)
-		close(capfd);
+	ok = !client_request(prov, cli, 77, NULL, &r, &c);
 	tap_ok(ok, "linger: the client holds a fresh Request");
 	for (i = 0; ok && i < rounds; i++) {
 		int p[2];
@@ -226,62 +240,67 @@ static void linger(int prov, int cli, uint32_t id, struct in_addr addr)
 	fos_close(cli, c);
 }
 
+/* totals/busy_polls + totals/busy_poll_misses, taken together. */
+struct spins {
+	long long polls, misses;
+};
+
+static struct spins spins_now(void)
+{
+	return (struct spins){ fos_total("busy_polls"), fos_total("busy_poll_misses") };
+}
+
 /*
  * busy_poll_us (kernel/busypoll.c "Busy polling"): with a budget of 1 ms,
  * each fabric call's wait for its ACK ends once, while spinning or after
  * it (totals/busy_polls + busy_poll_misses), and most answers come inside
- * the budget; a receive that times out spins out once and still times
+ * the budget; an inline copy's answer spins, a copy by READ does not; a
+ * receive that times out spins out once and still times
  * out; a receiver that spins gets every message right; at 0 neither
  * counter moves.
  */
 static void busy_poll(int prov, int cli)
 {
-	long long p0, m0, dp, dm;
 	uint64_t saved = fos_req_timeout_ns;
-	int i, ret = 0, good = 0, st, capfd = -1;
+	int i, ret, good = 0, st;
 	uint32_t r = ~0U, c = ~0U;
+	struct spins s0, s1, s2;
 	struct msg m;
 	pid_t pid;
 
-	ret = req_create(prov, FRACTOS_CID_INVALID, 42, "abc", 3, NULL, 0, &r) ||
-	      fos_export(prov, r, 0, &capfd) || fos_import(cli, capfd, &c);
-	if (capfd >= 0)
-		close(capfd);
+	ret = client_request(prov, cli, 42, "abc", &r, &c);
 	tap_ok(!ret && !fos_set_param("busy_poll_us", 1000),
 	       "busy_poll_us=1000, and the client holds a fresh Request");
-	p0 = fos_total("busy_polls");
-	m0 = fos_total("busy_poll_misses");
+	s0 = spins_now();
 	for (i = 0; i < 10 && !ret; i++)
 		ret = invoke(cli, c, "b", 1, NULL, 0);
-	dp = fos_total("busy_polls") - p0;
-	dm = fos_total("busy_poll_misses") - m0;
+	s1 = spins_now();
 	for (i = 0; i < 10 && !receive(prov, &m); i++) {
 		good += m.tag == 42 && m.imm_len == 4 && !memcmp(m.imm, "abcb", 4);
 		close_all(prov, &m);
 	}
-	tap_ok(!ret && good == 10 && dp + dm == 10 && dp >= 5,
+	tap_ok(!ret && good == 10 &&
+	       (s1.polls - s0.polls) + (s1.misses - s0.misses) == 10 &&
+	       s1.polls - s0.polls >= 5,
 	       "busy poll: 10 fabric calls, %lld answers taken spinning, %lld slept, 10 delivered",
-	       dp, dm);
+	       s1.polls - s0.polls, s1.misses - s0.misses);
 
 	/* An inline copy's answer spins; a GRANT of a region does not. */
 	{
 		char *sb = malloc(65536), *db = calloc(1, 65536);
 		uint32_t sm = ~0U, dm = ~0U;
-		uint64_t copied = 0;
-		long long p1, m1;
 		int r1 = -1, r2 = -1;
 
 		if (sb && db && !fos_mem_create(cli, sb, 65536, FRACTOS_PERM_READ, &sm) &&
 		    !fos_mem_create(cli, db, 65536, FRACTOS_PERM_ALL, &dm)) {
 			memset(sb, 0x5a, 65536);
-			p0 = fos_total("busy_polls");
-			m0 = fos_total("busy_poll_misses");
-			r1 = fos_copy(cli, sm, 0, dm, 0, 65536, &copied);
-			p1 = fos_total("busy_polls");
-			m1 = fos_total("busy_poll_misses");
+			s0 = spins_now();
+			r1 = fos_copy(cli, sm, 0, dm, 0, 65536, NULL);
+			s1 = spins_now();
 			r2 = fos_copy(cli, sm, 0, dm, 1, 1, NULL);
-			tap_ok(!r1 && !r2 && p1 == p0 && m1 == m0 &&
-			       fos_total("busy_polls") + fos_total("busy_poll_misses") == p1 + m1 + 1 &&
+			s2 = spins_now();
+			tap_ok(!r1 && !r2 && s1.polls == s0.polls && s1.misses == s0.misses &&
+			       s2.polls + s2.misses == s1.polls + s1.misses + 1 &&
 			       db[65535] == 0x5a,
 			       "busy poll: a 64 KiB copy by READ does not spin, a 1 B inline copy spins once");
 		} else {
@@ -295,13 +314,13 @@ static void busy_poll(int prov, int cli)
 		free(db);
 	}
 
-	p0 = fos_total("busy_polls");
-	m0 = fos_total("busy_poll_misses");
+	s0 = spins_now();
 	fos_req_timeout_ns = 20000000;
 	ret = receive(prov, &m);
 	fos_req_timeout_ns = saved;
-	tap_ok(ret && errno == ETIMEDOUT && fos_total("busy_poll_misses") == m0 + 1 &&
-	       fos_total("busy_polls") == p0,
+	s1 = spins_now();
+	tap_ok(ret && errno == ETIMEDOUT && s1.misses == s0.misses + 1 &&
+	       s1.polls == s0.polls,
 	       "busy poll: an empty receive spins out once, then times out (ETIMEDOUT)");
 
 	/* A receiver that spins while the calls come. */
@@ -322,17 +341,16 @@ static void busy_poll(int prov, int cli)
 	waitpid(pid, &st, 0);
 	tap_ok(good == 10 && WIFEXITED(st) && !WEXITSTATUS(st),
 	       "busy poll: a spinning receiver gets 10 of 10 calls in order (%lld spins answered)",
-	       fos_total("busy_polls") - p0);
+	       spins_now().polls - s1.polls);
 
 	fos_set_param("busy_poll_us", 0);
-	p0 = fos_total("busy_polls");
-	m0 = fos_total("busy_poll_misses");
+	s0 = spins_now();
 	for (ret = 0, i = 0; i < 5 && !ret; i++)
 		ret = invoke(cli, c, "z", 1, NULL, 0);
 	for (i = 0; i < 5 && !receive(prov, &m); i++)
 		close_all(prov, &m);
-	tap_ok(!ret && i == 5 && fos_total("busy_polls") == p0 &&
-	       fos_total("busy_poll_misses") == m0,
+	s1 = spins_now();
+	tap_ok(!ret && i == 5 && s1.polls == s0.polls && s1.misses == s0.misses,
 	       "busy_poll_us=0: 5 calls, nothing spun");
 	fos_revoke(prov, r);
 	fos_close(prov, r);
