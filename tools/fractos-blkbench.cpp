@@ -25,6 +25,10 @@
  *   -l LABEL               the output's "path" (default: fractos, or
  *                          direct with --raw; e.g. nvmf for --raw on an
  *                          NVMe-oF namespace)
+ *   -c FILE                a counter (a file holding one integer, e.g. an
+ *                          RDMA device's hw_counters/rdma_sends); may be
+ *                          repeated: each one's increase over the counted
+ *                          seconds, per I/O, is reported under its name
  *
  * fractos mode: creates a volume of VOLSIZE (64 MiB) on the device NAME,
  * one Memory of DEPTH x BYTES, and one continuation Request per slot
@@ -75,12 +79,14 @@ struct options {
 	std::string label;	/* the "path" of the output, if not the mode's */
 	std::string fs;		/* -F: the file-system service */
 	bool dax = false;	/* -F with --dax */
+	std::vector<std::string> counters;	/* -c */
 };
 
 struct stats {
 	std::vector<double> lat_us;
 	std::uint64_t ios = 0;
 	double elapsed = 0;
+	std::vector<double> counted;	/* each -c counter's increase */
 };
 
 [[noreturn]] void die(const char *what, const std::error_code &ec)
@@ -117,17 +123,46 @@ void report(const options &o, stats s)
 			   !o.fs.empty()    ? (o.dax ? "dax" : "fs") :
 			   o.raw.empty()    ? "fractos" : "direct";
 
+	/* Each -c counter's increase per I/O, named by its file's name. */
+	std::string per_io;
+	for (std::size_t i = 0; i < s.counted.size(); i++) {
+		std::string name = o.counters[i].substr(o.counters[i].find_last_of('/') + 1);
+		char v[64];
+
+		std::snprintf(v, sizeof(v), "%.2f", s.ios ? s.counted[i] / double(s.ios) : 0.0);
+		per_io += o.json ? ",\"" + name + "_per_io\":" + v : "  " + name + "/io " + v;
+	}
 	if (o.json)
 		std::printf("{\"path\":\"%s\",\"mode\":\"%s\",\"bs\":%u,\"qd\":%u,\"ios\":%" PRIu64
 			    ",\"iops\":%.1f,\"mibs\":%.2f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-			    "\"max_us\":%.1f}\n",
+			    "\"max_us\":%.1f%s}\n",
 			    path, o.write ? "randwrite" : "randread", o.bs, o.depth, s.ios, iops, mibs,
-			    p50, p99, mx);
+			    p50, p99, mx, per_io.c_str());
 	else
 		std::printf("%-8s %-9s bs %7u qd %3u  %9.1f IOPS %8.2f MiB/s  p50 %8.1f us  p99 %8.1f "
-			    "us  max %8.1f us\n",
+			    "us  max %8.1f us%s\n",
 			    path, o.write ? "randwrite" : "randread", o.bs, o.depth, iops, mibs, p50, p99,
-			    mx);
+			    mx, per_io.c_str());
+}
+
+/* The -c counters now (a counter that cannot be read dies). */
+std::vector<double> read_counters(const options &o)
+{
+	std::vector<double> v;
+
+	for (const auto &path : o.counters) {
+		FILE *f = std::fopen(path.c_str(), "r");
+		double x;
+
+		if (!f)
+			die(path.c_str(), errno_code(errno));
+		int n = std::fscanf(f, "%lf", &x);
+		std::fclose(f);
+		if (n != 1)
+			die(path.c_str(), errno_code(EINVAL));
+		v.push_back(x);
+	}
+	return v;
 }
 
 double us_since(clk::time_point t)
@@ -150,6 +185,7 @@ stats measure(const options &o, Issue issue, Wait wait)
 				  std::chrono::duration<double>(o.secs));
 	bool counting = false;
 	clk::time_point tc;
+	std::vector<double> c0;
 	auto start = [&](std::uint32_t slot) {
 		started[slot] = clk::now();
 		issue(slot);
@@ -164,6 +200,7 @@ stats measure(const options &o, Issue issue, Wait wait)
 		if (!counting && now >= warm) {
 			counting = true;
 			tc = now;
+			c0 = read_counters(o);
 		}
 		if (counting) {
 			s.lat_us.push_back(us_since(started[slot]));
@@ -175,6 +212,9 @@ stats measure(const options &o, Issue issue, Wait wait)
 			inflight--;
 	}
 	s.elapsed = std::chrono::duration<double>(clk::now() - tc).count();
+	s.counted = read_counters(o);
+	for (std::size_t i = 0; i < s.counted.size() && i < c0.size(); i++)
+		s.counted[i] -= c0[i];
 	return s;
 }
 
@@ -501,6 +541,8 @@ int main(int argc, char **argv)
 			o.fs = next();
 		else if (a == "--dax")
 			o.dax = true;
+		else if (a == "-c")
+			o.counters.emplace_back(next());
 		else
 			usage();
 	}

@@ -14,7 +14,8 @@
 # failed" (TAP programs, per node).  "kill" must come last: every node but
 # node 1 prints its summary first and then waits to be killed by node 1;
 # so must "pipekill" (its victim is node 2), "pipekill_storage" (node 3)
-# and "pipekill_app" (node 1, killed by node 2).
+# and "pipekill_app" (node 1, killed by node 2).  A test has 240 s, or
+# what its "# timeout: SECONDS" line asks for (TEST_TIMEOUT overrides).
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
 
@@ -70,7 +71,9 @@ for t in "$@"; do
 		exec sh "./$t.sh"
 	fi
 	start=$(ms)
-	timeout "${TEST_TIMEOUT:-240}" sh "./$t.sh"
+	# A test may ask for more time with a "# timeout: SECONDS" line.
+	to=$(sed -n 's/^# timeout: \([0-9][0-9]*\)$/\1/p' "./$t.sh" | head -n 1)
+	timeout "${TEST_TIMEOUT:-${to:-240}}" sh "./$t.sh"
 	count $? "$t"
 	diag "$t took $(( ($(ms) - start) / 1000 )) s"
 	del_all
