@@ -20,7 +20,7 @@ struct fos_peer;
 
 /*
  * The message types a user may register; the transport keeps the others
- * for its framing.  Fixed by the wire format (version 8): remote/wire.h
+ * for its framing.  Fixed by the wire format (version 9): remote/wire.h
  * numbers all of them.
  */
 #define FOS_FABRIC_TYPE_FIRST	5

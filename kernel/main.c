@@ -91,7 +91,7 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * that went through a staging buffer for a remote copy, not straight
  * between the NIC and the device; devmem_moves: device memory revoked
  * because its exporter moved it (move_notify); inline_copies: remote
- * copies pulled inside a GRANT_REPLY (copy_inline_max), with no RDMA READ;
+ * copies inside a GRANT_REPLY or a COPY (copy_inline_max), no RDMA READ;
  * busy_polls, busy_poll_misses: waits that ended while spinning, and those
  * that spun out and slept (busy_poll_us, "Busy polling" in busypoll.c).
  */

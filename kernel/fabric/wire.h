@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 8
+ * DOC: Wire format, version 9
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -72,8 +72,9 @@
  * Compatibility: hello.version must equal FOS_WIRE_VERSION; a peer with a
  * different version is refused (FOS_WIRE_REJ_VERSION).  New message types
  * need a new version.  Reserved fields are sent as zero and ignored.
- * Version 8 changed no framing: the remote layer's GRANT grew a flags
- * field, for copies carried inline (remote/wire.h, "Remote copies").
+ * Versions 8 and 9 changed no framing: the remote layer's GRANT grew a
+ * flags field (8), and so did its COPY (9), for copies carried inline
+ * (remote/wire.h, "Remote copies").
  */
 #ifndef FRACTOS_FABRIC_WIRE_H
 #define FRACTOS_FABRIC_WIRE_H
@@ -93,8 +94,10 @@
  * 6: authenticated admission (hello nonce and key id, AUTH), views per
  *    importer (IMPORT carries the view)
  * 7: channel binding (hdr.seq and hdr.tag under session keys)
+ * 8: small copies pulled inline (GRANT_REPLY carries the bytes)
+ * 9: small copies pushed inline (COPY carries the bytes)
  */
-#define FOS_WIRE_VERSION	8
+#define FOS_WIRE_VERSION	9
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

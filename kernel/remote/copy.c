@@ -63,12 +63,14 @@ int fos_copy_local_view(struct fos_peer *peer,
 /*
  * Copies of at most this many bytes ask for them inline (GRANT with
  * FOS_GRANT_INLINE): 2 messages instead of 3 and an RDMA READ, and no
- * region registered.  0 turns it off (the benchmarks' A/B).
+ * region registered; or, from our own Memory into another node's, push
+ * them (COPY with FOS_COPY_INLINE).  0 turns both off (the benchmarks'
+ * A/B).
  */
 static unsigned int fos_copy_inline = FOS_WIRE_INLINE_MAX;
 module_param_named(copy_inline_max, fos_copy_inline, uint, 0644);
 MODULE_PARM_DESC(copy_inline_max,
-		 "Remote copies of at most this many bytes (up to 4096) travel inside the GRANT_REPLY, without an RDMA READ (default 4096, 0: never)");
+		 "Remote copies of at most this many bytes (up to 4096) travel inside the GRANT_REPLY or the COPY, without an RDMA READ (default 4096, 0: never)");
 
 static u64 fos_copy_inline_max(void)
 {
@@ -321,6 +323,43 @@ static void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node,
 			       le64_to_cpu(wc->oid), node, 1);
 }
 
+/*
+ * A small copy from our own Memory into another node's: @c (room for
+ * @len bytes after it) carries the bytes to @peer, the destination's
+ * owner, which writes them and answers ACK ("Pushed copies" in wire.h).
+ * The source is named to nobody: only the destination's view goes.
+ */
+static int fos_copy_push(struct fos_peer *peer, u32 pepoch,
+			 const struct fos_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len,
+			 struct fos_wire_copy *c)
+{
+	u32 node = fos_peer_node_id(peer);
+	struct fos_rpc_wait w;
+	struct fos_mem *mem;
+	int ret;
+
+	mem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	ret = fos_mem_read_buf(mem, src->off + soff, c + 1, len);
+	fos_mem_put(mem);
+	if (ret)
+		return ret;
+	ret = fos_copy_describe(dst, node, pepoch, &c->dst);
+	if (ret)
+		return ret;
+	c->dst_off = cpu_to_le64(doff);
+	c->len = cpu_to_le64(len);
+	c->flags = cpu_to_le32(FOS_COPY_INLINE);
+	ret = fos_rpc(peer, FOS_WIRE_COPY, c, sizeof(*c) + len, &w);
+	ret = fos_copy_errno(ret);
+	if (!ret)
+		fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
+	fos_copy_undescribe(&c->dst, node, pepoch);
+	return ret;
+}
+
 /**
  * fos_remote_copy_wanted - does memory_copy between these go by fabric?
  * @src: the source Memory object
@@ -345,7 +384,9 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
  *
  * The owner of the destination pulls the bytes with RDMA READs from the
  * owner of the source (fos_copy_pull()): this node if it owns the
- * destination, else it is asked with COPY.  With fabric_loopback, a copy
+ * destination, else it is asked with COPY.  A copy of at most
+ * copy_inline_max bytes from this node's Memory to another node's is
+ * pushed instead: the bytes go with the COPY (fos_copy_push()).  With fabric_loopback, a copy
  * between local views goes the same way through this node's connection
  * to itself.  Process context.
  *
@@ -363,6 +404,7 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	struct fos_peer *peer;
 	struct fractos_oid oid;
 	u32 pepoch;
+	bool push;
 	int ret;
 
 	might_sleep();
@@ -381,10 +423,16 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 	if (!peer)
 		return -EHOSTUNREACH;
 	pepoch = fos_peer_epoch(peer);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	/* Ours into another node's, small: pushed with the COPY. */
+	push = droot->proxy && !sroot->proxy && len <= fos_copy_inline_max();
+	c = kzalloc(sizeof(*c) + (push ? len : 0), GFP_KERNEL);
 	if (!c) {
 		ret = -ENOMEM;
 		goto out_peer;
+	}
+	if (push) {
+		ret = fos_copy_push(peer, pepoch, src, soff, dst, doff, len, c);
+		goto out_free;
 	}
 	ret = fos_copy_describe(src, oid.node, pepoch, &c->src);
 	if (ret)
@@ -567,10 +615,48 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_rx_info *rx,
 	queue_work(fos_copy_wq, &cw->work);
 }
 
+/*
+ * A pushed COPY: the bytes are in the message.  Served here, in the
+ * receive path (a few pages copied, no wait for the fabric): the view
+ * checked as for any COPY, then written.
+ */
+static int fos_copy_serve_inline(struct fos_peer *peer,
+				 const struct fos_wire_copy *c)
+{
+	u64 doff = le64_to_cpu(c->dst_off), len = le64_to_cpu(c->len);
+	struct fos_mem *mem;
+	struct fos_cap dst;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &c->dst, FRACTOS_PERM_WRITE, doff, len,
+				  &dst);
+	if (ret)
+		return ret;
+	mem = fos_obj_get_mem(dst.obj);
+	if (IS_ERR(mem)) {
+		ret = PTR_ERR(mem);
+	} else {
+		ret = mem->writable ?
+		      fos_mem_write_buf(mem, dst.off + doff, c + 1, len) :
+		      -EACCES;
+		fos_mem_put(mem);
+	}
+	fos_obj_put(dst.obj);
+	return ret;
+}
+
 void fos_copy_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len)
 {
-	fos_copy_queue(peer, rx, payload, len);
+	int ret;
+
+	if (!fos_wire_copy_inline(payload)) {
+		fos_copy_queue(peer, rx, payload, len);
+		return;
+	}
+	ret = fos_copy_serve_inline(peer, payload);
+	fos_copy_reply(peer, FOS_WIRE_COPY, rx->cookie, ret, NULL);
+	fos_fabric_credit_done(peer);
 }
 
 void fos_grant_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

@@ -19,8 +19,9 @@
  * memory_copy crosses nodes with one-sided RDMA: node 1 copies from node
  * 2's Ndim, node 2 from node 1's Mdim2, and with 3 nodes node 1 copies node
  * 2's Ndim into node 3's Memory "n3mem" (a third-party copy: node 3 pulls
- * from node 2), node 3 checks the bytes, and once node 2 revoked N the
- * copy fails.
+ * from node 2) and 40 bytes of its own Memory there (pushed with the
+ * COPY), node 3 checks the bytes, and once node 2 revoked N the copy
+ * fails.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
@@ -100,12 +101,13 @@ static int provider(void)
 	uint32_t n3mem = ~0U, n3req = ~0U;
 	struct fos_counts want = {}, now;
 	char *buf, out[300], want2[4096];
+	long long in0;
 	unsigned int fails = 99;
 	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(25 + 3 * (nodes - 1) + 10 * (nodes == 3));
+	tap_plan(25 + 3 * (nodes - 1) + 11 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -154,6 +156,13 @@ static int provider(void)
 		ret = fos_copy(fd, nd, 0, n3mem, 100, 0, &copied);
 		tap_ok(!ret && copied == 64,
 		       "node 1: copy node 2's Ndim into node 3's Memory (ret %d)", ret);
+		/* Ours into node 3's: 40 bytes pushed with the COPY. */
+		in0 = fos_total("inline_copies");
+		fos_fill(buf + 4096 + 1024, 40, 9);
+		ret = fos_copy(fd, local, 1024, n3mem, 300, 40, &copied);
+		tap_ok(!ret && copied == 40 && fos_total("inline_copies") == in0 + 1,
+		       "node 1: copy 40 bytes of ours into node 3's Memory, pushed inline (ret %d)",
+		       ret);
 		tap_eq(invoke(fd, n3req, "copied", 6, NULL, 0), 0,
 		       "node 1: tell node 3 to check it");
 	}
@@ -373,7 +382,7 @@ static int client(void)
 static int third(void)
 {
 	uint32_t k, r, mdim2, mem, cap[1];
-	char done[32], want2[4096], *buf;
+	char done[32], want2[4096], want1[40], *buf;
 	struct msg m;
 	int fd, ok, ret;
 
@@ -392,9 +401,12 @@ static int third(void)
 	/* Node 1's third-party copy comes before node 2's forward. */
 	ret = receive(fd, &m);
 	fos_fill(want2, sizeof(want2), 2);
+	fos_fill(want1, sizeof(want1), 9);
 	tap_ok(!ret && m.imm_len == 6 && !memcmp(m.imm, "copied", 6) &&
-	       !memcmp(buf + 100, want2 + 8, 64) && !buf[99] && !buf[164],
-	       "node 3: node 1 copied node 2's Ndim into n3mem (ret %d)", ret);
+	       !memcmp(buf + 100, want2 + 8, 64) && !buf[99] && !buf[164] &&
+	       !memcmp(buf + 300, want1, 40) && !buf[299] && !buf[340],
+	       "node 3: node 1 copied node 2's Ndim into n3mem, and 40 bytes of its own (ret %d)",
+	       ret);
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.ncaps == 2, "node 3: node 2 forwards 2 caps (ret %d)", ret);
 	r = m.caps[0];

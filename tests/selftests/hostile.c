@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 8;
+ * kernel/remote/wire.h, version 9;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -355,7 +355,32 @@ static void views(void)
 		       ack.status);
 		h.payload_out = msg;
 	}
-	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 4,
+	{
+		/* Pushed (version 9): our bytes into the read-only view. */
+		struct { struct w_copy cp; uint8_t b[16]; } in = {
+			.cp = { .dst = given, .dst_off = 10, .len = 16,
+				.flags = W_COPY_INLINE },
+		};
+		uint8_t *v = (uint8_t *)a.buf + 110;
+
+		memset(in.b, 0xee, sizeof(in.b));
+		h.payload_out = &ack;
+		ack.status = 999;
+		ok = !hp_send(&h, W_COPY, 0x6e, &in, sizeof(in)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie) && cookie == 0x6e;
+		tap_ok(ok && ack.status == EACCES && v[0] == (uint8_t)(110 * 7 + 3),
+		       "an inline COPY into the read-only view: EACCES, nothing written (status %u)",
+		       ack.status);
+		in.cp.dst.perms |= FRACTOS_PERM_WRITE;
+		ack.status = 999;
+		ok = !hp_send(&h, W_COPY, 0x6f, &in, sizeof(in)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		tap_ok(ok && ack.status == EPROTO && v[0] == (uint8_t)(110 * 7 + 3),
+		       "an inline COPY into it with WRITE added: EPROTO, nothing written (status %u)",
+		       ack.status);
+		h.payload_out = msg;
+	}
+	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 5,
 	       "each counted as a protocol error of node %u", H_NODE);
 	tap_eq(fos_live("grants"), 0, "nothing was registered for them");
 	st = grant(&h, &given, 0, 200, &gr);
@@ -496,8 +521,7 @@ static void views(void)
 		uint32_t mem3;
 
 		ok = b3 != MAP_FAILED &&
-		     !fos_diminish(a.fd, a.mem2, FRACTOS_PERM_WRITE, 0, 512,
-				   &a.dim2[0]) &&
+		     !fos_diminish(a.fd, a.mem2, 0, 0, 512, &a.dim2[0]) &&
 		     !fos_mem_create(a.fd, b3, 4096, FRACTOS_PERM_ALL, &mem3) &&
 		     !fos_diminish(a.fd, mem3, FRACTOS_PERM_WRITE, 1024, 512,
 				   &a.dim2[1]);
@@ -518,7 +542,7 @@ static void views(void)
 			usleep(10 * 1000);
 		tap_ok(ok && a.stage == 4 && !a.invoke2_ret && c.len == 512 &&
 		       c3.len == 512,
-		       "two more views, [0, +512) of a second Memory and [1024, +512) of a third (ok %d, stage %d, invoke %d)",
+		       "two more views, [0, +512) of a second Memory (writable) and [1024, +512) of a third (ok %d, stage %d, invoke %d)",
 		       ok, a.stage, a.invoke2_ret);
 		/* A revocation is not refused for load: it is done at once. */
 		fos_set_param("fabric_peer_work", 0);
@@ -528,6 +552,35 @@ static void views(void)
 		tap_ok(st == 0 && rv == 1 && dt < 1.5,
 		       "fabric_peer_work=0: our REVOKE_REQ is still served, at once (%.2f s, status %d, revoked %d)",
 		       dt, st, rv);
+	}
+	{
+		/* Pushed (version 9) into the writable view: the bytes land. */
+		struct { struct w_copy cp; uint8_t b[32]; } in = {
+			.cp = { .dst = c, .dst_off = 64, .len = 32,
+				.flags = W_COPY_INLINE },
+		};
+		uint8_t *v = (uint8_t *)a.buf + 4096;
+		uint64_t pe1 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS);
+
+		for (st = 0; st < 32; st++)
+			in.b[st] = (uint8_t)(0x80 + st);
+		h.payload_out = &ack;
+		ack.status = 999;
+		ok = !hp_send(&h, W_COPY, 0x70, &in, sizeof(in)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie) && cookie == 0x70;
+		tap_ok(ok && !ack.status && !memcmp(v + 64, in.b, 32) &&
+		       v[63] == (uint8_t)(4159 * 7 + 3) && v[96] == (uint8_t)(4192 * 7 + 3),
+		       "an inline COPY of 32 bytes into the writable view: written there, answered 0 (status %u)",
+		       ack.status);
+		in.cp.dst_off = 496;
+		ack.status = 999;
+		ok = !hp_send(&h, W_COPY, 0x71, &in, sizeof(in)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		tap_ok(ok && ack.status == ERANGE && v[496] == (uint8_t)(4592 * 7 + 3) &&
+		       node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe1,
+		       "an inline COPY past the view's end: ERANGE, nothing written, no protocol error (status %u)",
+		       ack.status);
+		h.payload_out = msg;
 	}
 	st = grant(&h, &c, 0, 512, &gr);
 	{
@@ -608,6 +661,21 @@ static void views(void)
 				      .len = 40 };
 		malformed(&h, lec, "a GRANT of 40 of its 72 bytes",
 			  m, sizeof(*mh) + 40);
+		{
+			struct w_copy *cp = (struct w_copy *)(mh + 1);
+
+			*cp = (struct w_copy){ .dst = given, .len = 32,
+					       .flags = W_COPY_INLINE };
+			*mh = (struct w_hdr){ .version = W_VERSION, .type = W_COPY,
+					      .len = sizeof(*cp) + 16 };
+			malformed(&h, lec, "an inline COPY of 32 bytes with 16 after it",
+				  m, sizeof(*mh) + sizeof(*cp) + 16);
+			cp->src = given;
+			cp->len = 16;
+			malformed(&h, lec, "an inline COPY that names a source",
+				  m, sizeof(*mh) + sizeof(*cp) + 16);
+			memset(cp, 0, sizeof(*cp) + 16);
+		}
 		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_CREDIT,
 				      .credits = 60000 };
 		malformed(&h, lec, "60000 credits, more than the node ever gave",
@@ -720,7 +788,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(75);
+	tap_plan(81);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

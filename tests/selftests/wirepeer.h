@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 8), for the tests that play a hostile or a foreign node:
+ * version 9), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	8
+#define W_VERSION	9
 #define W_INSECURE	0x01
 #define W_MSG		256	/* the receive buffers we announce */
 #define W_CREDITS	8
@@ -115,6 +115,7 @@ struct w_copy {
 	uint64_t src_off, dst_off, len;
 	uint32_t flags, reserved;
 };
+#define W_COPY_INLINE	0x1
 
 struct w_release {
 	uint64_t id, reserved;
