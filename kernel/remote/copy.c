@@ -549,16 +549,10 @@ static void fos_copy_work_fn(struct work_struct *work)
 		fos_lookup_serve(cw->peer, cw->cookie, &cw->msg.lookup);
 		goto out;
 	}
-	if (cw->type == FOS_WIRE_COPY) {
+	if (cw->type == FOS_WIRE_COPY)
 		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
-	} else if (le32_to_cpu(cw->msg.grant.flags) & FOS_GRANT_INLINE) {
-		/* Answered with the bytes there; a failure as any grant's. */
-		ret = fos_grant_inline(cw->peer, cw->cookie, &cw->msg.grant);
-		if (!ret)
-			goto out;
-	} else {
+	else
 		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
-	}
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:
@@ -569,7 +563,8 @@ out:
 }
 
 /*
- * COPY, GRANT and LOOKUP wait for the fabric: they run on fos_copy_wq.
+ * COPY, GRANT and LOOKUP wait for the fabric (but the inline COPY and
+ * GRANT, served in the receive path): they run on fos_copy_wq.
  * Their receive credit is held until they are served, or refused here
  * (fos_fabric_credit_done(), "Held credits" in fabric/rx.c).
  */
@@ -659,10 +654,27 @@ void fos_copy_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	fos_fabric_credit_done(peer);
 }
 
+/*
+ * A GRANT of a region waits for its registration: it runs on fos_copy_wq.
+ * An inline one reads a few pages and queues its reply (fos_grant_inline()
+ * never waits for a credit): served here, in the receive path, without a
+ * work item's hop.
+ */
 void fos_grant_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		    const void *payload, u32 len)
 {
-	fos_copy_queue(peer, rx, payload, len);
+	const struct fos_wire_grant *g = payload;
+	struct fos_wire_grant_reply r = {};
+	int ret;
+
+	if (!(le32_to_cpu(g->flags) & FOS_GRANT_INLINE)) {
+		fos_copy_queue(peer, rx, payload, len);
+		return;
+	}
+	ret = fos_grant_inline(peer, rx->cookie, g);
+	if (ret)
+		fos_copy_reply(peer, FOS_WIRE_GRANT, rx->cookie, ret, &r);
+	fos_fabric_credit_done(peer);
 }
 
 void fos_lookup_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

@@ -164,7 +164,8 @@
  *   receive handlers.
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
- *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq).
+ *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq;
+ *   the inline COPY and GRANT in the receive path).
  */
 
 /**

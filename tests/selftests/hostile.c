@@ -454,6 +454,24 @@ static void views(void)
 		fos_set_param("fabric_peer_grants", 256);
 		fos_set_param("fabric_peer_work", 0);
 		s1 = grant(&h, &given, 0, 10, &g1);
+		{
+			/* Served in the receive path: no work slot needed. */
+			struct w_grant g = { .src = given, .len = 10,
+					     .flags = W_GRANT_INLINE };
+			struct { struct w_grant_reply r; uint8_t b[10]; } in;
+			uint64_t ck = 0;
+
+			memset(&in, 0, sizeof(in));
+			h.payload_out = &in;
+			s2 = hp_send(&h, W_GRANT, 0x72, &g, sizeof(g)) ||
+			     hp_recv(&h, W_GRANT_REPLY, 10000, &ck) || ck != 0x72 ?
+			     -1 : (int)in.r.status;
+			h.payload_out = msg;
+			tap_ok(s2 == 0 && in.r.len == 10 &&
+			       !memcmp(in.b, (uint8_t *)a.buf + 100, 10),
+			       "fabric_peer_work=0: an inline GRANT is still served, in the receive path (status %d)",
+			       s2);
+		}
 		fos_set_param("fabric_peer_work", 64);
 		tap_eq(s1, EAGAIN, "fabric_peer_work=0: a GRANT is refused EAGAIN");
 	}
@@ -788,7 +806,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(81);
+	tap_plan(82);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");
