@@ -20,7 +20,7 @@
 # its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
 # unprefixed, for .ci/run.  A vm/run failure outside the counted tests
 # (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
-# Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 600; 2400
+# Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 900; 2400
 # on the debug kernel, which runs 5 to 10 times slower),
 # MULTINODE_MODULE (a prebuilt fractos.ko for vm/run --module),
 # MULTINODE_2 / MULTINODE_3 (the tests of each run), MULTINODE_NO_REMOTE=1
@@ -28,7 +28,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 kver=${1:-6.1}
-timeout=${MULTINODE_TIMEOUT:-600}
+timeout=${MULTINODE_TIMEOUT:-900}
 [ "$kver" = debug ] && timeout=${MULTINODE_TIMEOUT:-2400}
 pass=0
 fail=0
