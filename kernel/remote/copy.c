@@ -386,9 +386,9 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
  * owner of the source (fos_copy_pull()): this node if it owns the
  * destination, else it is asked with COPY.  A copy of at most
  * copy_inline_max bytes from this node's Memory to another node's is
- * pushed instead: the bytes go with the COPY (fos_copy_push()).  With fabric_loopback, a copy
- * between local views goes the same way through this node's connection
- * to itself.  Process context.
+ * pushed instead: the bytes go with the COPY (fos_copy_push()).  With
+ * fabric_loopback, a copy between local views goes the same way through
+ * this node's connection to itself.  Process context.
  *
  * Return: 0, the owners' errors (EKEYREVOKED, EACCES, ERANGE, EPROTO),
  * -EHOSTUNREACH, -ETIMEDOUT, -EINVAL (loopback: overlapping ranges of one
