@@ -8,7 +8,8 @@
 #   make userspace       libcaladan, fractctl, the demo, benchmarks, selftests
 #   make unit            host unit tests (no module, no VM)
 #   make check           static checks, unit tests, the packages (make packaging),
-#                        the guest selftests on 6.1 and 6.12, the multi-node suite
+#                        the guest selftests on 6.1 and 6.12, the multi-node suite;
+#                        FULL=1: the long tests at their own sizes (CHECK_ENV)
 #   make multinode       the multi-node transport tests (2 and 3 guests)
 #   make demo            boot a guest and run the demos
 #   make sparse|w1|checkpatch   static checks of the module
@@ -123,18 +124,35 @@ packaging:
 	@echo "=== packaging: make deb, DKMS for $(KVERS), the packages in a guest ==="
 	@tests/packaging/run.sh
 
+# make check's sizes of the tests whose length is a parameter, so that CI
+# (.ci/run: 90 minutes in all) fits on a host twice as slow as usual:
+# module_cycle 10 load cycles (50), exitrace 50 provider deaths (200),
+# the fuzzer 30 + 20 s, then 20 + 10 s with low limits (60 + 30, 30 +
+# 20); on several nodes killchain 50 iterations (200) and the fuzzer 30 s
+# a node (60).  FULL=1 runs each at its own default (the figures of
+# Documentation/testing.rst).
+CHECK_ENV := CYCLES=10 FOS_TEST_ARGS_exitrace='-i 50' FUZZ_DURATION=30 \
+	FUZZ_LOOPBACK_DURATION=20 FUZZ_LOWLIMIT_DURATION=20 FUZZ_LOWLIMIT_LOOPBACK_DURATION=10
+MULTINODE_CHECK_ENV := KC_ITER=50 FUZZ_DURATION=30
+
 # Guest selftests on every kernel of KVERS; the module for each is built first.
 selftests: userspace kmods
 	@rc=0; for v in $(KVERS); do \
-		echo "=== selftests on $$v ==="; \
+		echo "=== selftests on $$v$(if $(FULL), (full size)) ==="; \
 		vm/run --kernel $$v --nvme 256M --bar 4M --timeout $${VM_TIMEOUT:-1500} --log build/vm-$$v.log \
-			--save build/fuzz -- tests/selftests/run_all.sh || rc=1; \
+			--save build/fuzz -- env $(if $(FULL),,$(CHECK_ENV)) tests/selftests/run_all.sh || rc=1; \
 	done; exit $$rc
 
-# The multi-node transport suite (tests/multinode/suite.sh) on every kernel.
+# The multi-node transport suite (tests/multinode/suite.sh) on every kernel;
+# the services' tests on several nodes (fs, membership, the pipeline and
+# its kills) on the first kernel of KVERS only, unless FULL=1: they run the
+# daemons over the kernel paths that the selftests and the transport's
+# tests already run on both.
 multinode: userspace kmods
-	@rc=0; for v in $(KVERS); do \
-		tests/multinode/suite.sh $$v || rc=1; \
+	@rc=0; first=1; for v in $(KVERS); do \
+		MULTINODE_ENV="$(if $(FULL),,$(MULTINODE_CHECK_ENV))" \
+		MULTINODE_APPS=$(if $(FULL),1,$$first) tests/multinode/suite.sh $$v || rc=1; \
+		first=0; \
 	done; exit $$rc
 
 # A fresh Debian 12 machine (vm/fresh-check): in a debootstrapped root with

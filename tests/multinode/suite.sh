@@ -23,7 +23,11 @@
 # Environment: MULTINODE_TIMEOUT (seconds per vm/run, default 900; 2400
 # on the debug kernel, which runs 5 to 10 times slower),
 # MULTINODE_MODULE (a prebuilt fractos.ko for vm/run --module),
-# MULTINODE_2 / MULTINODE_3 (the tests of each run), MULTINODE_NO_REMOTE=1
+# MULTINODE_2 / MULTINODE_3 (the tests of each run), MULTINODE_ENV
+# (VAR=VALUE words for every guest's command: make check's sizes, e.g.
+# KC_ITER=50 FUZZ_DURATION=30), MULTINODE_APPS=0 (of the three-guest
+# runs, mesh and relay only: make check runs the services' tests on its
+# first kernel), MULTINODE_NO_REMOTE=1
 # (skip the last runs: remote_2node.sh, remote invocation on three nodes).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -49,6 +53,8 @@ nic_stalled() {
 
 run() {
 	local n=$1 smp=$2 tag=${script:+-${prog:-remote}}
+	# shellcheck disable=SC2206  # VAR=VALUE words, none with a space
+	local env=(${MULTINODE_ENV:-})
 	local out=build/multinode-$kver-$1$tag.out r p f stalled
 	shift 2
 	echo "=== multinode on $kver, $n nodes: ${script:-run.sh} $*"
@@ -56,7 +62,7 @@ run() {
 		--timeout "$timeout" ${nvme:+--nvme "$nvme"} \
 		${MULTINODE_MODULE:+--module "$MULTINODE_MODULE"} \
 		--log "build/vm-$kver-multinode$n$tag.log" \
-		-- ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
+		-- env "${env[@]}" ${script:-tests/multinode/run.sh} "$@" 2>&1 | tee "$out"
 	r=${PIPESTATUS[0]}
 	# "[nI] # fractos: P passed, F failed" per node (one guest: no prefix)
 	read -r p f < <(awk '/^(\[n[0-9]+\] )?# fractos: [0-9]+ passed, [0-9]+ failed/ {
@@ -102,14 +108,20 @@ run_script() {
 run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
-nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
-# the pipeline's storage node, then its application's node, killed
-# mid-batch (each kill ends its run)
-nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
-nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
-# the pipeline on one guest, its own peer through fabric_loopback: the
-# time ratios without three guests sharing the host's CPUs
-nvme=64M run_script 1 2 tests/multinode/run.sh pipeline1
+# MULTINODE_APPS=0: the transport's tests only (mesh, relay), not the
+# services' (fs, membership, the pipeline and its kills, pipeline1)
+if [ "${MULTINODE_APPS:-1}" = 0 ]; then
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay}
+else
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
+	# the pipeline's storage node, then its application's node, killed
+	# mid-batch (each kill ends its run)
+	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
+	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
+	# the pipeline on one guest, its own peer through fabric_loopback:
+	# the time ratios without three guests sharing the host's CPUs
+	nvme=64M run_script 1 2 tests/multinode/run.sh pipeline1
+fi
 # remote invocation, delegation, forwarding and node death on three nodes
 if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	run_script 3 1 tests/multinode/remote_2node.sh

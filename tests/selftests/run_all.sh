@@ -4,7 +4,7 @@
 # Run every fractos selftest in the guest (vm/run loads the module first).
 # Programs: every executable built from a *.c/*.cpp here, then every
 # test_*.sh script.  Prints each program's TAP output, one summary line per
-# program and, last, "# fractos: N passed, N failed" (programs).
+# program (and the seconds it took) and, last, "# fractos: N passed, N failed" (programs).
 # Usage: run_all.sh [NAME...]    (default: all)
 # Environment: TEST_TIMEOUT (seconds per program, else its "# timeout:"
 # line or 300), FOS_TEST_ARGS_<name> (arguments for one program).
@@ -44,8 +44,10 @@ for t in $tests; do
 	var=FOS_TEST_ARGS_$(printf %s "$t" | tr -c 'A-Za-z0-9_' _)
 	eval "args=\${$var:-}"
 	# shellcheck disable=SC2086  # word splitting of the arguments is meant
+	t0=$(date +%s)
 	timeout "${TEST_TIMEOUT:-${to:-300}}" "./$t" $args
 	rc=$?
+	echo "# $t took $(( $(date +%s) - t0 )) s"
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
 		echo "# PASS $t"
