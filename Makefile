@@ -147,11 +147,13 @@ selftests: userspace kmods
 # the services' tests on several nodes (fs, membership, the pipeline and
 # its kills) on the first kernel of KVERS only, unless FULL=1: they run the
 # daemons over the kernel paths that the selftests and the transport's
-# tests already run on both.
+# tests already run on both; pipeline1 (the pipeline's time ratios on one
+# guest, a figure more than a check) with FULL=1 only.
 multinode: userspace kmods
 	@rc=0; first=1; for v in $(KVERS); do \
 		MULTINODE_ENV="$(if $(FULL),,$(MULTINODE_CHECK_ENV))" \
-		MULTINODE_APPS=$(if $(FULL),1,$$first) tests/multinode/suite.sh $$v || rc=1; \
+		MULTINODE_APPS=$(if $(FULL),1,$$first) MULTINODE_FIGURES=$(FULL) \
+		tests/multinode/suite.sh $$v || rc=1; \
 		first=0; \
 	done; exit $$rc
 

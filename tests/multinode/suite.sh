@@ -12,11 +12,11 @@
 # storage -> GPU -> application pipeline against the star and NVMe-oF)
 # and pipekill (its GPU node killed mid-batch: last), then three guests
 # twice more for pipekill_storage and pipekill_app (its storage node, its
-# application's node killed), then one guest for pipeline1 (the pipeline's
-# time ratios over the loopback fabric), then three guests
-# run remote_2node.sh twice (remote invocation and delegation; the
-# 3-stage chain of chain_node.c, killchain, and the storage test of
-# blk_node.c).  Every node prints
+# application's node killed), then (MULTINODE_FIGURES=1) one guest for
+# pipeline1 (the pipeline's time ratios over the loopback fabric), then
+# three guests run remote_2node.sh four times (remote invocation and
+# delegation; the 3-stage chain of chain_node.c, killchain, and the
+# storage test of blk_node.c).  Every node prints
 # its own "[nI] # fractos: N passed, N failed"; the sum is printed last,
 # unprefixed, for .ci/run.  A vm/run failure outside the counted tests
 # (a kernel WARNING, a refused rmmod, a timeout) counts as one failure.
@@ -27,7 +27,8 @@
 # (VAR=VALUE words for every guest's command: make check's sizes, e.g.
 # KC_ITER=50 FUZZ_DURATION=30), MULTINODE_APPS=0 (of the three-guest
 # runs, mesh and relay only: make check runs the services' tests on its
-# first kernel), MULTINODE_NO_REMOTE=1
+# first kernel), MULTINODE_FIGURES=1 (also pipeline1, the pipeline's
+# time ratios on one guest), MULTINODE_NO_REMOTE=1
 # (skip the last runs: remote_2node.sh, remote invocation on three nodes).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -118,8 +119,11 @@ else
 	# mid-batch (each kill ends its run)
 	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
 	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
-	# the pipeline on one guest, its own peer through fabric_loopback:
-	# the time ratios without three guests sharing the host's CPUs
+fi
+# the pipeline on one guest, its own peer through fabric_loopback: the
+# time ratios without three guests sharing the host's CPUs (figures:
+# with MULTINODE_FIGURES=1 only, which make check sets with FULL=1)
+if [ -n "${MULTINODE_FIGURES:-}" ]; then
 	nvme=64M run_script 1 2 tests/multinode/run.sh pipeline1
 fi
 # remote invocation, delegation, forwarding and node death on three nodes
