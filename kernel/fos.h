@@ -278,7 +278,13 @@ struct fos_space {
 	atomic_t ncaps;
 	struct list_head owned;
 	struct fos_ep *ep;
+	struct xarray contacts;		/* contact.c; its own lock */
 };
+
+/* contact.c */
+void fos_contacts_init(struct fos_space *s);
+void fos_contacts_fire(struct fos_space *s);
+unsigned int fos_contacts_count(struct fos_space *s);
 
 /* object.c */
 extern spinlock_t fos_tree_lock;

@@ -82,6 +82,7 @@ static struct fos_count_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(grants, FOS_LIVE_GRANTS),
 	FOS_LIVE_ATTR(monitors, FOS_LIVE_MONITORS),
 	FOS_LIVE_ATTR(dmabufs, FOS_LIVE_DMABUFS),
+	FOS_LIVE_ATTR(contacts, FOS_LIVE_CONTACTS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
@@ -93,7 +94,10 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * because its exporter moved it (move_notify); inline_copies: remote
  * copies inside a GRANT_REPLY or a COPY (copy_inline_max), no RDMA READ;
  * busy_polls, busy_poll_misses: waits that ended while spinning, and those
- * that spun out and slept (busy_poll_us, "Busy polling" in busypoll.c).
+ * that spun out and slept (busy_poll_us, "Busy polling" in busypoll.c);
+ * contact_notes, contact_notes_lost: notes of a space's contacts queued
+ * (or answered by another node), and those that could not be
+ * ("Contacts" in the uAPI header).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -101,6 +105,8 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(inline_copies, FOS_TOTAL_INLINE_COPIES),
 	FOS_TOTAL_ATTR(busy_polls, FOS_TOTAL_BUSY_POLLS),
 	FOS_TOTAL_ATTR(busy_poll_misses, FOS_TOTAL_BUSY_POLL_MISSES),
+	FOS_TOTAL_ATTR(contact_notes, FOS_TOTAL_CONTACT_NOTES),
+	FOS_TOTAL_ATTR(contact_notes_lost, FOS_TOTAL_CONTACT_NOTES_LOST),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

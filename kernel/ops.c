@@ -71,6 +71,8 @@ static const struct fos_op fos_ops[] = {
 	       struct fractos_name, FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_NAME_UNPUBLISH, fos_op_name_unpublish,
 	       struct fractos_name, 0),
+	FOS_OP(FRACTOS_IOC_SPACE_CONTACT, fos_op_space_contact,
+	       struct fractos_space_contact, 0),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)
@@ -90,7 +92,7 @@ static const struct fos_op *fos_op_lookup(unsigned int cmd)
 /*
  * Finish a call whose handler returned 0: @written tells whether the
  * result reached the caller.  If it did not, undo what cannot be seen:
- * close a new cid, drop a reserved fd.  Otherwise publish a new fd.
+ * close a new cid, remove a new contact, drop a reserved fd.  Otherwise publish a new fd.
  */
 static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 			    bool written)
@@ -108,6 +110,8 @@ static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 	}
 	if (!written && c->new_cid != FRACTOS_CID_INVALID)
 		fos_cap_close_if(s, c->new_cid, &c->new_cap);
+	if (!written && c->new_contact)
+		fos_contact_undo(s, c->new_contact, c->new_contact_ptr);
 }
 
 /**

@@ -34,6 +34,7 @@ union fos_args {
 	struct fractos_request_receive request_receive;
 	struct fractos_monitor monitor;
 	struct fractos_name name;
+	struct fractos_space_contact space_contact;
 };
 
 /**
@@ -52,6 +53,10 @@ union fos_args {
  *	for an event (see fos_call_user())
  * @out_on_error: write @args back even though the handler failed (used by
  *	REQUEST_RECEIVE's EMSGSIZE to report the sizes it needs)
+ * @new_contact: SPACE_CONTACT's ADD: the id it added, removed again if the
+ *	result cannot be written back
+ * @new_contact_ptr: what was added at @new_contact (compared only, as
+ *	@new_cap)
  */
 struct fos_call {
 	union fos_args args;
@@ -62,6 +67,8 @@ struct fos_call {
 	bool pending_delegated;
 	bool nowait;
 	bool out_on_error;
+	u32 new_contact;
+	const void *new_contact_ptr;
 };
 
 /* ops.c */
@@ -107,6 +114,9 @@ int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c);
 int fos_op_name_publish(struct fos_space *s, struct fos_call *c);
 int fos_op_name_lookup(struct fos_space *s, struct fos_call *c);
 int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c);
+/* contact.c */
+int fos_op_space_contact(struct fos_space *s, struct fos_call *c);
+void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr);
 
 /* Helpers for argument checks. */
 static inline bool fos_mem_is_zero(const void *p, size_t n)

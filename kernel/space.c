@@ -153,6 +153,7 @@ static int fos_space_open(struct inode *inode, struct file *file)
 	}
 	xa_init_flags(&s->caps, XA_FLAGS_ALLOC);
 	INIT_LIST_HEAD(&s->owned);
+	fos_contacts_init(s);
 	file->private_data = s;
 	fos_live_add(FOS_LIVE_SPACES, 1);
 	return nonseekable_open(inode, file);
@@ -165,7 +166,12 @@ static int fos_space_release(struct inode *inode, struct file *file)
 	unsigned long cid;
 
 	/*
-	 * First take every resource away from the objects we created (our
+	 * First the contacts, while our objects still stand: their notes are
+	 * queued before the events of the monitors on those objects.
+	 */
+	fos_contacts_fire(s);
+	/*
+	 * Then take every resource away from the objects we created (our
 	 * Requests included, so nobody can queue more), drop what is queued...
 	 */
 	fos_space_revoke_owned(s);
@@ -198,6 +204,7 @@ static void fos_space_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "fractos-node:\t%u\n", fos_node_id);
 	seq_printf(m, "fractos-epoch:\t%u\n", fos_epoch);
 	seq_printf(m, "fractos-caps:\t%d\n", atomic_read(&s->ncaps));
+	seq_printf(m, "fractos-contacts:\t%u\n", fos_contacts_count(s));
 }
 
 const struct file_operations fos_space_fops = {

@@ -34,4 +34,22 @@ result<space_info> space::info() const noexcept
 	return out;
 }
 
+result<std::uint32_t> space::add_contact(const cap &req) const noexcept
+{
+	fractos_space_contact a{};
+	a.op = FRACTOS_CONTACT_ADD;
+	a.cid = req.cid();
+	if (auto r = detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a); !r)
+		return r.error();
+	return a.id;
+}
+
+result<void> space::remove_contact(std::uint32_t id) const noexcept
+{
+	fractos_space_contact a{};
+	a.op = FRACTOS_CONTACT_DEL;
+	a.id = id;
+	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
+}
+
 } // namespace caladan

@@ -218,6 +218,18 @@ static void su_name_unpublish(void *a)
 }
 #endif
 
+/* SPACE_CONTACT: add R as a contact, the earlier ones removed first. */
+static void su_contact(void *a)
+{
+	struct fractos_space_contact *p = a;
+	struct fractos_space_contact del = { .op = FRACTOS_CONTACT_DEL };
+
+	for (del.id = 1; del.id <= FRACTOS_MAX_CONTACTS; del.id++)
+		ioctl(sfd, FRACTOS_IOC_SPACE_CONTACT, &del);
+	p->op = FRACTOS_CONTACT_ADD;
+	p->cid = R;
+}
+
 #define OFF(t, f)	((long)offsetof(struct t, f))
 #define PAD(t)		OFF(t, __pad), sizeof(((struct t *)0)->__pad)
 #define NOPAD		-1, 0
@@ -295,6 +307,10 @@ static const struct op ops[] = {
 	  sizeof(struct fractos_name), OFF(fractos_name, flags), 0, NOPAD,
 	  OFF(fractos_name, reserved), 0, su_name_unpublish },
 #endif
+	{ "SPACE_CONTACT", FRACTOS_IOC_SPACE_CONTACT,
+	  sizeof(struct fractos_space_contact),
+	  OFF(fractos_space_contact, flags), 0, NOPAD,
+	  OFF(fractos_space_contact, reserved), 0, su_contact },
 };
 
 #define NOPS	(sizeof(ops) / sizeof(ops[0]))

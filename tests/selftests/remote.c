@@ -5,8 +5,9 @@
  * Requests through the fabric to itself: the export table, INVOKE/ACK,
  * capability descriptors that resolve back to the real local objects (so
  * the provider sees exactly what a local invocation gives it), the errors
- * that come back from the receiving side, derived Requests, io_uring, and
- * cleanup when the peer is deleted.  (Proxies need a second node: see
+ * that come back from the receiving side, derived Requests, io_uring, a
+ * space's contact told through the fabric, and cleanup when the peer is
+ * deleted.  (Proxies need a second node: see
  * tests/multinode/remote_2node.sh.)
  */
 #include <liburing.h>
@@ -357,6 +358,43 @@ static void busy_poll(int prov, int cli)
 	fos_close(cli, c);
 }
 
+/*
+ * A space's contact through the fabric (fabric_loopback): the client's
+ * space goes, and the note reaches the provider as a remote invocation
+ * does; its answer comes later and is counted in totals/contact_notes.
+ */
+static void contact(int prov, uint32_t req)
+{
+	struct fractos_space_contact a = { .op = FRACTOS_CONTACT_ADD };
+	long long notes0 = fos_total("contact_notes");
+	uint64_t tx0 = tx_msgs(self_id);
+	struct fractos_contact_note n = { 0 };
+	int c = fos_open(), capfd = -1, ok, ret, i;
+	static struct msg m;
+
+	ok = c >= 0 && !fos_export(prov, req, 0, &capfd) &&
+	     !fos_import(c, capfd, &a.cid) &&
+	     !ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &a);
+	if (capfd >= 0)
+		close(capfd);
+	close(c);
+	ret = receive(prov, &m);
+	if (!ret && m.imm_len == 3 + sizeof(n))
+		memcpy(&n, m.imm + 3, sizeof(n));
+	tap_ok(ok && !ret && m.tag == 42 && !memcmp(m.imm, "abc", 3) &&
+	       m.ncaps == 1 && n.reason == FRACTOS_CONTACT_CLOSED &&
+	       n.id == a.id && n.node == self_id,
+	       "contact: a client space's note came through the fabric (reason %u id %u node %u)",
+	       n.reason, n.id, n.node);
+	if (!ret)
+		close_all(prov, &m);
+	for (i = 0; i < 300 && fos_total("contact_notes") == notes0; i++)
+		usleep(10000);
+	tap_ok(fos_total("contact_notes") == notes0 + 1 && tx_msgs(self_id) >= tx0 + 2,
+	       "contact: answered (totals/contact_notes +1), over the fabric (%llu messages)",
+	       (unsigned long long)(tx_msgs(self_id) - tx0));
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -380,7 +418,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(69);
+	tap_plan(71);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -660,6 +698,7 @@ int main(void)
 		munmap(db, sz);
 	}
 
+	contact(prov, req);
 	busy_poll(prov, cli);
 	linger(prov, cli, id, addr);
 

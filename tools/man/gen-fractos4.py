@@ -173,7 +173,7 @@ def main():
     w("calls or io_uring commands, each with one argument struct declared in")
     w(".IR <linux/fractos.h> ,")
     w("which is the reference for everything below.")
-    for title in ("Model", "Remote objects", "Calling convention", "Names"):
+    for title in ("Model", "Remote objects", "Calling convention", "Names", "Contacts"):
         if title in docs:
             w(".SS " + title)
             w(paragraphs(docs[title]))

@@ -32,7 +32,8 @@
  * child from it to get an individually revocable view.
  *
  * When a space goes away (last close of its fd, exit, kill -9) its
- * capabilities are dropped and every object it created is revoked.
+ * contacts are told (see "Contacts"), its capabilities are dropped and
+ * every object it created is revoked.
  */
 
 /**
@@ -283,6 +284,11 @@
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
  *                   EKEYREVOKED  the object is revoked.
+ *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD or _DEL; ADD
+ *                           with a non-zero id, DEL with a non-zero cid.
+ *                   EOPNOTSUPP  ADD: the cid is not a Request.
+ *                   ENOSPC  ADD: the space has FRACTOS_MAX_CONTACTS.
+ *                   ENOENT  DEL: no contact of this space has that id.
  *
  * Calls to other nodes (REQUEST_INVOKE, MEMORY_COPY, CAP_REVOKE of a proxy,
  * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with::
@@ -739,6 +745,82 @@ struct fractos_name {
 };
 
 /**
+ * DOC: Contacts
+ *
+ * A space may name up to FRACTOS_MAX_CONTACTS Requests as its contacts
+ * (the FractOS paper's emergency contacts): whoever provides them learns
+ * that the space went away without saying goodbye.  When the space's last
+ * file descriptor is released while it still has contacts - its process
+ * exited or was killed, or it closed the fd - every contact is invoked
+ * once, as REQUEST_INVOKE without FRACTOS_INVOKE_WAIT would, with a
+ * struct fractos_contact_note appended to the Request's own immediates;
+ * then the space's objects are revoked as always.  For a provider on this
+ * node the note is queued before the events of the monitors of the
+ * space's objects.  A process that ends on purpose removes its contacts
+ * first (FRACTOS_CONTACT_DEL), and its contacts learn nothing.
+ *
+ * The note says FRACTOS_CONTACT_KILLED, with the signal's number, when the
+ * last descriptor went with a process that a signal ended (SIGKILL, a
+ * crash: the number as wait(2)'s WTERMSIG would report it), and
+ * FRACTOS_CONTACT_CLOSED otherwise (the last close(), an exit(), an
+ * exec() of a close-on-exec descriptor).  A space shared between
+ * processes (fork, SCM_RIGHTS) is judged by the one that drops the last
+ * reference.
+ *
+ * A contact holds its Request as the space's capability did (closing that
+ * cid afterwards changes nothing); a contact whose Request is revoked by
+ * then, or whose provider's queue is full (max_queue), or whose provider
+ * is on a node that cannot be reached, is not told: the module's totals
+ * contact_notes and contact_notes_lost count both outcomes.  Notes to
+ * another node are sent without waiting for its answer.
+ */
+#define FRACTOS_MAX_CONTACTS	8
+
+/* fractos_space_contact.op */
+#define FRACTOS_CONTACT_ADD	1U
+#define FRACTOS_CONTACT_DEL	2U
+
+/**
+ * struct fractos_space_contact - FRACTOS_IOC_SPACE_CONTACT
+ * @op: in, FRACTOS_CONTACT_ADD or FRACTOS_CONTACT_DEL
+ * @cid: in, ADD: a Request capability of this space; DEL: must be 0
+ * @id: ADD: in must be 0, out the contact's id (1..FRACTOS_MAX_CONTACTS,
+ *	lowest free first); DEL: in, the contact to remove
+ * @flags: in, must be 0
+ * @reserved: must be 0
+ */
+struct fractos_space_contact {
+	__u32 op;
+	__u32 cid;
+	__u32 id;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+/* fractos_contact_note.reason */
+#define FRACTOS_CONTACT_CLOSED	1U	/* the last descriptor was closed */
+#define FRACTOS_CONTACT_KILLED	2U	/* ... by a process a signal ended */
+
+/**
+ * struct fractos_contact_note - the immediates a contact receives
+ * @reason: FRACTOS_CONTACT_CLOSED or FRACTOS_CONTACT_KILLED
+ * @signal: with FRACTOS_CONTACT_KILLED the signal's number, else 0
+ * @id: the contact's id, as FRACTOS_CONTACT_ADD returned it
+ * @node: the node of the space that went away
+ * @reserved: 0
+ *
+ * Appended after the Request's own immediates: a contact Request made
+ * without immediates receives exactly this struct.
+ */
+struct fractos_contact_note {
+	__u32 reason;
+	__u32 signal;
+	__u32 id;
+	__u32 node;
+	__u64 reserved;
+};
+
+/**
  * DOC: io_uring
  *
  * Every operation can also be submitted with io_uring: sqe->opcode =
@@ -803,6 +885,8 @@ struct fractos_uring_cmd {
 #define FRACTOS_IOC_NAME_PUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x10, struct fractos_name)
 #define FRACTOS_IOC_NAME_LOOKUP		_IOWR(FRACTOS_IOC_MAGIC, 0x11, struct fractos_name)
 #define FRACTOS_IOC_NAME_UNPUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x12, struct fractos_name)
+#define FRACTOS_IOC_SPACE_CONTACT \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x13, struct fractos_space_contact)
 
 /**
  * DOC: Live-object counters
@@ -812,9 +896,9 @@ struct fractos_uring_cmd {
  * messages, names, peers, conns, exports (local objects other nodes may
  * hold), proxies (other nodes' objects held here), grants (ranges of local
  * Memory registered for another node's RDMA READs by a memory_copy in
- * progress).  All are
- * zero when nothing uses the module; rmmod is refused (EBUSY) while any
- * space or capability fd is open.
+ * progress), monitors, dmabufs (dma-bufs imported as Memory) and
+ * contacts (see "Contacts").  All are zero when nothing uses the module;
+ * rmmod is refused (EBUSY) while any space or capability fd is open.
  */
 
 #endif /* _UAPI_LINUX_FRACTOS_H */

@@ -91,6 +91,13 @@ public:
 	/// ... not waiting (EAGAIN if nothing is queued).
 	result<message> try_receive() const;
 
+	/// FRACTOS_IOC_SPACE_CONTACT's ADD: name the Request @p req, a cap
+	/// of this space, as a contact (invoked with a fractos_contact_note
+	/// when the space goes away with it still named); its id.
+	result<std::uint32_t> add_contact(const cap &req) const noexcept;
+	/// ... DEL: this space's contact @p id is told nothing any more.
+	result<void> remove_contact(std::uint32_t id) const noexcept;
+
 private:
 	explicit space(unique_fd fd) : fd_(std::make_shared<const unique_fd>(std::move(fd))) {}
 	space_ref fd_;
