@@ -272,13 +272,15 @@ struct fos_kcap {
  * @ncaps: number of entries in @caps
  * @owned: objects this space created, under fos_tree_lock
  * @ep: this space's receive queue
+ * @contacts: id -> struct fos_contact *, allocating from 1 (contact.c;
+ *	its own lock)
  */
 struct fos_space {
 	struct xarray caps;
 	atomic_t ncaps;
 	struct list_head owned;
 	struct fos_ep *ep;
-	struct xarray contacts;		/* contact.c; its own lock */
+	struct xarray contacts;
 };
 
 /* contact.c */
