@@ -363,8 +363,9 @@ static void busy_poll(int prov, int cli)
  * space goes, and the note reaches the provider as a remote invocation
  * does; its answer comes later and is counted in totals/contact_notes.
  */
-static void contact(int prov, uint32_t req)
+static void contact(int prov)
 {
+	uint32_t req = FRACTOS_CID_INVALID;
 	struct fractos_space_contact a = { .op = FRACTOS_CONTACT_ADD };
 	long long notes0 = fos_total("contact_notes");
 	uint64_t tx0 = tx_msgs(self_id);
@@ -372,22 +373,29 @@ static void contact(int prov, uint32_t req)
 	int c = fos_open(), capfd = -1, ok, ret, i;
 	static struct msg m;
 
-	ok = c >= 0 && !fos_export(prov, req, 0, &capfd) &&
+	ok = c >= 0 &&
+	     !req_create(prov, FRACTOS_CID_INVALID, 43, "abc", 3, NULL, 0, &req) &&
+	     !fos_export(prov, req, 0, &capfd) &&
 	     !fos_import(c, capfd, &a.cid) &&
 	     !ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &a);
 	if (capfd >= 0)
 		close(capfd);
 	close(c);
 	ret = receive(prov, &m);
+	if (!ok || ret || m.imm_len != 3 + sizeof(n))
+		tap_diag("contact: set up %d, receive %d (errno %d), tag %llu, %u bytes, %u caps",
+			 ok, ret, ret ? errno : 0, (unsigned long long)m.tag,
+			 m.imm_len, m.ncaps);
 	if (!ret && m.imm_len == 3 + sizeof(n))
 		memcpy(&n, m.imm + 3, sizeof(n));
-	tap_ok(ok && !ret && m.tag == 42 && !memcmp(m.imm, "abc", 3) &&
-	       m.ncaps == 1 && n.reason == FRACTOS_CONTACT_CLOSED &&
+	tap_ok(ok && !ret && m.tag == 43 && !memcmp(m.imm, "abc", 3) &&
+	       !m.ncaps && n.reason == FRACTOS_CONTACT_CLOSED &&
 	       n.id == a.id && n.node == self_id,
 	       "contact: a client space's note came through the fabric (reason %u id %u node %u)",
 	       n.reason, n.id, n.node);
 	if (!ret)
 		close_all(prov, &m);
+	fos_close(prov, req);
 	for (i = 0; i < 300 && fos_total("contact_notes") == notes0; i++)
 		usleep(10000);
 	tap_ok(fos_total("contact_notes") == notes0 + 1 && tx_msgs(self_id) >= tx0 + 2,
@@ -698,7 +706,7 @@ int main(void)
 		munmap(db, sz);
 	}
 
-	contact(prov, req);
+	contact(prov);
 	busy_poll(prov, cli);
 	linger(prov, cli, id, addr);
 
