@@ -208,39 +208,28 @@ static void test_close(void)
 	close(p);
 }
 
-/* A contact removed before the end: nothing. */
-static void test_removed(void)
+/*
+ * Nothing told: the contact removed before the end (@revoke 0: no note
+ * counted either), or its Request revoked by the provider (@revoke 1:
+ * counted as lost).
+ */
+static void test_untold(int revoke, const char *what)
 {
-	long notes0 = total("contact_notes");
+	long notes0 = total("contact_notes"), lost0 = total("contact_notes_lost");
 	__u32 r, rc, id;
 	int p = dev_open(), c;
 
 	if (req_new(p, NONE, TAG, NULL, 0, NULL, 0, &r))
 		tap_bail("req_new");
 	c = client(p, r, &rc, &id);
-	tap_errno(del(c, id), 0, "removed: DEL");
+	tap_errno(revoke ? cap_revoke(p, r) : del(c, id), 0,
+		  "%s: %s", what, revoke ? "the provider revokes its Request" : "DEL");
 	close(c);
-	tap_ok(nothing_within(p, 500), "removed: no note after the close");
-	tap_ok(total("contact_notes") == notes0,
-	       "removed: totals/contact_notes unchanged");
-	close(p);
-}
-
-/* The Request revoked before the client goes: nothing, counted as lost. */
-static void test_revoked(void)
-{
-	long lost0 = total("contact_notes_lost");
-	__u32 r, rc, id;
-	int p = dev_open(), c;
-
-	if (req_new(p, NONE, TAG, NULL, 0, NULL, 0, &r))
-		tap_bail("req_new");
-	c = client(p, r, &rc, &id);
-	tap_errno(cap_revoke(p, r), 0, "revoked: the provider revokes its Request");
-	close(c);
-	tap_ok(nothing_within(p, 500), "revoked: no note");
-	tap_ok(total("contact_notes_lost") == lost0 + 1,
-	       "revoked: totals/contact_notes_lost +1 (%ld -> %ld)", lost0,
+	tap_ok(nothing_within(p, 500), "%s: no note after the close", what);
+	tap_ok(total("contact_notes") == notes0 &&
+	       total("contact_notes_lost") == lost0 + revoke,
+	       "%s: totals contact_notes %ld -> %ld, contact_notes_lost %ld -> %ld",
+	       what, notes0, total("contact_notes"), lost0,
 	       total("contact_notes_lost"));
 	close(p);
 }
@@ -339,8 +328,8 @@ int main(void)
 	tap_plan(44);
 	test_bad_input();
 	test_close();
-	test_removed();
-	test_revoked();
+	test_untold(0, "removed");
+	test_untold(1, "revoked");
 	test_child(0, FRACTOS_CONTACT_CLOSED, 0, "exit(3)");
 	test_child(SIGKILL, FRACTOS_CONTACT_KILLED, SIGKILL, "SIGKILL");
 	test_child(SIGSEGV, FRACTOS_CONTACT_KILLED, SIGSEGV, "SIGSEGV");
