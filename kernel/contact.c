@@ -4,14 +4,14 @@
  * invoked once, with a note, when the space goes away without having
  * removed them.
  *
- * A contact is a capability the space handed to the kernel: a copy of
- * its Request capability with a reference of its own on the object.  The
- * contacts live in an xarray of the space (its own lock): SPACE_CONTACT
+ * A contact is a capability the space handed to the kernel: a struct
+ * fos_cap copied from its Request capability, with a reference of its own
+ * on the object.  The contacts live in an xarray of the space (its own
+ * lock): SPACE_CONTACT
  * adds and removes them, and the space's release fires what is left,
  * when no operation can run on the space any more.
  */
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "fos.h"
@@ -19,23 +19,14 @@
 #include "provider.h"
 #include "request.h"
 
-struct fos_contact {
-	struct fos_cap cap;
-};
-
-/* A note sent to another node: its answer comes later, and is counted. */
-struct fos_contact_later {
-	struct fos_invoke_done done;
-};
-
 void fos_contacts_init(struct fos_space *s)
 {
 	xa_init_flags(&s->contacts, XA_FLAGS_ALLOC1);
 }
 
-static void fos_contact_free(struct fos_contact *ct)
+static void fos_contact_free(struct fos_cap *ct)
 {
-	fos_obj_put(ct->cap.obj);
+	fos_obj_put(ct->obj);
 	kfree(ct);
 	fos_live_add(FOS_LIVE_CONTACTS, -1);
 }
@@ -43,7 +34,7 @@ static void fos_contact_free(struct fos_contact *ct)
 static int fos_contact_add(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_space_contact *a = &c->args.space_contact;
-	struct fos_contact *ct;
+	struct fos_cap *ct;
 	u32 id;
 	int ret;
 
@@ -52,21 +43,21 @@ static int fos_contact_add(struct fos_space *s, struct fos_call *c)
 	ct = kzalloc(sizeof(*ct), GFP_KERNEL_ACCOUNT);
 	if (!ct)
 		return -ENOMEM;
-	ret = fos_cap_get(s, a->cid, &ct->cap);
+	ret = fos_cap_get(s, a->cid, ct);
 	if (ret) {
 		kfree(ct);
 		return ret;
 	}
-	if (ct->cap.obj->type != FRACTOS_OBJ_REQUEST)
+	if (ct->obj->type != FRACTOS_OBJ_REQUEST)
 		ret = -EOPNOTSUPP;
-	else if (fos_obj_revoked(ct->cap.obj))
+	else if (fos_obj_revoked(ct->obj))
 		ret = -EKEYREVOKED;
 	else
 		ret = xa_alloc(&s->contacts, &id, ct,
 			       XA_LIMIT(1, FRACTOS_MAX_CONTACTS),
 			       GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		fos_obj_put(ct->cap.obj);
+		fos_obj_put(ct->obj);
 		kfree(ct);
 		/* xa_alloc(): -EBUSY when every id is taken */
 		return ret == -EBUSY ? -ENOSPC : ret;
@@ -85,7 +76,7 @@ static int fos_contact_add(struct fos_space *s, struct fos_call *c)
  */
 void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr)
 {
-	struct fos_contact *ct;
+	struct fos_cap *ct;
 
 	ct = xa_cmpxchg(&s->contacts, id, (void *)ptr, NULL, GFP_KERNEL);
 	if (ct == ptr)
@@ -95,7 +86,7 @@ void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr)
 static int fos_contact_del(struct fos_space *s,
 			   const struct fractos_space_contact *a)
 {
-	struct fos_contact *ct;
+	struct fos_cap *ct;
 
 	if (a->cid)
 		return -EINVAL;
@@ -139,33 +130,29 @@ static void fos_contact_reason(struct fractos_contact_note *n)
 	}
 }
 
+/* A note's outcome, now or (from another node) later: counted, then freed. */
 static void fos_contact_answered(struct fos_invoke_done *done, int result)
 {
-	struct fos_contact_later *l = container_of(done,
-						   struct fos_contact_later,
-						   done);
-
 	fos_total_add(result ? FOS_TOTAL_CONTACT_NOTES_LOST :
 			       FOS_TOTAL_CONTACT_NOTES, 1);
-	kfree(l);
+	kfree(done);
 }
 
-static void fos_contact_notify(struct fos_contact *ct,
+static void fos_contact_notify(struct fos_cap *ct,
 			       const struct fractos_contact_note *n)
 {
-	struct fos_contact_later *l;
+	struct fos_invoke_done *done;
 	int ret;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l) {
+	done = kzalloc(sizeof(*done), GFP_KERNEL);
+	if (!done) {
 		fos_total_add(FOS_TOTAL_CONTACT_NOTES_LOST, 1);
 		return;
 	}
-	l->done.fn = fos_contact_answered;
-	ret = fos_invoke_k(&ct->cap, n, sizeof(*n), NULL, 0, &l->done);
-	if (ret == -EINPROGRESS)
-		return;		/* @l is fos_contact_answered()'s */
-	fos_contact_answered(&l->done, ret);
+	done->fn = fos_contact_answered;
+	ret = fos_invoke_k(ct, n, sizeof(*n), NULL, 0, done);
+	if (ret != -EINPROGRESS)	/* else @done is fos_contact_answered()'s */
+		fos_contact_answered(done, ret);
 }
 
 /**
@@ -177,7 +164,7 @@ static void fos_contact_notify(struct fos_contact *ct,
 void fos_contacts_fire(struct fos_space *s)
 {
 	struct fractos_contact_note n = { .node = fos_node_id };
-	struct fos_contact *ct;
+	struct fos_cap *ct;
 	unsigned long id;
 
 	might_sleep();
@@ -196,7 +183,7 @@ void fos_contacts_fire(struct fos_space *s)
 /* For fdinfo: the contacts a space has now. */
 unsigned int fos_contacts_count(struct fos_space *s)
 {
-	struct fos_contact *ct;
+	struct fos_cap *ct;
 	unsigned long id;
 	unsigned int n = 0;
 

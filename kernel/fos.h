@@ -272,8 +272,8 @@ struct fos_kcap {
  * @ncaps: number of entries in @caps
  * @owned: objects this space created, under fos_tree_lock
  * @ep: this space's receive queue
- * @contacts: id -> struct fos_contact *, allocating from 1 (contact.c;
- *	its own lock)
+ * @contacts: id -> struct fos_cap * (a contact's Request), allocating
+ *	from 1 (contact.c; its own lock)
  */
 struct fos_space {
 	struct xarray caps;

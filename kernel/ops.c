@@ -92,7 +92,8 @@ static const struct fos_op *fos_op_lookup(unsigned int cmd)
 /*
  * Finish a call whose handler returned 0: @written tells whether the
  * result reached the caller.  If it did not, undo what cannot be seen:
- * close a new cid, remove a new contact, drop a reserved fd.  Otherwise publish a new fd.
+ * close a new cid, remove a new contact, drop a reserved fd.  Otherwise
+ * publish a new fd.
  */
 static void fos_call_finish(struct fos_space *s, struct fos_call *c,
 			    bool written)

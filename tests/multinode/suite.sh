@@ -110,7 +110,7 @@ run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
 # MULTINODE_APPS=0: the transport's tests only (mesh, relay), not the
-# services' (fs, membership, the pipeline and its kills, pipeline1)
+# services' (fs, membership, the pipeline and its kills)
 if [ "${MULTINODE_APPS:-1}" = 0 ]; then
 	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay}
 else
