@@ -2,14 +2,16 @@
 /*
  * fractos: a space's contacts ("Contacts" in the uAPI header): Requests
  * invoked once, with a note, when the space goes away without having
- * removed them.
+ * removed them, and the Memory each may steal when the space's process
+ * is killed.
  *
- * A contact is a capability the space handed to the kernel: a struct
- * fos_cap copied from its Request capability, with a reference of its own
- * on the object.  The contacts live in an xarray of the space (its own
- * lock): SPACE_CONTACT
- * adds and removes them, and the space's release fires what is left,
- * when no operation can run on the space any more.
+ * A contact is a capability the space handed to the kernel: a copy of its
+ * Request capability, with a reference of its own on the object, and up
+ * to FRACTOS_MAX_STEAL copies of Memory capabilities the space marked for
+ * it.  The contacts live in an xarray of the space; its lock also guards
+ * each contact's marks.  SPACE_CONTACT adds and removes contacts and
+ * marks, and the space's release fires what is left, when no operation
+ * can run on the space any more.
  */
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -19,14 +21,31 @@
 #include "provider.h"
 #include "request.h"
 
+/**
+ * struct fos_contact - one contact of a space
+ * @req: the contact's Request (one reference held)
+ * @nsteal: entries used in @steal, under the space's contacts lock
+ * @steal: Memory marked for this contact (one reference each), under the
+ *	space's contacts lock; taken by the space's release only
+ */
+struct fos_contact {
+	struct fos_kcap req;
+	u32 nsteal;
+	struct fos_kcap steal[FRACTOS_MAX_STEAL];
+};
+
 void fos_contacts_init(struct fos_space *s)
 {
 	xa_init_flags(&s->contacts, XA_FLAGS_ALLOC1);
 }
 
-static void fos_contact_free(struct fos_cap *ct)
+static void fos_contact_free(struct fos_contact *ct)
 {
-	fos_obj_put(ct->obj);
+	u32 i;
+
+	for (i = 0; i < ct->nsteal; i++)
+		fos_obj_put(ct->steal[i].cap.obj);
+	fos_obj_put(ct->req.cap.obj);
 	kfree(ct);
 	fos_live_add(FOS_LIVE_CONTACTS, -1);
 }
@@ -34,7 +53,7 @@ static void fos_contact_free(struct fos_cap *ct)
 static int fos_contact_add(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_space_contact *a = &c->args.space_contact;
-	struct fos_cap *ct;
+	struct fos_contact *ct;
 	u32 id;
 	int ret;
 
@@ -43,21 +62,21 @@ static int fos_contact_add(struct fos_space *s, struct fos_call *c)
 	ct = kzalloc(sizeof(*ct), GFP_KERNEL_ACCOUNT);
 	if (!ct)
 		return -ENOMEM;
-	ret = fos_cap_get(s, a->cid, ct);
+	ret = fos_cap_get(s, a->cid, &ct->req.cap);
 	if (ret) {
 		kfree(ct);
 		return ret;
 	}
-	if (ct->obj->type != FRACTOS_OBJ_REQUEST)
+	if (ct->req.cap.obj->type != FRACTOS_OBJ_REQUEST)
 		ret = -EOPNOTSUPP;
-	else if (fos_obj_revoked(ct->obj))
+	else if (fos_obj_revoked(ct->req.cap.obj))
 		ret = -EKEYREVOKED;
 	else
 		ret = xa_alloc(&s->contacts, &id, ct,
 			       XA_LIMIT(1, FRACTOS_MAX_CONTACTS),
 			       GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		fos_obj_put(ct->obj);
+		fos_obj_put(ct->req.cap.obj);
 		kfree(ct);
 		/* xa_alloc(): -EBUSY when every id is taken */
 		return ret == -EBUSY ? -ENOSPC : ret;
@@ -76,7 +95,7 @@ static int fos_contact_add(struct fos_space *s, struct fos_call *c)
  */
 void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr)
 {
-	struct fos_cap *ct;
+	struct fos_contact *ct;
 
 	ct = xa_cmpxchg(&s->contacts, id, (void *)ptr, NULL, GFP_KERNEL);
 	if (ct == ptr)
@@ -86,7 +105,7 @@ void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr)
 static int fos_contact_del(struct fos_space *s,
 			   const struct fractos_space_contact *a)
 {
-	struct fos_cap *ct;
+	struct fos_contact *ct;
 
 	if (a->cid)
 		return -EINVAL;
@@ -94,6 +113,98 @@ static int fos_contact_del(struct fos_space *s,
 	if (!ct)
 		return -ENOENT;
 	fos_contact_free(ct);
+	return 0;
+}
+
+/* The mark of @obj in @ct, or -1.  Under the space's contacts lock. */
+static int fos_contact_find_mark(const struct fos_contact *ct,
+				 const struct fos_object *obj)
+{
+	u32 i;
+
+	for (i = 0; i < ct->nsteal; i++)
+		if (ct->steal[i].cap.obj == obj)
+			return i;
+	return -1;
+}
+
+/*
+ * STEAL: mark a Memory object the space created as the contact's to take
+ * if the space's process is killed.  Only a root (no revocation-tree
+ * parent) can be marked, so that no other object of the dying space
+ * takes it down with it; one contact at most has it.
+ */
+static int fos_contact_steal(struct fos_space *s,
+			     const struct fractos_space_contact *a)
+{
+	struct fos_contact *ct, *other;
+	struct fos_cap cap;
+	unsigned long id;
+	int ret;
+
+	ret = fos_cap_get(s, a->cid, &cap);
+	if (ret)
+		return ret;
+	if (cap.obj->type != FRACTOS_OBJ_MEMORY)
+		ret = -EOPNOTSUPP;
+	else if (fos_obj_revoked(cap.obj))
+		ret = -EKEYREVOKED;
+	else if (cap.obj->parent || !fos_obj_owned_by(cap.obj, s))
+		ret = -EPERM;
+	if (ret)
+		goto out;
+
+	xa_lock(&s->contacts);
+	ct = xa_load(&s->contacts, a->id);
+	if (!ct) {
+		ret = -ENOENT;
+		goto unlock;
+	}
+	xa_for_each(&s->contacts, id, other) {
+		if (fos_contact_find_mark(other, cap.obj) >= 0) {
+			ret = -EBUSY;
+			goto unlock;
+		}
+	}
+	if (ct->nsteal == FRACTOS_MAX_STEAL) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	/* The mark keeps the reference fos_cap_get() took. */
+	ct->steal[ct->nsteal++].cap = cap;
+	cap.obj = NULL;
+unlock:
+	xa_unlock(&s->contacts);
+out:
+	if (cap.obj)
+		fos_obj_put(cap.obj);
+	return ret;
+}
+
+/* UNSTEAL: take a mark back; the Memory dies with the space again. */
+static int fos_contact_unsteal(struct fos_space *s,
+			       const struct fractos_space_contact *a)
+{
+	struct fos_object *marked = NULL;
+	struct fos_contact *ct;
+	struct fos_cap cap;
+	int ret, i;
+
+	ret = fos_cap_get(s, a->cid, &cap);
+	if (ret)
+		return ret;
+	xa_lock(&s->contacts);
+	ct = xa_load(&s->contacts, a->id);
+	i = ct ? fos_contact_find_mark(ct, cap.obj) : -1;
+	if (i >= 0) {
+		marked = ct->steal[i].cap.obj;
+		ct->steal[i] = ct->steal[--ct->nsteal];
+	}
+	xa_unlock(&s->contacts);
+	fos_obj_put(cap.obj);
+	if (!marked)
+		return -ENOENT;
+	fos_obj_put(marked);
 	return 0;
 }
 
@@ -108,6 +219,10 @@ int fos_op_space_contact(struct fos_space *s, struct fos_call *c)
 		return fos_contact_add(s, c);
 	case FRACTOS_CONTACT_DEL:
 		return fos_contact_del(s, a);
+	case FRACTOS_CONTACT_STEAL:
+		return fos_contact_steal(s, a);
+	case FRACTOS_CONTACT_UNSTEAL:
+		return fos_contact_unsteal(s, a);
 	default:
 		return -EINVAL;
 	}
@@ -138,10 +253,71 @@ static void fos_contact_answered(struct fos_invoke_done *done, int result)
 	kfree(done);
 }
 
-static void fos_contact_notify(struct fos_cap *ct,
-			       const struct fractos_contact_note *n)
+/* The space a local Request delivers to (its root's creator), or NULL. */
+static struct fos_space *fos_contact_receiver_locked(struct fos_object *req)
 {
+	lockdep_assert_held(&fos_tree_lock);
+	while (req->parent)
+		req = req->parent;
+	return req->proxy ? NULL : req->owner;
+}
+
+/*
+ * Hand the marks of @ct that still stand over: each Memory leaves @s's
+ * owned list for the space that receives the contact's Request (it is
+ * that space's to revoke now, and dies with it), or for no space when the
+ * Request is another node's (it lives while a capability to it does).
+ * Fills @kcaps with what is handed over and returns how many.
+ */
+static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
+				  struct fos_kcap **kcaps)
+{
+	struct fos_space *to;
+	u32 i, n = 0;
+
+	spin_lock(&fos_tree_lock);
+	to = fos_contact_receiver_locked(ct->req.cap.obj);
+	for (i = 0; i < ct->nsteal; i++) {
+		struct fos_object *obj = ct->steal[i].cap.obj;
+
+		if (obj->revoked || obj->owner != s)
+			continue;
+		list_del_init(&obj->owner_link);
+		obj->owner = to;
+		if (to)
+			list_add_tail(&obj->owner_link, &to->owned);
+		kcaps[n++] = &ct->steal[i];
+	}
+	spin_unlock(&fos_tree_lock);
+	return n;
+}
+
+/* The note was not queued: what it carried dies with @s after all. */
+static void fos_contact_steal_undo(struct fos_space *s, struct fos_kcap **kcaps,
+				   u32 n)
+{
+	u32 i;
+
+	spin_lock(&fos_tree_lock);
+	for (i = 0; i < n; i++) {
+		struct fos_object *obj = kcaps[i]->cap.obj;
+
+		if (obj->revoked)
+			continue;
+		if (obj->owner)
+			list_del(&obj->owner_link);
+		obj->owner = s;
+		list_add_tail(&obj->owner_link, &s->owned);
+	}
+	spin_unlock(&fos_tree_lock);
+}
+
+static void fos_contact_notify(struct fos_space *s, struct fos_contact *ct,
+			       struct fractos_contact_note *n)
+{
+	struct fos_kcap *kcaps[FRACTOS_MAX_STEAL];
 	struct fos_invoke_done *done;
+	u32 nsteal = 0;
 	int ret;
 
 	done = kzalloc(sizeof(*done), GFP_KERNEL);
@@ -150,21 +326,32 @@ static void fos_contact_notify(struct fos_cap *ct,
 		return;
 	}
 	done->fn = fos_contact_answered;
-	ret = fos_invoke_k(ct, n, sizeof(*n), NULL, 0, done);
-	if (ret != -EINPROGRESS)	/* else @done is fos_contact_answered()'s */
+	if (n->reason == FRACTOS_CONTACT_KILLED)
+		nsteal = fos_contact_steal_take(s, ct, kcaps);
+	n->stolen = nsteal;
+	ret = fos_invoke_k(&ct->req.cap, n, sizeof(*n), kcaps, nsteal, done);
+	if (ret == -EINPROGRESS)	/* @done is fos_contact_answered()'s */
+		ret = 0;
+	else
 		fos_contact_answered(done, ret);
+	if (ret)
+		fos_contact_steal_undo(s, kcaps, nsteal);
+	else
+		fos_total_add(FOS_TOTAL_STOLEN_MEMORIES, nsteal);
 }
 
 /**
  * fos_contacts_fire - the space is going away: tell its contacts
- * @s: the space, in its release (no operation can run on it any more)
+ * @s: the space, in its release (no operation can run on it any more),
+ *	before its owned objects are revoked
  *
- * Invokes every contact left once, with the note, and drops them.
+ * Invokes every contact left once, with the note and, if the space's
+ * process was killed, the Memory marked for it; then drops them.
  */
 void fos_contacts_fire(struct fos_space *s)
 {
 	struct fractos_contact_note n = { .node = fos_node_id };
-	struct fos_cap *ct;
+	struct fos_contact *ct;
 	unsigned long id;
 
 	might_sleep();
@@ -173,23 +360,26 @@ void fos_contacts_fire(struct fos_space *s)
 	fos_contact_reason(&n);
 	xa_for_each(&s->contacts, id, ct) {
 		n.id = id;
-		fos_contact_notify(ct, &n);
+		fos_contact_notify(s, ct, &n);
 		xa_erase(&s->contacts, id);
 		fos_contact_free(ct);
 	}
 	xa_destroy(&s->contacts);
 }
 
-/* For fdinfo: the contacts a space has now. */
-unsigned int fos_contacts_count(struct fos_space *s)
+/* For fdinfo: the contacts a space has now, and their marks. */
+void fos_contacts_count(struct fos_space *s, unsigned int *contacts,
+			unsigned int *marks)
 {
-	struct fos_cap *ct;
+	struct fos_contact *ct;
 	unsigned long id;
-	unsigned int n = 0;
 
+	*contacts = 0;
+	*marks = 0;
 	xa_lock(&s->contacts);
-	xa_for_each(&s->contacts, id, ct)
-		n++;
+	xa_for_each(&s->contacts, id, ct) {
+		(*contacts)++;
+		*marks += ct->nsteal;
+	}
 	xa_unlock(&s->contacts);
-	return n;
 }

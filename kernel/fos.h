@@ -272,8 +272,9 @@ struct fos_kcap {
  * @ncaps: number of entries in @caps
  * @owned: objects this space created, under fos_tree_lock
  * @ep: this space's receive queue
- * @contacts: id -> struct fos_cap * (a contact's Request), allocating
- *	from 1 (contact.c; its own lock)
+ * @contacts: id -> struct fos_contact * (a contact's Request and the Memory
+ *	marked for it), allocating from 1 (contact.c; its own lock, which
+ *	also guards each contact's marks)
  */
 struct fos_space {
 	struct xarray caps;
@@ -286,7 +287,8 @@ struct fos_space {
 /* contact.c */
 void fos_contacts_init(struct fos_space *s);
 void fos_contacts_fire(struct fos_space *s);
-unsigned int fos_contacts_count(struct fos_space *s);
+void fos_contacts_count(struct fos_space *s, unsigned int *contacts,
+			unsigned int *marks);
 
 /* object.c */
 extern spinlock_t fos_tree_lock;

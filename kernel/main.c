@@ -97,7 +97,8 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * that spun out and slept (busy_poll_us, "Busy polling" in busypoll.c);
  * contact_notes, contact_notes_lost: notes of a space's contacts queued
  * (or answered by another node), and those that could not be
- * ("Contacts" in the uAPI header).
+ * ("Contacts" in the uAPI header); stolen_memories: Memory objects
+ * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -107,6 +108,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(busy_poll_misses, FOS_TOTAL_BUSY_POLL_MISSES),
 	FOS_TOTAL_ATTR(contact_notes, FOS_TOTAL_CONTACT_NOTES),
 	FOS_TOTAL_ATTR(contact_notes_lost, FOS_TOTAL_CONTACT_NOTES_LOST),
+	FOS_TOTAL_ATTR(stolen_memories, FOS_TOTAL_STOLEN_MEMORIES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

@@ -52,4 +52,22 @@ result<void> space::remove_contact(std::uint32_t id) const noexcept
 	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
 }
 
+result<void> space::mark_stealable(std::uint32_t id, const cap &mem) const noexcept
+{
+	fractos_space_contact a{};
+	a.op = FRACTOS_CONTACT_STEAL;
+	a.id = id;
+	a.cid = mem.cid();
+	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
+}
+
+result<void> space::unmark_stealable(std::uint32_t id, const cap &mem) const noexcept
+{
+	fractos_space_contact a{};
+	a.op = FRACTOS_CONTACT_UNSTEAL;
+	a.id = id;
+	a.cid = mem.cid();
+	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
+}
+
 } // namespace caladan

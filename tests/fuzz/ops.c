@@ -108,7 +108,7 @@ static struct fz_op ops[OP_NR] = {
 	[OP_NAME_UNPUB] = { "name_unpublish", FRACTOS_IOC_NAME_UNPUBLISH, 2,
 			    E(ENOENT, EPERM), 0, 0 },
 	[OP_SPACE_CONTACT] = { "space_contact", FRACTOS_IOC_SPACE_CONTACT, 3,
-			       E(ENOSPC, ENOENT), 1, 0 },
+			       E(ENOSPC, ENOENT, EPERM, EBUSY), 1, 0 },
 	[OP_RAW] = { "raw_ioctl", 0, 2, E(0), 0, 0 },
 	[OP_SPACE_OPEN] = { "space_open", 0, 2, E(0), 0, 0 },
 	[OP_SPACE_CLOSE] = { "space_close", 0, 1, E(0), 0, 0 },
@@ -919,18 +919,21 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 		note(" name_len %u flags %#x", a.nm.name_len, a.nm.flags);
 		break;
 	case OP_SPACE_CONTACT:
-		/* mostly ADD and DEL, now and then any op */
-		a.sc.op = chance(r, 90) ? 1 + below(r, 2) : (uint32_t)rn(r);
+		/* mostly ADD, DEL, STEAL and UNSTEAL, now and then any op */
+		a.sc.op = chance(r, 90) ? 1 + below(r, 4) : (uint32_t)rn(r);
 		if (a.sc.op == FRACTOS_CONTACT_ADD)
 			a.sc.cid = pick_cid(st, r, s, below(r, 4) ? K_REQ : K_MEM);
-		else if (a.sc.op == FRACTOS_CONTACT_DEL)
+		else if (a.sc.op == FRACTOS_CONTACT_STEAL ||
+			 a.sc.op == FRACTOS_CONTACT_UNSTEAL)
+			a.sc.cid = pick_cid(st, r, s, below(r, 4) ? K_MEM : K_REQ);
+		if (a.sc.op >= FRACTOS_CONTACT_DEL &&
+		    a.sc.op <= FRACTOS_CONTACT_UNSTEAL)
 			a.sc.id = chance(r, 90) ?
 				  below(r, FRACTOS_MAX_CONTACTS + 2) :
 				  (uint32_t)rn(r);
 		a.sc.flags = pick_flags(r, 0);
-		c.must_fail = a.sc.flags ||
-			      (a.sc.op != FRACTOS_CONTACT_ADD &&
-			       a.sc.op != FRACTOS_CONTACT_DEL);
+		c.must_fail = a.sc.flags || !a.sc.op ||
+			      a.sc.op > FRACTOS_CONTACT_UNSTEAL;
 		note(" op %u cid %u id %u", a.sc.op, a.sc.cid, a.sc.id);
 		break;
 	}

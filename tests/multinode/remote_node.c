@@ -22,10 +22,15 @@
  * from node 2) and 40 bytes of its own Memory there (pushed with the
  * COPY), node 3 checks the bytes, and once node 2 revoked N the copy
  * fails.
+ * Before its report, node 2 lets a child name R as a contact, mark a
+ * Memory of its own stealable for it and die by SIGKILL: node 1 gets the
+ * note with a proxy of that Memory (node 2's, owned by no space there)
+ * and reads the child's bytes through it.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include "../selftests/tap.h"
 #include "../selftests/fos_util.h"
 #include "../selftests/fos_nl.h"
@@ -107,7 +112,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(25 + 3 * (nodes - 1) + 11 * (nodes == 3));
+	tap_plan(27 + 3 * (nodes - 1) + 11 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -223,11 +228,35 @@ static int provider(void)
 
 	/*
 	 * The others report their failures; with 3 nodes, node 3 also
-	 * invokes R (forwarded by node 2) with Mdim2.  Any order.
+	 * invokes R (forwarded by node 2) with Mdim2; node 2's killed child
+	 * sends R's note.  Any order.
 	 */
-	for (i = 0; i < nodes - 1 + (nodes == 3); i++) {
+	for (i = 0; i < nodes + (nodes == 3); i++) {
+		struct fractos_contact_note note;
+
 		fos_req_timeout_ns = 120000000000ULL;
 		ret = receive(fd, &m);
+		if (!ret && m.imm_len == 5 + sizeof(note) &&
+		    !memcmp(m.imm, "hello", 5)) {
+			memcpy(&note, m.imm + 5, sizeof(note));
+			tap_ok(note.reason == FRACTOS_CONTACT_KILLED &&
+			       note.signal == SIGKILL && note.node == 2 &&
+			       note.stolen == 1 && m.ncaps == 2 &&
+			       same_cap(fd, mdim, fd, m.caps[0]) &&
+			       is_remote(fd, m.caps[1], 2, FRACTOS_OBJ_MEMORY, 0,
+					 4096, FRACTOS_PERM_ALL),
+			       "node 1: R's note from node 2's killed child, with its stolen Memory (reason %u, stolen %u, %u caps)",
+			       note.reason, note.stolen, m.ncaps);
+			fos_fill(want2, sizeof(want2), 5);
+			ret = m.ncaps == 2 ?
+			      fos_copy(fd, m.caps[1], 0, local, 0, 4096, &copied) : -1;
+			tap_ok(!ret && copied == 4096 &&
+			       !memcmp(buf + 4096, want2, sizeof(want2)),
+			       "node 1: it holds the bytes the child wrote (RDMA READ, ret %d)",
+			       ret);
+			close_all(fd, &m);
+			continue;
+		}
 		if (!ret && m.imm_len == 10 && !memcmp(m.imm, "hellonode3", 10)) {
 			tap_ok(m.ncaps == 2, "node 1: node 3 invoked the forwarded R");
 			tap_ok(same_cap(fd, mdim2, fd, m.caps[1]),
@@ -281,6 +310,51 @@ static int provider(void)
 	return tap_finish();
 }
 
+/*
+ * A child names node 1's R as the contact of a space of its own, marks a
+ * Memory over its own pages (seed 5) stealable for it, and is killed.
+ */
+static int steal_child(int fd, uint32_t r)
+{
+	int pfd[2], st = 0;
+	pid_t pid;
+	char b;
+
+	if (pipe(pfd))
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		struct fractos_space_contact a = { .op = FRACTOS_CONTACT_ADD };
+		int c = fos_open(), capfd = -1;
+		unsigned char *mem;
+
+		if (c < 0 || fos_export(fd, r, 0, &capfd) ||
+		    fos_import(c, capfd, &a.cid) ||
+		    ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &a))
+			_exit(1);
+		close(capfd);
+		a.op = FRACTOS_CONTACT_STEAL;
+		mem = fos_anon_mem(c, 4096, &a.cid);
+		if (!mem)
+			_exit(2);
+		fos_fill(mem, 4096, 5);
+		if (ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &a) ||
+		    write(pfd[1], "x", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &b, 1) != 1)
+		tap_diag("node 2: the steal child failed");
+	close(pfd[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
 static int client(void)
 {
 	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, g = ~0U, sub, local,
@@ -290,7 +364,7 @@ static int client(void)
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(16 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	tap_plan(17 + 2 * (nodes - 1) + 2 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -367,6 +441,9 @@ static int client(void)
 		tap_eq(invoke(fd, k_n3, NULL, 0, cap, 2), 0,
 		       "node 2: forward [R, Mdim2] to node 3");
 	}
+
+	tap_ok(steal_child(fd, r),
+	       "node 2: a child named R as contact, marked its Memory and was killed");
 
 	snprintf(done, sizeof(done), "done%u", tap_failed);
 	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,

@@ -403,6 +403,88 @@ static void contact(int prov)
 	       (unsigned long long)(tx_msgs(self_id) - tx0));
 }
 
+/*
+ * Memory steal through the fabric (fabric_loopback): a child's space names
+ * the contact, marks a Memory over its own pages and is killed.  The note
+ * goes out and back in as a remote invocation, and brings the provider
+ * that Memory (this node's own object, so not a proxy: owned by the
+ * Request's creator, the provider), whose bytes a copy through the fabric
+ * reads; it goes when the provider lets it go.
+ */
+static void steal(int prov)
+{
+	struct fractos_space_contact a = { .op = FRACTOS_CONTACT_ADD };
+	long long mem0 = fos_live("memories");
+	uint64_t tx0 = tx_msgs(self_id);
+	struct fractos_contact_note n = { 0 };
+	struct fractos_cap_info info;
+	uint32_t req = FRACTOS_CID_INVALID, dst = FRACTOS_CID_INVALID;
+	unsigned char *local, want[4096];
+	int c = fos_open(), capfd = -1, pfd[2], ok, ret;
+	static struct msg m;
+	pid_t pid;
+
+	ok = c >= 0 && !pipe(pfd) &&
+	     !req_create(prov, FRACTOS_CID_INVALID, 44, NULL, 0, NULL, 0, &req) &&
+	     !fos_export(prov, req, 0, &capfd) &&
+	     !fos_import(c, capfd, &a.cid) &&
+	     !ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &a);
+	if (capfd >= 0)
+		close(capfd);
+	if (!ok)
+		tap_bail("steal: setup");
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (!pid) {
+		struct fractos_space_contact st = {
+			.op = FRACTOS_CONTACT_STEAL, .id = a.id,
+		};
+		unsigned char *buf;
+
+		close(prov);
+		buf = fos_anon_mem(c, 4096, &st.cid);
+		if (!buf)
+			_exit(1);
+		fos_fill(buf, 4096, 44);
+		if (ioctl(c, FRACTOS_IOC_SPACE_CONTACT, &st) ||
+		    write(pfd[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(c);
+	close(pfd[1]);
+	ok = read(pfd[0], want, 1) == 1;
+	close(pfd[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ret = receive(prov, &m);
+	if (!ret && m.imm_len == sizeof(n))
+		memcpy(&n, m.imm, sizeof(n));
+	ok = ok && !ret && m.tag == 44 && n.reason == FRACTOS_CONTACT_KILLED &&
+	     n.stolen == 1 && m.ncaps == 1 && !fos_info(prov, m.caps[0], &info);
+	tap_ok(ok && info.type == FRACTOS_OBJ_MEMORY && info.len == 4096 &&
+	       (info.info_flags & FRACTOS_INFO_OWNED) && tx_msgs(self_id) > tx0,
+	       "steal: the killed space's Memory came through the fabric, owned by the provider (stolen %u, %u caps, flags %#x, %llu messages)",
+	       n.stolen, ret ? 0 : m.ncaps, ok ? info.info_flags : 0,
+	       (unsigned long long)(tx_msgs(self_id) - tx0));
+	local = fos_anon_mem(prov, 4096, &dst);
+	fos_fill(want, sizeof(want), 44);
+	tap_ok(!ret && m.ncaps == 1 && local &&
+	       !fos_copy(prov, m.caps[0], 0, dst, 0, 4096, NULL) &&
+	       !memcmp(local, want, sizeof(want)),
+	       "steal: a remote copy reads the bytes the killed process wrote");
+	if (!ret)
+		close_all(prov, &m);
+	fos_close(prov, dst);
+	fos_close(prov, req);
+	if (local)
+		munmap(local, 4096);
+	tap_eq(fos_live_settle("memories", mem0), mem0,
+	       "steal: the Memory went with the provider's capability");
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -426,7 +508,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(71);
+	tap_plan(74);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -707,6 +789,7 @@ int main(void)
 	}
 
 	contact(prov);
+	steal(prov);
 	busy_poll(prov, cli);
 	linger(prov, cli, id, addr);
 

@@ -284,11 +284,22 @@
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
  *                   EKEYREVOKED  the object is revoked.
- *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD or _DEL; ADD
- *                           with a non-zero id, DEL with a non-zero cid.
- *                   EOPNOTSUPP  ADD: the cid is not a Request.
- *                   ENOSPC  ADD: the space has FRACTOS_MAX_CONTACTS.
- *                   ENOENT  DEL: no contact of this space has that id.
+ *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD, _DEL, _STEAL
+ *                           or _UNSTEAL; ADD with a non-zero id, DEL
+ *                           with a non-zero cid.
+ *                   EOPNOTSUPP  ADD: the cid is not a Request; STEAL:
+ *                           not a Memory.
+ *                   ENOSPC  ADD: the space has FRACTOS_MAX_CONTACTS;
+ *                           STEAL: the contact has FRACTOS_MAX_STEAL
+ *                           marks.
+ *                   ENOENT  DEL, STEAL: no contact of this space has
+ *                           that id; UNSTEAL: nor is the object marked
+ *                           for it.
+ *                   EPERM   STEAL: the Memory is not a root this space
+ *                           created (a revocation-tree child, another
+ *                           space's, another node's).
+ *                   EBUSY   STEAL: the Memory is marked already (for
+ *                           this contact or another).
  *
  * Calls to other nodes (REQUEST_INVOKE, MEMORY_COPY, CAP_REVOKE of a proxy,
  * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with::
@@ -773,19 +784,46 @@ struct fractos_name {
  * is on a node that cannot be reached, is not told: the module's totals
  * contact_notes and contact_notes_lost count both outcomes.  Notes to
  * another node are sent without waiting for its answer.
+ *
+ * Memory steal: FRACTOS_CONTACT_STEAL marks a Memory object the space
+ * created (a root: made by MEMORY_CREATE, not a revocation-tree child) as
+ * the contact's to take, up to FRACTOS_MAX_STEAL per contact, each object
+ * for one contact only.  When the note says FRACTOS_CONTACT_KILLED, the
+ * marked objects still standing are not revoked with the space: the note
+ * carries them as capability arguments, after the Request's own, with
+ * the views the marking capabilities had, and @stolen in the note counts
+ * them.  Their contents are untouched: the same pages (or dma-buf), the
+ * same bytes, and every other capability to them stays valid.  Each
+ * object then belongs to the space that created the contact's Request:
+ * FRACTOS_INFO_OWNED there, revoked when that space goes away; when the
+ * Request is another node's, the object stays on this node, owned by no
+ * space, and lives while a capability to it does.  Pinned pages stay
+ * charged to the user who pinned them.  A note that cannot be queued
+ * (see above) steals nothing, and a note for a space that was closed
+ * (FRACTOS_CONTACT_CLOSED) carries no Memory: the marked objects are
+ * revoked with the space's others.  FRACTOS_CONTACT_UNSTEAL takes a mark
+ * back; removing the contact takes all of its marks back.  The Request's
+ * own capabilities and the marks together must stay within
+ * FRACTOS_REQ_MAX_CAPS, else the note is lost (E2BIG).  The module's
+ * total stolen_memories counts the objects handed over.
  */
 #define FRACTOS_MAX_CONTACTS	8
+#define FRACTOS_MAX_STEAL	8	/* Memory marks per contact */
 
 /* fractos_space_contact.op */
 #define FRACTOS_CONTACT_ADD	1U
 #define FRACTOS_CONTACT_DEL	2U
+#define FRACTOS_CONTACT_STEAL	3U
+#define FRACTOS_CONTACT_UNSTEAL	4U
 
 /**
  * struct fractos_space_contact - FRACTOS_IOC_SPACE_CONTACT
- * @op: in, FRACTOS_CONTACT_ADD or FRACTOS_CONTACT_DEL
- * @cid: in, ADD: a Request capability of this space; DEL: must be 0
+ * @op: in, FRACTOS_CONTACT_ADD, _DEL, _STEAL or _UNSTEAL
+ * @cid: in, ADD: a Request capability of this space; DEL: must be 0;
+ *	STEAL, UNSTEAL: a Memory capability of this space (its object is
+ *	what is marked)
  * @id: ADD: in must be 0, out the contact's id (1..FRACTOS_MAX_CONTACTS,
- *	lowest free first); DEL: in, the contact to remove
+ *	lowest free first); DEL, STEAL, UNSTEAL: in, the contact
  * @flags: in, must be 0
  * @reserved: must be 0
  */
@@ -807,6 +845,8 @@ struct fractos_space_contact {
  * @signal: with FRACTOS_CONTACT_KILLED the signal's number, else 0
  * @id: the contact's id, as FRACTOS_CONTACT_ADD returned it
  * @node: the node of the space that went away
+ * @stolen: the Memory capabilities the note carries after the Request's
+ *	own (FRACTOS_CONTACT_STEAL; only with FRACTOS_CONTACT_KILLED)
  * @reserved: 0
  *
  * Appended after the Request's own immediates: a contact Request made
@@ -817,7 +857,8 @@ struct fractos_contact_note {
 	__u32 signal;
 	__u32 id;
 	__u32 node;
-	__u64 reserved;
+	__u32 stolen;
+	__u32 reserved;
 };
 
 /**

@@ -97,6 +97,12 @@ public:
 	result<std::uint32_t> add_contact(const cap &req) const noexcept;
 	/// ... DEL: this space's contact @p id is told nothing any more.
 	result<void> remove_contact(std::uint32_t id) const noexcept;
+	/// ... STEAL: the Memory @p mem (a root this space created) goes to
+	/// contact @p id, as a capability of its note, if this space's
+	/// process is killed.
+	result<void> mark_stealable(std::uint32_t id, const cap &mem) const noexcept;
+	/// ... UNSTEAL: take that mark back.
+	result<void> unmark_stealable(std::uint32_t id, const cap &mem) const noexcept;
 
 private:
 	explicit space(unique_fd fd) : fd_(std::make_shared<const unique_fd>(std::move(fd))) {}
