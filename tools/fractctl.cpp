@@ -22,6 +22,8 @@
  *                                     a node's pair keys (its row), on the
  *                                     admin's machine
  *   fractctl secret row [FILE]        install this node's row
+ *   fractctl [-j] space [list]        the spaces open on this node, their
+ *                                     contacts and stealable Memory
  *   fractctl [-j] [-s] blk [list]     block devices served as volumes
  *   fractctl blk attach DEVICE name NAME [uid UID] [format]
  *   fractctl blk detach {ID | name NAME}
@@ -34,7 +36,7 @@
  * prefix as in iproute2 ("fractctl st" is "status", "fractctl n l" is
  * "node list").  node, link, stats and ping talk to the "fractos" generic
  * netlink family (uapi/linux/fractos_netlink.h) through libnl-genl-3.
- * node, secret, blk and config are in fractctl-*.cpp; the JSON writer,
+ * node, secret, space, blk and config are in fractctl-*.cpp; the JSON writer,
  * the netlink client and argument parsing in common/ (libftools.a).
  *
  * Exit status: 0 on success, 1 on any error, usage errors included (as
@@ -533,6 +535,7 @@ const command commands[] = {
 	{"stats", do_stats, "local node, listen port and fabric-wide counters"},
 	{"ping", do_ping, "round trips to a node: ping ID [-c COUNT]"},
 	{"secret", do_secret, "admission: show, set, insecure, forget, derive, row"},
+	{"space", do_space, "open spaces: process, caps, contacts, stealable Memory"},
 	{"blk", do_blk, "block devices as volumes (fractos_nvme): list, attach, detach"},
 	{"config", do_config, "the node's configuration file: check, apply, show"},
 	{"help", do_help, "this text"},
@@ -559,6 +562,7 @@ void usage(FILE *f)
 		     "       %s [-j] link [ list ]\n"
 		     "       %s [-j] stats\n"
 		     "       %s [-j] ping ID [ -c COUNT ]\n"
+		     "       %s [-j] space [ list ]\n"
 		     "       %s [-j] [-s] blk [ list ]\n"
 		     "       %s blk attach DEVICE name NAME [ uid UID ] [ format ]\n"
 		     "       %s blk detach { ID | name NAME }\n"
@@ -570,7 +574,7 @@ void usage(FILE *f)
 		     "that is not loaded included); status exits 2 if the module is not\n"
 		     "loaded.\n",
 		     progname, progname, progname, progname, progname, progname, progname,
-		     progname, progname, FRACTOS_FABRIC_PORT);
+		     progname, progname, progname, FRACTOS_FABRIC_PORT);
 }
 
 int do_help(const options &, int, char **)

@@ -217,6 +217,8 @@ int do_blk(const options &opts, int argc, char **argv);
 int do_config(const options &opts, int argc, char **argv);
 /* Admission: the cluster secret and pair keys (fractctl-secret.cpp). */
 int do_secret(const options &opts, int argc, char **argv);
+/* The spaces open on this node (fractctl-space.cpp). */
+int do_space(const options &opts, int argc, char **argv);
 
 } // namespace fractctl
 

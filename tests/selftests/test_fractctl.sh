@@ -75,7 +75,7 @@ if [ -z "$addr" ] || [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "1..0 # SKIP no IPv4 address on eth0 or no rxe0"
 	exit 0
 fi
-echo "1..34"
+echo "1..36"
 
 id=$(cat $params/node_id)
 epoch=$(cat $params/epoch)
@@ -246,6 +246,30 @@ rcb=$?
 fc node del $((id + 2))
 [ $rct = 0 ] && [ $rcb = 0 ] && [ $rc = 0 ]
 ok $? "node add ... trust-uids: listed as trusted (-j trust_uids); another word is a usage error"
+
+# fractctl space: a real space with a contact and two stealable Memory
+# objects (steal --hold), shown with its pid and fd; gone when it ends.
+mkfifo "$tmp/hold.in"
+./steal --hold <"$tmp/hold.in" >"$tmp/hold.out" &
+hpid=$!
+exec 8>"$tmp/hold.in"
+i=0
+while ! grep -q '^ready' "$tmp/hold.out" 2>/dev/null && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+hfd=$(sed -n 's/^ready //p' "$tmp/hold.out")
+fc space
+has "$out" "^pid $hpid (steal) fd $hfd: caps 3 contacts 1 stealable 2\$"
+rcs=$?
+fc -j space
+[ $rcs = 0 ] && [ $rc = 0 ] &&
+	json "[x for x in d if x['pid'] == $hpid][0]['stealable'] == 2"
+ok $? "space: pid $hpid fd $hfd, caps 3, contacts 1, stealable 2 (and -j)"
+exec 8>&-
+wait $hpid
+fc space
+[ $rc = 0 ] && ! has "$out" "^pid $hpid "
+ok $? "space: gone with its process"
 
 echo "# Totals: pass:$((n - failed)) fail:$failed skip:0"
 [ $failed = 0 ]

@@ -370,7 +370,45 @@ check "config check: secret-row twice" has "$err" 'badrow.conf:4: secret-row aga
 check "config check: secret-row with secret insecure" \
 	has "$err" 'badrow.conf:3: secret-row, but "secret insecure" (line 5) forgets every key'
 
+# space: two processes with spaces (one with two), one without, one unreadable
+procs=$tmp/procs
+mkdir -p "$procs/proc/100/fd" "$procs/proc/100/fdinfo" "$procs/proc/200/fd" \
+	"$procs/proc/200/fdinfo" "$procs/proc/300/fd" "$procs/proc/self"
+echo standby >"$procs/proc/100/comm"
+ln -s /dev/fractos "$procs/proc/100/fd/3"
+printf 'pos:\t0\nflags:\t02\nfractos-node:\t1\nfractos-caps:\t5\nfractos-contacts:\t0\nfractos-stealable:\t0\n' \
+	>"$procs/proc/100/fdinfo/3"
+ln -s /dev/null "$procs/proc/100/fd/4"
+echo primary >"$procs/proc/200/comm"
+ln -s /dev/fractos "$procs/proc/200/fd/7"
+printf 'fractos-caps:\t12\nfractos-contacts:\t2\nfractos-stealable:\t3\n' >"$procs/proc/200/fdinfo/7"
+ln -s /dev/fractos "$procs/proc/200/fd/9"
+printf 'fractos-caps:\t1\n' >"$procs/proc/200/fdinfo/9"
+ln -s /dev/fractos "$procs/proc/200/fd/11"	# closed meanwhile: no fdinfo
+echo other >"$procs/proc/300/comm"
+run "$procs" space
+check "space: one line per space, in pid and fd order" rc_has 0 "$out" \
+	'^pid 100 (standby) fd 3: caps 5 contacts 0 stealable 0$' &&
+	[ "$(printf '%s\n' "$out" | wc -l)" = 3 ] &&
+	[ "$(printf '%s\n' "$out" | sed -n 2p)" = "pid 200 (primary) fd 7: caps 12 contacts 2 stealable 3" ]
+check "space: a kernel without the contact lines shows 0" \
+	has "$out" '^pid 200 (primary) fd 9: caps 1 contacts 0 stealable 0$'
+check "space: other files and fds without fdinfo are not spaces" lacks "$out" 'fd 4\|fd 11'
+run "$procs" -j space list
+check "-j space: an array of objects" rc_has 0 "$out" \
+	'^\[{"pid":100,"comm":"standby","fd":3,"caps":5,"contacts":0,"stealable":0},{"pid":200,"comm":"primary","fd":7,"caps":12,"contacts":2,"stealable":3},'
+if command -v python3 >/dev/null; then
+	check "-j space: valid JSON" is_json "$out"
+fi
+run "$tmp/empty" space
+check "space: no /proc, no spaces" rc_has 0 "$out" '^$'
+run "$procs" space list extra
+check "space list: an extra argument is a usage error" rc_has 1 "$err" 'unexpected argument "extra"'
+run "$procs" space extra
+check "space: an unknown subcommand is a usage error" rc_has 1 "$err" 'unknown command "extra"'
+
 run "$tmp/empty" help
+check "help lists space" rc_has 0 "$out" 'space \[ list \]'
 check "help lists blk" rc_has 0 "$out" 'blk attach DEVICE'
 check "help lists node add" rc_has 0 "$out" 'node add ID ADDR'
 check "help lists ping" has "$out" 'ping ID'
