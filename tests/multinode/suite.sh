@@ -29,7 +29,13 @@
 # runs, mesh and relay only: make check runs the services' tests on its
 # first kernel), MULTINODE_FIGURES=1 (also pipeline1, the pipeline's
 # time ratios on one guest), MULTINODE_NO_REMOTE=1
-# (skip the last runs: remote_2node.sh, remote invocation on three nodes).
+# (skip the last runs: remote_2node.sh, remote invocation on three nodes),
+# MULTINODE_DEADLINE (seconds since the epoch, set by .ci/run: the runs
+# that add least to what the others check - pipekill_storage,
+# pipekill_app, killchain - are skipped, each with a "# multinode: SKIP"
+# line, when less than their estimate plus MULTINODE_RESERVE seconds,
+# default 1200, would be left: the rest of the suite and the next kernel's
+# must still fit).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 kver=${1:-6.1}
@@ -99,6 +105,19 @@ fabric_log() {
 	done
 }
 
+# late EST NAME: true (and says so) when running NAME, about EST seconds,
+# would leave less than MULTINODE_RESERVE before MULTINODE_DEADLINE.
+skipped=""
+late() {
+	local left
+
+	[ -n "${MULTINODE_DEADLINE:-}" ] || return 1
+	left=$(( MULTINODE_DEADLINE - $(date +%s) ))
+	[ "$left" -lt $(( $1 + ${MULTINODE_RESERVE:-1200} )) ] || return 1
+	echo "# multinode: SKIP $2 on $kver: $((left / 60)) minutes left before the deadline, it needs about $(( ($1 + ${MULTINODE_RESERVE:-1200}) / 60 )) with the reserve"
+	skipped="$skipped $2"
+}
+
 # run_script N SMP SCRIPT [PROGRAM]: SCRIPT instead of run.sh on every node
 run_script() {
 	local script=$3 prog=${4:-}
@@ -117,8 +136,10 @@ else
 	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
 	# the pipeline's storage node, then its application's node, killed
 	# mid-batch (each kill ends its run)
-	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
-	nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
+	late 240 pipekill_storage ||
+		nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_storage
+	late 240 pipekill_app ||
+		nvme=64M run_script 3 1 tests/multinode/run.sh pipekill_app
 fi
 # the pipeline on one guest, its own peer through fabric_loopback: the
 # time ratios without three guests sharing the host's CPUs (figures:
@@ -132,9 +153,10 @@ if [ -z "${MULTINODE_NO_REMOTE:-}" ]; then
 	# a 3-stage chain over the nodes: loss, a lease, a node killed mid-chain
 	run_script 3 1 tests/multinode/remote_2node.sh chain_node
 	# kill-anywhere: the chain's processes SIGKILLed at random points
-	run_script 3 1 tests/multinode/remote_2node.sh killchain
+	late 300 killchain || run_script 3 1 tests/multinode/remote_2node.sh killchain
 	# storage on node 3 (NVMe), client node 1, continuation node 2
 	nvme=64M run_script 3 1 tests/multinode/remote_2node.sh blk_node
 fi
+[ -z "$skipped" ] || echo "# multinode: skipped on $kver for time:$skipped"
 echo "# fractos: $pass passed, $fail failed"
 exit $rc
