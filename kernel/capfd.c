@@ -41,6 +41,7 @@ static void fos_capfd_show_fdinfo(struct seq_file *m, struct file *file)
 const struct file_operations fos_capfd_fops = {
 	.owner		= THIS_MODULE,
 	.release	= fos_capfd_release,
+	.mmap		= fos_memmap_mmap,
 	.show_fdinfo	= fos_capfd_show_fdinfo,
 };
 
@@ -74,8 +75,11 @@ int fos_op_cap_export(struct fos_space *s, struct fos_call *c)
 		ret = fd;
 		goto err_put;
 	}
-	file = anon_inode_getfile("[fractos-cap]", &fos_capfd_fops, cap,
-				  O_RDONLY);
+	/* Memory that can be mapped: a file on the object's inode. */
+	file = fos_memmap_file(cap, &fos_capfd_fops);
+	if (!file)
+		file = anon_inode_getfile("[fractos-cap]", &fos_capfd_fops, cap,
+					  O_RDONLY);
 	if (IS_ERR(file)) {
 		ret = PTR_ERR(file);
 		put_unused_fd(fd);

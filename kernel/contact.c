@@ -253,15 +253,6 @@ static void fos_contact_answered(struct fos_invoke_done *done, int result)
 	kfree(done);
 }
 
-/* The space a local Request delivers to (its root's creator), or NULL. */
-static struct fos_space *fos_contact_receiver_locked(struct fos_object *req)
-{
-	lockdep_assert_held(&fos_tree_lock);
-	while (req->parent)
-		req = req->parent;
-	return req->proxy ? NULL : req->owner;
-}
-
 /*
  * Hand the marks of @ct that still stand over: each Memory leaves @s's
  * owned list for the space that receives the contact's Request (it is
@@ -276,7 +267,7 @@ static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
 	u32 i, n = 0;
 
 	spin_lock(&fos_tree_lock);
-	to = fos_contact_receiver_locked(ct->req.cap.obj);
+	to = fos_req_receiver_locked(ct->req.cap.obj);
 	for (i = 0; i < ct->nsteal; i++) {
 		struct fos_object *obj = ct->steal[i].cap.obj;
 

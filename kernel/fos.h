@@ -128,6 +128,7 @@ extern unsigned int fos_max_names;
 
 struct fos_ep;
 struct fos_export;
+struct fos_objmap;
 struct fos_mem;
 struct fos_monitor;
 struct fos_proxy;
@@ -180,6 +181,7 @@ struct fos_dead {
 	struct list_head drop;
 	struct list_head names;
 	struct list_head exports;
+	struct list_head maps;
 };
 
 /**
@@ -214,6 +216,9 @@ struct fos_dead {
  *	a capability to this object, NULL once revoked; under fos_tree_lock
  * @proxy: set (immutable) when this object stands for an object of another
  *	node (remote/proxy.c); such a proxy has no owner, no contents, no parent
+ * @map: the inode of the object's mappable capability fds (memmap.c) or
+ *	NULL; taken away, and its mappings unmapped, by revocation; under
+ *	fos_tree_lock
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -237,6 +242,7 @@ struct fos_object {
 	struct list_head names;
 	struct fos_export *export;
 	struct fos_proxy *proxy;
+	struct fos_objmap *map;
 	struct list_head work;
 	struct list_head reap;
 };
@@ -284,6 +290,15 @@ struct fos_space {
 	struct xarray contacts;
 };
 
+/* memmap.c */
+int fos_memmap_init(void);
+void fos_memmap_exit(void);
+void fos_memmap_take_locked(struct fos_object *obj, struct fos_dead *dead);
+void fos_memmap_release(struct list_head *maps);
+struct file *fos_memmap_file(struct fos_cap *cap,
+			     const struct file_operations *fops);
+int fos_memmap_mmap(struct file *file, struct vm_area_struct *vma);
+
 /* contact.c */
 void fos_contacts_init(struct fos_space *s);
 void fos_contacts_fire(struct fos_space *s);
@@ -299,6 +314,10 @@ void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_contents *contents);
+struct fos_space *fos_req_receiver_locked(struct fos_object *req);
+void fos_obj_set_owner(struct fos_object *obj, struct fos_space *s);
+int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
+		      struct fos_space *s, struct fos_object *req);
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_space *owner,
 					struct fos_contents *contents);

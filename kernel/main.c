@@ -83,6 +83,7 @@ static struct fos_count_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(monitors, FOS_LIVE_MONITORS),
 	FOS_LIVE_ATTR(dmabufs, FOS_LIVE_DMABUFS),
 	FOS_LIVE_ATTR(contacts, FOS_LIVE_CONTACTS),
+	FOS_LIVE_ATTR(memmaps, FOS_LIVE_MEMMAPS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
@@ -98,7 +99,8 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * contact_notes, contact_notes_lost: notes of a space's contacts queued
  * (or answered by another node), and those that could not be
  * ("Contacts" in the uAPI header); stolen_memories: Memory objects
- * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL).
+ * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL);
+ * memory_grants: buffers handed over by MEMORY_GRANT.
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -109,6 +111,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(contact_notes, FOS_TOTAL_CONTACT_NOTES),
 	FOS_TOTAL_ATTR(contact_notes_lost, FOS_TOTAL_CONTACT_NOTES_LOST),
 	FOS_TOTAL_ATTR(stolen_memories, FOS_TOTAL_STOLEN_MEMORIES),
+	FOS_TOTAL_ATTR(memory_grants, FOS_TOTAL_MEMORY_GRANTS),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];
@@ -162,9 +165,12 @@ static int __init fos_init(void)
 	ret = fos_space_init();
 	if (ret)
 		goto err_dmabuf;
-	ret = fos_provider_init();
+	ret = fos_memmap_init();
 	if (ret)
 		goto err_space;
+	ret = fos_provider_init();
+	if (ret)
+		goto err_memmap;
 	ret = fos_remote_init();
 	if (ret)
 		goto err_prov;
@@ -185,6 +191,8 @@ err_remote:
 	fos_remote_exit();
 err_prov:
 	fos_provider_exit();
+err_memmap:
+	fos_memmap_exit();
 err_space:
 	fos_space_exit();
 err_dmabuf:
@@ -212,6 +220,7 @@ static void __exit fos_exit(void)
 		     atomic_long_read(la->count), la->attr.attr.name);
 	}
 	fos_provider_exit();
+	fos_memmap_exit();
 	fos_space_exit();
 	fos_object_exit();
 }

@@ -160,6 +160,7 @@ static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
 	mem->user = user;
 	mmgrab(mm);
 	mem->mm = mm;
+	mem->uaddr = start;
 	fos_live_add(FOS_LIVE_PINNED_PAGES, npages);
 	return mem;
 

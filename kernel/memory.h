@@ -38,6 +38,8 @@ struct user_struct;
  *	a reference held with get_uid()
  * @mm: the mm the pin shows in (pinned_vm, not limited), grabbed with
  *	mmgrab()
+ * @uaddr: where pages[0] was mapped in @mm when pinned (MEMORY_GRANT
+ *	unmaps the pages there that still are ours)
  * @writable: pages were pinned with FOLL_WRITE (dma-buf: its file is
  *	open for writing and WRITE was asked)
  * @dmabuf: the dma-buf the pages are taken from (dmabuf.c), or NULL; its
@@ -65,6 +67,7 @@ struct fos_mem {
 	u64 len;
 	struct user_struct *user;
 	struct mm_struct *mm;
+	unsigned long uaddr;
 	bool writable;
 	struct dma_buf *dmabuf;
 	struct iosys_map map;

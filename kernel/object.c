@@ -181,6 +181,83 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 }
 
 /**
+ * fos_req_receiver_locked - the space a Request delivers to
+ * @req: a Request object or a revocation-tree descendant of one
+ *
+ * Return: the space that created the tree's root (its queue receives the
+ * invocations), or NULL for another node's Request or a root whose space
+ * is gone.  Valid while fos_tree_lock is held: a space empties its owned
+ * list under it before it is freed.
+ */
+struct fos_space *fos_req_receiver_locked(struct fos_object *req)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	while (req->parent)
+		req = req->parent;
+	return req->proxy ? NULL : req->owner;
+}
+
+/**
+ * fos_obj_set_owner - make @s the owner of @obj, if it still stands
+ * @obj: a root object, owned by another space or by none
+ * @s: the new owner, or NULL
+ */
+void fos_obj_set_owner(struct fos_object *obj, struct fos_space *s)
+{
+	spin_lock(&fos_tree_lock);
+	if (!obj->revoked) {
+		if (obj->owner)
+			list_del_init(&obj->owner_link);
+		obj->owner = NULL;
+		fos_obj_set_owner_locked(obj, s);
+	}
+	spin_unlock(&fos_tree_lock);
+}
+
+static void fos_obj_revoke_locked(struct fos_object *obj,
+				  struct fos_dead *dead);
+
+/**
+ * fos_obj_hand_over - a root's contents move to a new object; the root is
+ *	revoked
+ * @old: a root object @s created
+ * @new: a new object (fos_obj_create() without owner or contents)
+ * @s: the space that must own @old
+ * @req: @new belongs to the space this Request delivers to; NULL: to @s
+ *
+ * Every capability to @old and its descendants, and their mappings, are
+ * revoked as by CAP_REVOKE; @new holds the contents.  The remote layer's
+ * grants of @old may still be waited for (fos_remote()->grants_sync()).
+ *
+ * Return: 0, -EKEYREVOKED (@old, or @new - a capability to it was handed
+ * out first - is revoked), or -EPERM when @s did not create @old or it is
+ * no root.
+ */
+int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
+		      struct fos_space *s, struct fos_object *req)
+{
+	struct fos_dead dead;
+	int ret = 0;
+
+	fos_dead_init(&dead);
+	spin_lock(&fos_tree_lock);
+	if (old->revoked || new->revoked) {
+		ret = -EKEYREVOKED;
+	} else if (old->owner != s || old->parent || !old->contents) {
+		ret = -EPERM;
+	} else {
+		fos_obj_set_contents_locked(new, old->contents);
+		old->contents = NULL;
+		fos_obj_set_owner_locked(new, req ?
+					 fos_req_receiver_locked(req) : s);
+		fos_obj_revoke_locked(old, &dead);
+	}
+	spin_unlock(&fos_tree_lock);
+	fos_dead_release(&dead);
+	return ret;
+}
+
+/**
  * fos_obj_create_child - create a revocation-tree child of @parent
  * @parent: the parent object; the child takes a reference on it
  * @owner: the creating space
@@ -280,6 +357,8 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 		contents->holder = NULL;
 	/* An export holds a reference: none can be left. */
 	WARN_ON_ONCE(obj->export);
+	/* Nor can a mapping (its fd holds one): the inode goes. */
+	fos_memmap_take_locked(obj, &dead);
 	fos_obj_undelegate_locked(obj, &dead);
 	/* Nobody holds it any more: its monitors have nobody to tell. */
 	fos_monitors_take_locked(obj, &dead.drop);
@@ -389,6 +468,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 			cur->contents = NULL;
 		}
 		fos_remote()->revoke_locked(cur, dead);
+		fos_memmap_take_locked(cur, dead);
 		fos_monitors_take_receive_locked(cur, &dead->fire);
 		fos_name_revoke_locked(cur, dead);
 		fos_obj_undelegate_locked(cur, dead);
@@ -411,6 +491,7 @@ void fos_dead_init(struct fos_dead *dead)
 	INIT_LIST_HEAD(&dead->drop);
 	INIT_LIST_HEAD(&dead->names);
 	INIT_LIST_HEAD(&dead->exports);
+	INIT_LIST_HEAD(&dead->maps);
 }
 
 /**
@@ -439,6 +520,8 @@ void fos_dead_release(struct fos_dead *dead)
 	}
 	fos_name_release(&dead->names);
 	fos_remote()->exports_release(&dead->exports);
+	/* Unmapped before the pages behind the mappings can go. */
+	fos_memmap_release(&dead->maps);
 
 	list_for_each_entry_safe(c, ctmp, &dead->contents, dead) {
 		list_del(&c->dead);
@@ -448,6 +531,7 @@ void fos_dead_release(struct fos_dead *dead)
 	WARN_ON_ONCE(!list_empty(&dead->fire) || !list_empty(&dead->drop) ||
 		     !list_empty(&dead->names) ||
 		     !list_empty(&dead->exports) ||
+		     !list_empty(&dead->maps) ||
 		     !list_empty(&dead->contents));
 }
 

@@ -73,6 +73,8 @@ static const struct fos_op fos_ops[] = {
 	       struct fractos_name, 0),
 	FOS_OP(FRACTOS_IOC_SPACE_CONTACT, fos_op_space_contact,
 	       struct fractos_space_contact, 0),
+	FOS_OP(FRACTOS_IOC_MEMORY_GRANT, fos_op_memory_grant,
+	       struct fractos_memory_grant, FOS_OP_REMOTE),
 };
 
 static const struct fos_op *fos_op_lookup(unsigned int cmd)

@@ -35,6 +35,7 @@ union fos_args {
 	struct fractos_monitor monitor;
 	struct fractos_name name;
 	struct fractos_space_contact space_contact;
+	struct fractos_memory_grant memory_grant;
 };
 
 /**
@@ -116,6 +117,8 @@ int fos_op_name_lookup(struct fos_space *s, struct fos_call *c);
 int fos_op_name_unpublish(struct fos_space *s, struct fos_call *c);
 /* contact.c */
 int fos_op_space_contact(struct fos_space *s, struct fos_call *c);
+/* memgrant.c */
+int fos_op_memory_grant(struct fos_space *s, struct fos_call *c);
 void fos_contact_undo(struct fos_space *s, u32 id, const void *ptr);
 
 /* Helpers for argument checks. */

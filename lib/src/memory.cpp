@@ -3,6 +3,10 @@
 #include "ioctl.hpp"
 
 #include <cerrno>
+#include <utility>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace caladan {
 
@@ -73,6 +77,68 @@ result<cap> import_fd(const space &sp, int fd) noexcept
 	if (auto r = detail::call<FRACTOS_IOC_CAP_IMPORT>(sp.fd(), a); !r)
 		return r.error();
 	return cap(sp, a.cid);
+}
+
+mapping::mapping(mapping &&o) noexcept
+	: addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0))
+{
+}
+
+mapping &mapping::operator=(mapping &&o) noexcept
+{
+	if (this != &o) {
+		if (addr_)
+			::munmap(addr_, len_);
+		addr_ = std::exchange(o.addr_, nullptr);
+		len_ = std::exchange(o.len_, 0);
+	}
+	return *this;
+}
+
+mapping::~mapping()
+{
+	if (addr_)
+		::munmap(addr_, len_);
+}
+
+result<mapping> memory_map(const cap &mem, std::size_t len, bool writable,
+			   std::uint64_t offset) noexcept
+{
+	auto fd = mem.export_fd();
+	if (!fd)
+		return fd.error();
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+	void *p = ::mmap(nullptr, len, prot, MAP_SHARED, fd->get(),
+			 off_t(offset * std::uint64_t(::sysconf(_SC_PAGESIZE))));
+	if (p == MAP_FAILED)
+		return errno_code(errno);
+	return mapping(p, len);
+}
+
+result<cap> memory_grant(const cap &mem) noexcept
+{
+	fractos_memory_grant a{};
+	a.cid = mem.cid();
+	a.req = FRACTOS_CID_INVALID;
+	if (auto r = detail::call<FRACTOS_IOC_MEMORY_GRANT>(mem.space_fd(), a); !r)
+		return r.error();
+	return cap(mem.space_owner(), a.new_cid);
+}
+
+result<void> memory_grant(const cap &mem, const cap &req, cap *kept) noexcept
+{
+	if (req.space_fd() != mem.space_fd())
+		return errno_code(EXDEV);
+	fractos_memory_grant a{};
+	a.cid = mem.cid();
+	a.req = req.cid();
+	auto r = detail::call<FRACTOS_IOC_MEMORY_GRANT>(mem.space_fd(), a);
+	if (!r && a.new_cid != FRACTOS_CID_INVALID) {
+		cap c(mem.space_owner(), a.new_cid);
+		if (kept)
+			*kept = std::move(c);
+	}
+	return r;
 }
 
 } // namespace caladan

@@ -103,6 +103,7 @@ static_assert(sizeof(fractos_request_receive) == 64);
 static_assert(sizeof(fractos_monitor) == 32);
 static_assert(sizeof(fractos_space_contact) == 32);
 static_assert(sizeof(fractos_contact_note) == 24);
+static_assert(sizeof(fractos_memory_grant) == 32);
 static_assert(sizeof(fractos_uring_cmd) == 16); // fits a 64-byte SQE's command area
 static_assert(sizeof(fractos_oid) == 16);
 static_assert(sizeof(fractos_space_info) == 48);
@@ -170,6 +171,7 @@ static_assert(encodes(FRACTOS_IOC_NAME_PUBLISH, 0x10, sizeof(fractos_name)));
 static_assert(encodes(FRACTOS_IOC_NAME_LOOKUP, 0x11, sizeof(fractos_name)));
 static_assert(encodes(FRACTOS_IOC_NAME_UNPUBLISH, 0x12, sizeof(fractos_name)));
 static_assert(encodes(FRACTOS_IOC_SPACE_CONTACT, 0x13, sizeof(fractos_space_contact)));
+static_assert(encodes(FRACTOS_IOC_MEMORY_GRANT, 0x14, sizeof(fractos_memory_grant)));
 static_assert(FRACTOS_NAME_MAX == 255);
 #endif
 static_assert(FRACTOS_ABI_VERSION == 1);

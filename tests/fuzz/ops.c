@@ -109,6 +109,8 @@ static struct fz_op ops[OP_NR] = {
 			    E(ENOENT, EPERM), 0, 0 },
 	[OP_SPACE_CONTACT] = { "space_contact", FRACTOS_IOC_SPACE_CONTACT, 3,
 			       E(ENOSPC, ENOENT, EPERM, EBUSY), 1, 0 },
+	[OP_MEM_GRANT] = { "memory_grant", FRACTOS_IOC_MEMORY_GRANT, 2,
+			   E(EPERM, EACCES, EBUSY, EAGAIN, EMFILE), 1, 1 },
 	[OP_RAW] = { "raw_ioctl", 0, 2, E(0), 0, 0 },
 	[OP_SPACE_OPEN] = { "space_open", 0, 2, E(0), 0, 0 },
 	[OP_SPACE_CLOSE] = { "space_close", 0, 1, E(0), 0, 0 },
@@ -714,6 +716,7 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 		struct fractos_monitor mo;
 		struct fractos_name nm;
 		struct fractos_space_contact sc;
+		struct fractos_memory_grant mg;
 	} a;
 	struct call c = { .cmd = ops[op].cmd, .arg = &a,
 			  .size = _IOC_SIZE(ops[op].cmd) };
@@ -936,6 +939,15 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 			      a.sc.op > FRACTOS_CONTACT_UNSTEAL;
 		note(" op %u cid %u id %u", a.sc.op, a.sc.cid, a.sc.id);
 		break;
+	case OP_MEM_GRANT:
+		a.mg.cid = pick_cid(st, r, s, below(r, 4) ? K_MEM : K_REQ);
+		a.mg.req = below(r, 2) ? FRACTOS_CID_INVALID :
+			   pick_cid(st, r, s, below(r, 4) ? K_REQ : K_MEM);
+		a.mg.flags = pick_flags(r, 0);
+		c.must_fail = !!a.mg.flags;
+		c.blocking = fz_opts.loopback || fz_opts.peer;
+		note(" cid %u req %u", a.mg.cid, a.mg.req);
+		break;
 	}
 	ret = do_call(st, r, &c, &allowed);
 	if (ret || c.mangle == M_DIR || c.mangle == M_BADPTR)
@@ -970,6 +982,20 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 		break;
 	case OP_NAME_LOOKUP:
 		fz_cids_add(&st->any[s], a.nm.cid);
+		break;
+	case OP_MEM_GRANT:
+		if (a.mg.new_cid != FRACTOS_CID_INVALID) {
+			fz_cids_add(&st->any[s], a.mg.new_cid);
+			fz_cids_add(&st->mem[s], a.mg.new_cid);
+		}
+		/*
+		 * The grant took our mapping of those pages away: map the
+		 * buffer anew, as OP_REMAP does (the Memory keeps the old).
+		 */
+		if (mmap(fz_buf_rw, FZ_BUF, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			fz_violation("remap after a grant failed");
 		break;
 	}
 	return 0;

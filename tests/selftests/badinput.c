@@ -230,6 +230,22 @@ static void su_contact(void *a)
 	p->cid = R;
 }
 
+/*
+ * MEMORY_GRANT: a new Memory over a page of its own each time (a grant
+ * unmaps the page; a failed call leaves it, and its Memory, to the end).
+ */
+static void su_grant(void *a)
+{
+	struct fractos_memory_grant *p = a;
+	void *pg = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (pg == MAP_FAILED)
+		tap_bail("mmap");
+	bail_if(fos_mem_create(sfd, pg, PG, RW, &p->cid), "memory_create");
+	p->req = FRACTOS_CID_INVALID;
+}
+
 #define OFF(t, f)	((long)offsetof(struct t, f))
 #define PAD(t)		OFF(t, __pad), sizeof(((struct t *)0)->__pad)
 #define NOPAD		-1, 0
@@ -311,6 +327,10 @@ static const struct op ops[] = {
 	  sizeof(struct fractos_space_contact),
 	  OFF(fractos_space_contact, flags), 0, NOPAD,
 	  OFF(fractos_space_contact, reserved), 0, su_contact },
+	{ "MEMORY_GRANT", FRACTOS_IOC_MEMORY_GRANT,
+	  sizeof(struct fractos_memory_grant),
+	  OFF(fractos_memory_grant, flags), 0, NOPAD,
+	  OFF(fractos_memory_grant, reserved), 0, su_grant },
 };
 
 #define NOPS	(sizeof(ops) / sizeof(ops[0]))

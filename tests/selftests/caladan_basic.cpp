@@ -428,6 +428,46 @@ void test_cap_outlives_space(buffer &buf)
 	tap_eq(s2.info().value().ncaps, 1, "the new space still holds its one cap");
 }
 
+/*
+ * memory_map() and memory_grant(): a mapping shows the Memory's pages and
+ * goes with its object; a grant moves the buffer to a new object (to this
+ * space, then to a Request's provider, which maps the same bytes).
+ */
+void test_map_grant(const space &sp)
+{
+	buffer b(2 * 4096);
+	for (std::size_t i = 0; i < b.len; i++)
+		b.p[i] = char(i * 5 + 1);
+	auto mem = memory_create(sp, b.p, b.len, perm::all).value();
+	auto map = memory_map(mem, b.len);
+	tap_ok(map && !std::memcmp(map->data(), b.p, b.len), "memory_map: the Memory's bytes");
+	fails(memory_map(mem, 3 * 4096), ENXIO, "memory_map past the view");
+	auto ro = memory_diminish(mem, 0, b.len, perm::write).value();
+	fails(memory_map(ro, 4096, true), EACCES, "memory_map writable of a read-only view");
+	auto mine = memory_grant(mem);
+	if (!ok(mine, "memory_grant to this space"))
+		return;
+	tap_ok(mem.info().value().revoked() && mine->info().value().owned(),
+	       "the old capability is revoked; the new one is ours");
+	auto map2 = memory_map(*mine, b.len);
+	tap_ok(map2 && static_cast<char *>(map2->data())[4097] == char(4097 * 5 + 1),
+	       "the new one maps the same bytes");
+	auto req = sp.request().set_tag(0x6a).create().value();
+	ok(memory_grant(*mine, req), "memory_grant to a Request");
+	auto m = sp.receive(1s);
+	tap_ok(m && m->tag == 0x6a && m->caps.size() == 1, "its provider gets one capability");
+	if (m && m->caps.size() == 1) {
+		auto map3 = memory_map(m->caps[0], b.len);
+		tap_ok(map3 && static_cast<char *>(map3->data())[5] == char(5 * 5 + 1),
+		       "...which maps the buffer");
+	} else {
+		tap_ok(false, "...which maps the buffer");
+	}
+	auto again = memory_create(sp, b.p, 4096, perm::all);
+	(void)again;	/* b.p is unmapped now: EFAULT, nothing to grant */
+	fails(again, EFAULT, "the granted buffer is gone from this address space");
+}
+
 int main()
 {
 	auto sp = space::open();
@@ -447,6 +487,7 @@ int main()
 	test_names(*sp, sp2);
 	test_dmabuf(*sp, buf);
 	test_cap_outlives_space(buf);
+	test_map_grant(*sp);
 	{
 		auto mem = memory_create(*sp, buf.p, 4096, perm::read).value();
 		auto req = sp->request().set_tag(0x77).create().value();

@@ -173,7 +173,8 @@ def main():
     w("calls or io_uring commands, each with one argument struct declared in")
     w(".IR <linux/fractos.h> ,")
     w("which is the reference for everything below.")
-    for title in ("Model", "Remote objects", "Calling convention", "Names", "Contacts"):
+    for title in ("Model", "Remote objects", "Calling convention", "Names",
+                  "Mapping Memory", "Memory grant", "Contacts"):
         if title in docs:
             w(".SS " + title)
             w(paragraphs(docs[title]))

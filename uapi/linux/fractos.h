@@ -284,6 +284,17 @@
  *   MONITOR_DELEGATE  EPERM  this space did not create the object.
  *                   EBUSY   the object already has a delegate monitor.
  *                   EKEYREVOKED  the object is revoked.
+ *   MEMORY_GRANT    EOPNOTSUPP  cid is not a Memory, or req not a
+ *                           Request.
+ *                   EPERM   the Memory is not a root this space created
+ *                           (a revocation-tree child, another space's,
+ *                           another node's).
+ *                   EACCES  cid is not the whole buffer with every right.
+ *                   EINVAL  user pages that do not start and end on page
+ *                           boundaries.
+ *                   EBUSY   another live process pinned the pages.
+ *                   With req: the errors of REQUEST_INVOKE, new_cid then
+ *                           holding the Memory (see "Memory grant").
  *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD, _DEL, _STEAL
  *                           or _UNSTEAL; ADD with a non-zero id, DEL
  *                           with a non-zero cid.
@@ -440,6 +451,83 @@ struct fractos_memory_diminish {
 	__u32 drop_perms;
 	__u64 offset;
 	__u64 len;
+	__u32 flags;
+	__u32 new_cid;
+	__u64 reserved[2];
+};
+
+/**
+ * DOC: Mapping Memory
+ *
+ * A capability fd (CAP_EXPORT) of a Memory whose buffer is pages on this
+ * node - pinned by MEMORY_CREATE, or a kernel provider's - can be
+ * mmap()ed: MAP_SHARED only, whole pages of the capability's view (the
+ * view must start on a page; file offset 0 is its first page, and a last
+ * page the view only partly covers is not mapped), PROT_READ with
+ * FRACTOS_PERM_READ, PROT_WRITE with FRACTOS_PERM_WRITE (the fd is
+ * opened read-write only for a view that may write; a read-only mapping
+ * cannot be made writable), never PROT_EXEC.  The mapping shows the
+ * Memory's very pages: what the buffer's owner writes the mapping sees,
+ * and the other way round.  It outlives its fd and is inherited by
+ * fork().  When the fd's object is revoked (CAP_REVOKE of it or of an
+ * ancestor, its creator's space closing, MEMORY_GRANT), every mapping
+ * made through it is gone before the revocation returns, and the next
+ * access raises SIGBUS; mappings made through other objects of the same
+ * buffer stay.  The pages are mapped as page frames (VM_PFNMAP), counted
+ * once (by the Memory): a mapping cannot back a MEMORY_CREATE (EFAULT).
+ * The fd's link in /proc/PID/fd reads "fractos:[fractos-cap]".
+ *
+ * mmap() fails with ENODEV (no such Memory: a Request, another node's
+ * Memory, a dma-buf, or an fd made while its object could not be mapped),
+ * EINVAL (MAP_PRIVATE; a view that does not start on a page), EACCES
+ * (PROT_EXEC; a right the view lacks), ENXIO (past the view's last whole
+ * page) or EKEYREVOKED.
+ */
+
+/**
+ * DOC: Memory grant
+ *
+ * MEMORY_GRANT hands a Memory's buffer over without copying it: a new
+ * Memory object takes the buffer and the old one is revoked - every
+ * capability to it and to its revocation-tree descendants, on every node,
+ * and their mappings - so the grant is a move; the caller's own mapping
+ * of the buffer's pages is removed (an access is SIGSEGV then).  The one
+ * capability to the new object (the whole buffer, every right) goes to
+ * @req's provider, as the one capability argument of an invocation after
+ * the Request's own (as REQUEST_INVOKE without immediates or
+ * FRACTOS_INVOKE_WAIT), and the new object belongs to the space that
+ * created @req (FRACTOS_INFO_OWNED there); without @req it is installed
+ * in the caller's space at @new_cid, and belongs to it.  The receiver
+ * maps it with CAP_EXPORT and mmap() ("Mapping Memory").
+ *
+ * The caller must hold the whole of a root it created, with every right;
+ * the buffer must start and end on page boundaries when it is user pages,
+ * pinned by the caller's process, or by one that is gone (a stolen
+ * Memory): a buffer another live process pinned is refused (EBUSY), as
+ * its mapping there cannot be taken away.  Kernel pages and dma-bufs move
+ * the same way, with nothing to unmap.  When the invocation fails, nothing
+ * is lost: the capability is installed in the caller's space, @new_cid
+ * says where, and the call fails with the invocation's errno.  With @req
+ * another node's, the buffer stays on this node, owned by no space, and
+ * lives while a capability to it does (its holder reads it with
+ * MEMORY_COPY); moving it into memory of the recipient's node is not
+ * built yet.  The module's total memory_grants counts grants.
+ */
+
+/**
+ * struct fractos_memory_grant - FRACTOS_IOC_MEMORY_GRANT
+ * @cid: in, a Memory capability of this space: the whole of a root it
+ *	created, with every right
+ * @req: in, a Request capability to invoke with the Memory, or
+ *	FRACTOS_CID_INVALID
+ * @flags: in, must be 0
+ * @new_cid: out, the capability to the new object in this space (without
+ *	@req, or when @req's invocation failed), else FRACTOS_CID_INVALID
+ * @reserved: must be 0
+ */
+struct fractos_memory_grant {
+	__u32 cid;
+	__u32 req;
 	__u32 flags;
 	__u32 new_cid;
 	__u64 reserved[2];
@@ -928,6 +1016,8 @@ struct fractos_uring_cmd {
 #define FRACTOS_IOC_NAME_UNPUBLISH	_IOWR(FRACTOS_IOC_MAGIC, 0x12, struct fractos_name)
 #define FRACTOS_IOC_SPACE_CONTACT \
 	_IOWR(FRACTOS_IOC_MAGIC, 0x13, struct fractos_space_contact)
+#define FRACTOS_IOC_MEMORY_GRANT \
+	_IOWR(FRACTOS_IOC_MAGIC, 0x14, struct fractos_memory_grant)
 
 /**
  * DOC: Live-object counters

@@ -230,6 +230,56 @@ result<std::uint64_t> memory_copy(const space &sp, const cap &src, const cap &ds
 /// made by cap::export_fd() (possibly in another process).  @p fd stays open.
 result<cap> import_fd(const space &sp, int fd) noexcept;
 
+/**
+ * mapping: a shared mapping of a Memory capability ("Mapping Memory" in
+ * the uAPI header), unmapped by its destructor.  Move-only.  Its pages are
+ * the Memory's: an access after the object's revocation raises SIGBUS.
+ */
+class mapping {
+public:
+	mapping() noexcept = default;
+	mapping(mapping &&o) noexcept;
+	mapping &operator=(mapping &&o) noexcept;
+	mapping(const mapping &) = delete;
+	mapping &operator=(const mapping &) = delete;
+	~mapping();
+
+	void *data() const noexcept { return addr_; }
+	std::size_t size() const noexcept { return len_; }
+
+private:
+	friend result<mapping> memory_map(const cap &, std::size_t, bool,
+					  std::uint64_t) noexcept;
+	mapping(void *addr, std::size_t len) noexcept : addr_(addr), len_(len) {}
+	void *addr_ = nullptr;
+	std::size_t len_ = 0;
+};
+
+/**
+ * mmap() of @p mem's capability fd: @p len bytes (whole pages) from page
+ * offset @p offset of its view, writable if @p writable.  Errors: those of
+ * CAP_EXPORT, and ENODEV, EINVAL, EACCES, ENXIO, EKEYREVOKED (see the uAPI
+ * header).
+ */
+result<mapping> memory_map(const cap &mem, std::size_t len, bool writable = true,
+			   std::uint64_t offset = 0) noexcept;
+
+/**
+ * FRACTOS_IOC_MEMORY_GRANT without a Request: the buffer of @p mem (the
+ * whole of a root its space created, every right) moves to a new object;
+ * every capability to the old one is revoked and the caller's mapping of
+ * the pages removed.  Returns the one capability to the new object.
+ */
+result<cap> memory_grant(const cap &mem) noexcept;
+
+/**
+ * FRACTOS_IOC_MEMORY_GRANT to @p req (in @p mem's space): its provider
+ * receives the one capability to the new object.  When that invocation
+ * fails, the error is returned and the capability, kept in the space, is
+ * handed to @p kept if given (else closed: the buffer is then lost).
+ */
+result<void> memory_grant(const cap &mem, const cap &req, cap *kept = nullptr) noexcept;
+
 } // namespace caladan
 
 #pragma GCC visibility pop
