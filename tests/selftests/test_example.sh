@@ -6,7 +6,9 @@
 # hello-client looks it up, invokes it with a text and a continuation, and
 # prints the answer that comes back through the continuation; then the
 # client stops the service, and its name goes with it.  Also: a client of
-# a name nobody published fails with ENOENT.  Prints TAP.
+# a name nobody published fails with ENOENT.  Then the key-value example
+# (lib/examples/kv-*): a primary killed by SIGKILL, whose table the standby
+# takes over by steal, and one that steps down and grants it.  Prints TAP.
 cd "$(dirname "$0")" || exit 1
 ex=../../lib/examples
 n=0
@@ -51,6 +53,39 @@ svc=
 
 out=$($ex/hello-client "x" hello-test 2>&1)
 [ $? = 1 ]; ok $? "its name is gone with it ($out)"
+
+# kv_round HOW: a standby, a primary that fills its table and ends by HOW
+# (crash or handover); the standby prints the keys it took over.
+kv_round() {
+	$ex/kv-standby kv-test > "$tmp/kv.out" 2>&1 &
+	svc=$!
+	i=0
+	until grep -q waiting "$tmp/kv.out" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+	$ex/kv-primary kv-test "$1" alpha=1 beta=two "gamma=3 3" > "$tmp/kvp.out" 2>&1
+	prc=$?
+	i=0
+	while kill -0 "$svc" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	wait "$svc"; src=$?
+	svc=
+}
+if [ -x $ex/kv-standby ] && [ -x $ex/kv-primary ]; then
+	kv_round crash
+	[ "$prc" = 137 ] && [ "$src" = 0 ] &&
+		grep -q 'the primary is gone (killed, signal 9)' "$tmp/kv.out" &&
+		grep -q 'took the table over by steal: 3 keys' "$tmp/kv.out" &&
+		grep -q 'kv-standby:   gamma=3 3' "$tmp/kv.out"
+	r=$?
+	ok $r "kv: the primary killed, the standby maps its stolen table (3 keys)"
+	[ $r = 0 ] || sed 's/^/# /' "$tmp/kv.out" "$tmp/kvp.out"
+	kv_round handover
+	[ "$prc" = 0 ] && [ "$src" = 0 ] &&
+		grep -q 'took the table over by grant: 3 keys' "$tmp/kv.out" &&
+		grep -q 'kv-standby:   beta=two' "$tmp/kv.out" &&
+		! grep -q 'the primary is gone' "$tmp/kv.out"
+	r=$?
+	ok $r "kv: the primary steps down, the standby maps the granted table"
+	[ $r = 0 ] || sed 's/^/# /' "$tmp/kv.out" "$tmp/kvp.out"
+fi
 
 echo "1..$n"
 [ "$failed" = 0 ]
