@@ -220,7 +220,8 @@ check-debug-ci: deps userspace debug-kernel
 
 # When CI has less time left than check-debug-ci needs (.ci/run): a few
 # selftests on the debug kernel, those of the newest code first (~8 min).
-DEBUG_SHORT_TESTS ?= limitrace blk blkstress caladan_blk caladan_fs remote request caps
+DEBUG_SHORT_TESTS ?= memmap grant steal contact limitrace blk blkstress caladan_blk caladan_fs \
+	remote request caps
 check-debug-short: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's short subset: $(DEBUG_SHORT_TESTS)) ==="
 	@vm/run --kernel debug --nvme 256M --bar 4M --mem $(DEBUG_VM_MEM) --timeout $${VM_TIMEOUT:-1200} \
