@@ -25,7 +25,9 @@
  * Before its report, node 2 lets a child name R as a contact, mark a
  * Memory of its own stealable for it and die by SIGKILL: node 1 gets the
  * note with a proxy of that Memory (node 2's, owned by no space there)
- * and reads the child's bytes through it.
+ * and reads the child's bytes through it.  Then node 2 grants a Memory
+ * of its own to R (MEMORY_GRANT): node 1 gets a proxy of the new object
+ * and reads the bytes; node 2's own mapping of them is gone.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
@@ -112,7 +114,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(27 + 3 * (nodes - 1) + 11 * (nodes == 3));
+	tap_plan(29 + 3 * (nodes - 1) + 11 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -229,9 +231,9 @@ static int provider(void)
 	/*
 	 * The others report their failures; with 3 nodes, node 3 also
 	 * invokes R (forwarded by node 2) with Mdim2; node 2's killed child
-	 * sends R's note.  Any order.
+	 * sends R's note, and node 2 grants a Memory to R.  Any order.
 	 */
-	for (i = 0; i < nodes + (nodes == 3); i++) {
+	for (i = 0; i < nodes + 1 + (nodes == 3); i++) {
 		struct fractos_contact_note note;
 
 		fos_req_timeout_ns = 120000000000ULL;
@@ -261,6 +263,21 @@ static int provider(void)
 			tap_ok(m.ncaps == 2, "node 1: node 3 invoked the forwarded R");
 			tap_ok(same_cap(fd, mdim2, fd, m.caps[1]),
 			       "node 1: Mdim2 forwarded 1 -> 2 -> 3 -> 1 is the local object");
+			close_all(fd, &m);
+			continue;
+		}
+		if (!ret && m.imm_len == 5 && !memcmp(m.imm, "hello", 5)) {
+			tap_ok(m.ncaps == 2 && same_cap(fd, mdim, fd, m.caps[0]) &&
+			       is_remote(fd, m.caps[1], 2, FRACTOS_OBJ_MEMORY, 0,
+					 4096, FRACTOS_PERM_ALL),
+			       "node 1: node 2's MEMORY_GRANT to R brings its Memory (%u caps)",
+			       m.ncaps);
+			fos_fill(want2, sizeof(want2), 6);
+			ret = m.ncaps == 2 ?
+			      fos_copy(fd, m.caps[1], 0, local, 0, 4096, &copied) : -1;
+			tap_ok(!ret && copied == 4096 &&
+			       !memcmp(buf + 4096, want2, sizeof(want2)),
+			       "node 1: it holds node 2's bytes (RDMA READ, ret %d)", ret);
 			close_all(fd, &m);
 			continue;
 		}
@@ -364,7 +381,7 @@ static int client(void)
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(17 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	tap_plan(18 + 2 * (nodes - 1) + 2 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -444,6 +461,20 @@ static int client(void)
 
 	tap_ok(steal_child(fd, r),
 	       "node 2: a child named R as contact, marked its Memory and was killed");
+	{
+		struct fractos_memory_grant ga = { .req = r };
+		unsigned char *gb = fos_anon_mem(fd, 4096, &ga.cid);
+		uint32_t again;
+
+		if (gb)
+			fos_fill(gb, 4096, 6);
+		ret = gb ? ioctl(fd, FRACTOS_IOC_MEMORY_GRANT, &ga) : -1;
+		tap_ok(!ret && ga.new_cid == FRACTOS_CID_INVALID &&
+		       fos_mem_create(fd, gb, 4096, FRACTOS_PERM_ALL, &again) &&
+		       errno == EFAULT,
+		       "node 2: MEMORY_GRANT of a Memory to node 1's R; our mapping of it is gone (ret %d)",
+		       ret);
+	}
 
 	snprintf(done, sizeof(done), "done%u", tap_failed);
 	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
