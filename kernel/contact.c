@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "fos.h"
+#include "name.h"
 #include "ops.h"
 #include "provider.h"
 #include "request.h"
@@ -245,27 +246,59 @@ static void fos_contact_reason(struct fractos_contact_note *n)
 	}
 }
 
-/* A note's outcome, now or (from another node) later: counted, then freed. */
+/**
+ * struct fos_contact_done - a note on its way, and what it carries
+ * @core: the answer's callback (fos_contact_answered())
+ * @n: entries in @stolen
+ * @stolen: the Memory objects the note hands over (one reference each)
+ */
+struct fos_contact_done {
+	struct fos_invoke_done core;
+	u32 n;
+	struct fos_object *stolen[FRACTOS_MAX_STEAL];
+};
+
+/*
+ * A note's outcome, now or (from another node, on a workqueue) later:
+ * counted; what it carried is revoked if it was not delivered, as it would
+ * have been with the space.
+ */
 static void fos_contact_answered(struct fos_invoke_done *done, int result)
 {
+	struct fos_contact_done *d = container_of(done, struct fos_contact_done,
+						  core);
+	u32 i;
+
+	might_sleep();
 	fos_total_add(result ? FOS_TOTAL_CONTACT_NOTES_LOST :
 			       FOS_TOTAL_CONTACT_NOTES, 1);
-	kfree(done);
+	if (!result)
+		fos_total_add(FOS_TOTAL_STOLEN_MEMORIES, d->n);
+	for (i = 0; i < d->n; i++) {
+		if (result)
+			fos_obj_revoke(d->stolen[i]);
+		fos_obj_put(d->stolen[i]);
+	}
+	kfree(d);
 }
 
 /*
  * Hand the marks of @ct that still stand over: each Memory leaves @s's
  * owned list for the space that receives the contact's Request (it is
  * that space's to revoke now, and dies with it), or for no space when the
- * Request is another node's (it lives while a capability to it does).
- * Fills @kcaps with what is handed over and returns how many.
+ * Request is another node's (it lives while a capability to it does).  The
+ * names @s published on them go (their owner is gone).  Fills @kcaps with
+ * what is handed over, and @d with a reference to each; returns how many.
  */
 static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
-				  struct fos_kcap **kcaps)
+				  struct fos_kcap **kcaps,
+				  struct fos_contact_done *d)
 {
 	struct fos_space *to;
+	struct fos_dead dead;
 	u32 i, n = 0;
 
+	fos_dead_init(&dead);
 	spin_lock(&fos_tree_lock);
 	to = fos_req_receiver_locked(ct->req.cap.obj);
 	for (i = 0; i < ct->nsteal; i++) {
@@ -277,58 +310,37 @@ static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
 		obj->owner = to;
 		if (to)
 			list_add_tail(&obj->owner_link, &to->owned);
+		fos_name_revoke_locked(obj, &dead);
+		fos_obj_get(obj);
+		d->stolen[n] = obj;
 		kcaps[n++] = &ct->steal[i];
 	}
 	spin_unlock(&fos_tree_lock);
+	fos_dead_release(&dead);
+	d->n = n;
 	return n;
-}
-
-/* The note was not queued: what it carried dies with @s after all. */
-static void fos_contact_steal_undo(struct fos_space *s, struct fos_kcap **kcaps,
-				   u32 n)
-{
-	u32 i;
-
-	spin_lock(&fos_tree_lock);
-	for (i = 0; i < n; i++) {
-		struct fos_object *obj = kcaps[i]->cap.obj;
-
-		if (obj->revoked)
-			continue;
-		if (obj->owner)
-			list_del(&obj->owner_link);
-		obj->owner = s;
-		list_add_tail(&obj->owner_link, &s->owned);
-	}
-	spin_unlock(&fos_tree_lock);
 }
 
 static void fos_contact_notify(struct fos_space *s, struct fos_contact *ct,
 			       struct fractos_contact_note *n)
 {
 	struct fos_kcap *kcaps[FRACTOS_MAX_STEAL];
-	struct fos_invoke_done *done;
-	u32 nsteal = 0;
+	struct fos_contact_done *d;
 	int ret;
 
-	done = kzalloc(sizeof(*done), GFP_KERNEL);
-	if (!done) {
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
 		fos_total_add(FOS_TOTAL_CONTACT_NOTES_LOST, 1);
 		return;
 	}
-	done->fn = fos_contact_answered;
+	d->core.fn = fos_contact_answered;
+	n->stolen = 0;
 	if (n->reason == FRACTOS_CONTACT_KILLED)
-		nsteal = fos_contact_steal_take(s, ct, kcaps);
-	n->stolen = nsteal;
-	ret = fos_invoke_k(&ct->req.cap, n, sizeof(*n), kcaps, nsteal, done);
-	if (ret == -EINPROGRESS)	/* @done is fos_contact_answered()'s */
-		ret = 0;
-	else
-		fos_contact_answered(done, ret);
-	if (ret)
-		fos_contact_steal_undo(s, kcaps, nsteal);
-	else
-		fos_total_add(FOS_TOTAL_STOLEN_MEMORIES, nsteal);
+		n->stolen = fos_contact_steal_take(s, ct, kcaps, d);
+	ret = fos_invoke_k(&ct->req.cap, n, sizeof(*n), kcaps, n->stolen,
+			   &d->core);
+	if (ret != -EINPROGRESS)	/* else @d is fos_contact_answered()'s */
+		fos_contact_answered(&d->core, ret);
 }
 
 /**

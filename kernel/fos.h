@@ -273,6 +273,16 @@ struct fos_kcap {
 };
 
 /**
+ * struct fos_cap_slot - a cid reserved in a space (fos_cap_reserve())
+ * @cid: the cid
+ * @c: the capability's memory, filled by fos_cap_fill()
+ */
+struct fos_cap_slot {
+	u32 cid;
+	struct fos_cap *c;
+};
+
+/**
  * struct fos_space - a capability space, one per open file
  * @caps: cid -> struct fos_cap *, allocating xarray (its own lock)
  * @ncaps: number of entries in @caps
@@ -291,8 +301,6 @@ struct fos_space {
 };
 
 /* memmap.c */
-int fos_memmap_init(void);
-void fos_memmap_exit(void);
 void fos_memmap_take_locked(struct fos_object *obj, struct fos_dead *dead);
 void fos_memmap_release(struct list_head *maps);
 struct file *fos_memmap_file(struct fos_cap *cap,
@@ -315,9 +323,9 @@ void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_contents *contents);
 struct fos_space *fos_req_receiver_locked(struct fos_object *req);
-void fos_obj_set_owner(struct fos_object *obj, struct fos_space *s);
+void fos_obj_give_to_receiver(struct fos_object *obj, struct fos_object *req);
 int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
-		      struct fos_space *s, struct fos_object *req);
+		      struct fos_space *s);
 struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_space *owner,
 					struct fos_contents *contents);
@@ -412,6 +420,10 @@ int fos_space_init(void);
 void fos_space_exit(void);
 int fos_cap_get(struct fos_space *s, u32 cid, struct fos_cap *out);
 int fos_cap_install(struct fos_space *s, const struct fos_cap *c, u32 *cid);
+int fos_cap_reserve(struct fos_space *s, struct fos_cap_slot *slot);
+void fos_cap_fill(struct fos_space *s, struct fos_cap_slot *slot,
+		  const struct fos_cap *tmpl);
+void fos_cap_unreserve(struct fos_space *s, struct fos_cap_slot *slot);
 int fos_cap_close(struct fos_space *s, u32 cid);
 int fos_cap_close_if(struct fos_space *s, u32 cid, const struct fos_cap *want);
 extern const struct file_operations fos_space_fops;

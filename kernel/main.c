@@ -165,12 +165,9 @@ static int __init fos_init(void)
 	ret = fos_space_init();
 	if (ret)
 		goto err_dmabuf;
-	ret = fos_memmap_init();
-	if (ret)
-		goto err_space;
 	ret = fos_provider_init();
 	if (ret)
-		goto err_memmap;
+		goto err_space;
 	ret = fos_remote_init();
 	if (ret)
 		goto err_prov;
@@ -191,8 +188,6 @@ err_remote:
 	fos_remote_exit();
 err_prov:
 	fos_provider_exit();
-err_memmap:
-	fos_memmap_exit();
 err_space:
 	fos_space_exit();
 err_dmabuf:
@@ -220,7 +215,6 @@ static void __exit fos_exit(void)
 		     atomic_long_read(la->count), la->attr.attr.name);
 	}
 	fos_provider_exit();
-	fos_memmap_exit();
 	fos_space_exit();
 	fos_object_exit();
 }

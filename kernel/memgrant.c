@@ -3,13 +3,16 @@
  * fractos: MEMORY_GRANT - a Memory's buffer handed over without a copy
  * ("Memory grant" in the uAPI header).
  *
- * The buffer moves to a new object (fos_obj_hand_over()), which revokes
- * the old one and with it every capability and mapping; the caller's own
- * mapping of the pages goes first; the one capability to the new object
- * is an argument of an invocation of the receiver's Request, or lands in
- * the caller's space.
+ * The caller's mapping of the pages goes first; then the buffer moves to a
+ * new object (fos_obj_hand_over()), which revokes the old one and with it
+ * every capability and mapping; the one capability to the new object is
+ * an argument of an invocation of the receiver's Request, or lands in the
+ * caller's space at a cid reserved beforehand, so that a full space loses
+ * nothing and no other thread of the caller ever sees a capability that
+ * went to the receiver.
  */
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include "fos.h"
@@ -30,32 +33,22 @@ static int fos_grant_unmap_run(struct fos_mem *mem, unsigned long first,
 }
 
 /*
- * The caller's mapping of @mem's pages goes: every page of the buffer's
- * range that still maps the very page pinned is unmapped (a range the
- * process has remapped since keeps what it has now).  Kernel pages and
- * dma-bufs have no such mapping; pages a process that is gone pinned
- * (stolen Memory) neither; a live other process's cannot be taken away.
+ * Unmap the runs of the buffer's range in the caller's address space that
+ * still map the very pages pinned, whatever their protection (FOLL_FORCE
+ * finds them under PROT_NONE too); a range remapped since keeps what it
+ * has now.
  */
-static int fos_grant_unmap(struct fos_mem *mem)
+static int fos_grant_unmap_mine(struct fos_mem *mem)
 {
 	struct page *batch[FOS_GRANT_BATCH];
 	unsigned long i = 0, run = 0, start = 0;
 	int got, j, ret;
 
-	if (mem->dmabuf || !mem->user)
-		return 0;
-	if (mem->first_off || mem->len != (u64)mem->npages << PAGE_SHIFT)
-		return -EINVAL;
-	if (mem->mm != current->mm) {
-		if (!mmget_not_zero(mem->mm))
-			return 0;
-		mmput(mem->mm);
-		return -EBUSY;
-	}
 	while (i < mem->npages) {
 		got = get_user_pages_fast(mem->uaddr + i * PAGE_SIZE,
 					  min_t(unsigned long, mem->npages - i,
-						FOS_GRANT_BATCH), 0, batch);
+						FOS_GRANT_BATCH), FOLL_FORCE,
+					  batch);
 		if (got <= 0) {
 			/* Not mapped (any more): nothing to take there. */
 			ret = fos_grant_unmap_run(mem, start, run);
@@ -82,6 +75,39 @@ static int fos_grant_unmap(struct fos_mem *mem)
 		}
 	}
 	return fos_grant_unmap_run(mem, start, run);
+}
+
+/*
+ * Nobody but the new object's holders may reach the pages afterwards: they
+ * must be anonymous (a file's pages stay reachable through the file), the
+ * caller's mapping of them goes, and then none may be mapped anywhere (a
+ * range moved with mremap(), another live process's pin).  Kernel pages
+ * and dma-bufs have no user mapping.
+ */
+static int fos_grant_unmap(struct fos_mem *mem)
+{
+	unsigned long i;
+	int ret;
+
+	if (mem->dmabuf || !mem->user)
+		return 0;
+	if (mem->first_off || mem->len != (u64)mem->npages << PAGE_SHIFT)
+		return -EINVAL;
+	for (i = 0; i < mem->npages; i++)
+		if (!PageAnon(mem->pages[i]))
+			return -EBUSY;
+	if (mem->mm == current->mm) {
+		ret = fos_grant_unmap_mine(mem);
+		if (ret)
+			return ret;
+	} else if (mmget_not_zero(mem->mm)) {
+		mmput(mem->mm);
+		return -EBUSY;
+	}
+	for (i = 0; i < mem->npages; i++)
+		if (page_mapped(mem->pages[i]))
+			return -EBUSY;
+	return 0;
 }
 
 /* The checks on the granted capability; its buffer in *@memp. */
@@ -115,6 +141,7 @@ int fos_op_memory_grant(struct fos_space *s, struct fos_call *c)
 	struct fos_cap cap, req = {};
 	struct fos_kcap kcap = {};
 	struct fos_kcap *kcaps[1] = { &kcap };
+	struct fos_cap_slot slot;
 	struct fos_object *obj;
 	struct fos_mem *mem;
 	int ret;
@@ -145,42 +172,38 @@ int fos_op_memory_grant(struct fos_space *s, struct fos_call *c)
 		ret = -ENOMEM;
 		goto out_mem;
 	}
-	kcap.cap.obj = obj;
-	kcap.cap.len = mem->len;
-	kcap.cap.perms = FRACTOS_PERM_ALL;
-	/*
-	 * The caller holds the new object before anything is taken from it,
-	 * so that nothing is lost if its space is full (EMFILE); until the
-	 * hand-over the object is empty (EOPNOTSUPP to any use).
-	 */
-	ret = fos_cap_install(s, &kcap.cap, &a->new_cid);
+	ret = fos_cap_reserve(s, &slot);
 	if (ret)
 		goto out_obj;
 	ret = fos_grant_unmap(mem);
 	if (!ret)
-		ret = fos_obj_hand_over(cap.obj, obj, s, req.obj);
+		ret = fos_obj_hand_over(cap.obj, obj, s);
 	if (ret) {
-		fos_cap_close_if(s, a->new_cid, &kcap.cap);
-		a->new_cid = FRACTOS_CID_INVALID;
+		fos_cap_unreserve(s, &slot);
 		goto out_obj;
 	}
 	/* No other node reads the old object's keys any more. */
 	fos_remote()->grants_sync();
 	fos_total_add(FOS_TOTAL_MEMORY_GRANTS, 1);
 
-	if (!req.obj) {
-		fos_call_new_cid(c, a->new_cid, &kcap.cap);
-		goto out_obj;
-	}
-	ret = fos_invoke_k(&req, NULL, 0, kcaps, 1, NULL);
-	if (!ret) {
-		fos_cap_close_if(s, a->new_cid, &kcap.cap);
-		a->new_cid = FRACTOS_CID_INVALID;
-	} else {
+	kcap.cap.obj = obj;
+	kcap.cap.len = mem->len;
+	kcap.cap.perms = FRACTOS_PERM_ALL;
+	if (req.obj) {
+		ret = fos_invoke_k(&req, NULL, 0, kcaps, 1, NULL);
+		if (!ret) {
+			/* Delivered: the receiver's to revoke now. */
+			fos_obj_give_to_receiver(obj, req.obj);
+			fos_cap_unreserve(s, &slot);
+			goto out_obj;
+		}
 		/* Not delivered: it stays with the caller, who hears why. */
-		fos_obj_set_owner(obj, s);
 		c->out_on_error = true;
 	}
+	fos_cap_fill(s, &slot, &kcap.cap);
+	a->new_cid = slot.cid;
+	if (!req.obj)
+		fos_call_new_cid(c, a->new_cid, &kcap.cap);
 out_obj:
 	fos_obj_put(obj);
 out_mem:

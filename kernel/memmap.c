@@ -19,7 +19,14 @@
  * exclusive, after the object was marked revoked: so a fault either
  * inserted before the unmap, which removes it, or finds the object
  * revoked and fails with SIGBUS.  The buffer (struct fos_mem) outlives
- * every inserted page table entry: it is released after the unmap.
+ * every inserted page table entry: each object's inode holds a reference
+ * on it, dropped after its unmap (a child's mappings may be unmapped
+ * after its root's revocation released the root's own reference).
+ *
+ * The pseudo file system is mounted while inodes or files of it exist
+ * (simple_pin_fs()), and pins the module as long: the last file's close
+ * runs its dentry and superblock code after it dropped its module
+ * reference.
  *
  * Lock order: mmap_lock -> inode lock (fault); inode lock -> i_mmap_rwsem
  * (unmap).
@@ -39,14 +46,19 @@
 /**
  * struct fos_objmap - the inode of an object's mappable capability fds
  * @inode: one reference, the object's; each fd holds its own (its dentry)
+ * @mem: the buffer the mappings show, one reference: kept until they are
+ *	unmapped
  * @dead: link on a struct fos_dead's maps once taken from the object
  */
 struct fos_objmap {
 	struct inode *inode;
+	struct fos_mem *mem;
 	struct list_head dead;
 };
 
+/* Mounted while fos_memmap_pins is not zero (simple_pin_fs()). */
 static struct vfsmount *fos_memmap_mnt;
+static int fos_memmap_pins;
 
 /* /proc/PID/fd shows "fractos:[fractos-cap]", as the anon-inode fds do. */
 static char *fos_memmap_dname(struct dentry *dentry, char *buf, int buflen)
@@ -73,22 +85,22 @@ static int fos_memmap_init_fs_context(struct fs_context *fc)
 	return 0;
 }
 
-/* No owner: the mount lives as long as the module, and must not pin it. */
+/* Its superblock pins the module: see "Memory mappings". */
 static struct file_system_type fos_memmap_fs = {
+	.owner			= THIS_MODULE,
 	.name			= "fractos",
 	.init_fs_context	= fos_memmap_init_fs_context,
 	.kill_sb		= kill_anon_super,
 };
 
-int fos_memmap_init(void)
+static int fos_memmap_pin(void)
 {
-	fos_memmap_mnt = kern_mount(&fos_memmap_fs);
-	return PTR_ERR_OR_ZERO(fos_memmap_mnt);
+	return simple_pin_fs(&fos_memmap_fs, &fos_memmap_mnt, &fos_memmap_pins);
 }
 
-void fos_memmap_exit(void)
+static void fos_memmap_unpin(void)
 {
-	kern_unmount(fos_memmap_mnt);
+	simple_release_fs(&fos_memmap_mnt, &fos_memmap_pins);
 }
 
 /* The object's mappings go: unmap them all, then drop the inode. */
@@ -100,7 +112,10 @@ static void fos_objmap_free(struct fos_objmap *map)
 	unmap_mapping_range(inode->i_mapping, 0, 0, 1);
 	inode_unlock(inode);
 	iput(inode);
+	/* No page table entry shows the buffer any more: it may go. */
+	fos_mem_put(map->mem);
 	kfree(map);
+	fos_memmap_unpin();
 	fos_live_add(FOS_LIVE_MEMMAPS, -1);
 }
 
@@ -130,36 +145,44 @@ void fos_memmap_release(struct list_head *maps)
 	}
 }
 
-/* The buffer behind @cap can be mapped: pages on this node, not a dma-buf. */
-static bool fos_memmap_possible(const struct fos_cap *cap)
+/*
+ * The buffer behind @cap, if it can be mapped (pages on this node, not a
+ * dma-buf), with a reference; else NULL.
+ */
+static struct fos_mem *fos_memmap_mem(const struct fos_cap *cap)
 {
 	struct fos_mem *mem;
-	bool ok;
 
 	if (cap->obj->type != FRACTOS_OBJ_MEMORY || cap->obj->proxy)
-		return false;
+		return NULL;
 	mem = fos_obj_get_mem(cap->obj);
 	if (IS_ERR(mem))
-		return false;
-	ok = mem->pages && !mem->dmabuf;
-	fos_mem_put(mem);
-	return ok;
+		return NULL;
+	if (!mem->pages || mem->dmabuf) {
+		fos_mem_put(mem);
+		return NULL;
+	}
+	return mem;
 }
 
-/* The inode of @obj's mappings, made on first use; a reference, or NULL. */
-static struct inode *fos_memmap_inode(struct fos_object *obj)
+/*
+ * The inode of @obj's mappings, made on first use (with @mem, a reference
+ * the caller gives up); a reference, or NULL.  The caller holds a pin.
+ */
+static struct inode *fos_memmap_inode(struct fos_object *obj,
+				      struct fos_mem *mem)
 {
 	struct fos_objmap *new;
 	struct inode *inode = NULL;
 
 	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
 	if (!new)
-		return NULL;
+		goto out_mem;
 	new->inode = alloc_anon_inode(fos_memmap_mnt->mnt_sb);
-	if (IS_ERR(new->inode)) {
-		kfree(new);
-		return NULL;
-	}
+	if (IS_ERR(new->inode))
+		goto out_new;
+	new->mem = mem;
+	mem = NULL;
 	spin_lock(&fos_tree_lock);
 	if (!obj->revoked) {
 		if (!obj->map) {
@@ -171,10 +194,18 @@ static struct inode *fos_memmap_inode(struct fos_object *obj)
 		ihold(inode);
 	}
 	spin_unlock(&fos_tree_lock);
-	if (new) {
-		iput(new->inode);
-		kfree(new);
+	if (!new) {
+		/* The object's map holds a pin of its own. */
+		WARN_ON_ONCE(fos_memmap_pin());
+		return inode;
 	}
+	mem = new->mem;
+	iput(new->inode);
+out_new:
+	kfree(new);
+out_mem:
+	if (mem)
+		fos_mem_put(mem);
 	return inode;
 }
 
@@ -191,13 +222,22 @@ struct file *fos_memmap_file(struct fos_cap *cap,
 			     const struct file_operations *fops)
 {
 	struct inode *inode;
+	struct fos_mem *mem;
 	struct file *file;
 
-	if (!fos_memmap_possible(cap))
+	mem = fos_memmap_mem(cap);
+	if (!mem)
 		return NULL;
-	inode = fos_memmap_inode(cap->obj);
-	if (!inode)
+	/* (the mount stays while this call uses it) */
+	if (fos_memmap_pin()) {
+		fos_mem_put(mem);
 		return NULL;
+	}
+	inode = fos_memmap_inode(cap->obj, mem);
+	if (!inode) {
+		file = NULL;
+		goto out;
+	}
 	/* A file's f_op pins its module; alloc_file_pseudo() does not. */
 	__module_get(fops->owner);
 	file = alloc_file_pseudo(inode, fos_memmap_mnt, "[fractos-cap]",
@@ -206,9 +246,11 @@ struct file *fos_memmap_file(struct fos_cap *cap,
 	if (IS_ERR(file)) {
 		module_put(fops->owner);
 		iput(inode);
-		return file;
+		goto out;
 	}
 	file->private_data = cap;
+out:
+	fos_memmap_unpin();
 	return file;
 }
 
@@ -269,7 +311,7 @@ int fos_memmap_mmap(struct file *file, struct vm_area_struct *vma)
 	struct fos_mem *mem;
 	bool aligned;
 
-	if (file->f_path.mnt != fos_memmap_mnt)
+	if (file->f_path.dentry->d_sb->s_type != &fos_memmap_fs)
 		return -ENODEV;
 	/* (a shared mapping of a read-only fd has VM_MAYSHARE only) */
 	if (!(vma->vm_flags & VM_MAYSHARE))

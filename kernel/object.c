@@ -197,33 +197,33 @@ struct fos_space *fos_req_receiver_locked(struct fos_object *req)
 	return req->proxy ? NULL : req->owner;
 }
 
+static void fos_obj_revoke_locked(struct fos_object *obj,
+				  struct fos_dead *dead);
+
 /**
- * fos_obj_set_owner - make @s the owner of @obj, if it still stands
- * @obj: a root object, owned by another space or by none
- * @s: the new owner, or NULL
+ * fos_obj_give_to_receiver - @obj now belongs to whom @req delivers to
+ * @obj: a root object, if it still stands
+ * @req: a Request (fos_req_receiver_locked(); another node's: to nobody)
  */
-void fos_obj_set_owner(struct fos_object *obj, struct fos_space *s)
+void fos_obj_give_to_receiver(struct fos_object *obj, struct fos_object *req)
 {
 	spin_lock(&fos_tree_lock);
 	if (!obj->revoked) {
 		if (obj->owner)
 			list_del_init(&obj->owner_link);
 		obj->owner = NULL;
-		fos_obj_set_owner_locked(obj, s);
+		fos_obj_set_owner_locked(obj, fos_req_receiver_locked(req));
 	}
 	spin_unlock(&fos_tree_lock);
 }
-
-static void fos_obj_revoke_locked(struct fos_object *obj,
-				  struct fos_dead *dead);
 
 /**
  * fos_obj_hand_over - a root's contents move to a new object; the root is
  *	revoked
  * @old: a root object @s created
- * @new: a new object (fos_obj_create() without owner or contents)
+ * @new: a new object (fos_obj_create() without owner or contents), which
+ *	@s owns from now on
  * @s: the space that must own @old
- * @req: @new belongs to the space this Request delivers to; NULL: to @s
  *
  * Every capability to @old and its descendants, and their mappings, are
  * revoked as by CAP_REVOKE; @new holds the contents.  The remote layer's
@@ -234,7 +234,7 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
  * no root.
  */
 int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
-		      struct fos_space *s, struct fos_object *req)
+		      struct fos_space *s)
 {
 	struct fos_dead dead;
 	int ret = 0;
@@ -248,8 +248,7 @@ int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
 	} else {
 		fos_obj_set_contents_locked(new, old->contents);
 		old->contents = NULL;
-		fos_obj_set_owner_locked(new, req ?
-					 fos_req_receiver_locked(req) : s);
+		fos_obj_set_owner_locked(new, s);
 		fos_obj_revoke_locked(old, &dead);
 	}
 	spin_unlock(&fos_tree_lock);

@@ -83,6 +83,55 @@ int fos_cap_install(struct fos_space *s, const struct fos_cap *tmpl, u32 *cid)
 	return 0;
 }
 
+/**
+ * fos_cap_reserve - keep a cid for a capability that may be installed later
+ * @s: the space
+ * @slot: out, the cid and the memory of its capability
+ *
+ * The cid is taken but holds nothing (EBADF to any use) until
+ * fos_cap_fill(), which cannot fail; fos_cap_unreserve() gives it back.
+ *
+ * Return: 0, -ENOMEM, or -EMFILE when the space holds max_caps capabilities.
+ */
+int fos_cap_reserve(struct fos_space *s, struct fos_cap_slot *slot)
+{
+	unsigned int max = READ_ONCE(fos_max_caps);
+	int ret;
+
+	if (!max)
+		return -EMFILE;
+	slot->c = kmem_cache_alloc(fos_cap_cache, GFP_KERNEL_ACCOUNT);
+	if (!slot->c)
+		return -ENOMEM;
+	ret = xa_alloc(&s->caps, &slot->cid, NULL, XA_LIMIT(0, max - 1),
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kmem_cache_free(fos_cap_cache, slot->c);
+		return ret == -EBUSY ? -EMFILE : ret;
+	}
+	return 0;
+}
+
+/* Install a copy of @tmpl (a new reference) at the reserved cid. */
+void fos_cap_fill(struct fos_space *s, struct fos_cap_slot *slot,
+		  const struct fos_cap *tmpl)
+{
+	*slot->c = *tmpl;
+	fos_obj_get(slot->c->obj);
+	/* A reserved entry is allocated already: this cannot fail. */
+	WARN_ON_ONCE(xa_err(xa_store(&s->caps, slot->cid, slot->c,
+				     GFP_KERNEL)));
+	atomic_inc(&s->ncaps);
+	fos_live_add(FOS_LIVE_CAPS, 1);
+}
+
+/* Give a reserved cid back unused. */
+void fos_cap_unreserve(struct fos_space *s, struct fos_cap_slot *slot)
+{
+	xa_release(&s->caps, slot->cid);
+	kmem_cache_free(fos_cap_cache, slot->c);
+}
+
 static void fos_cap_free(struct fos_cap *c)
 {
 	fos_obj_put(c->obj);

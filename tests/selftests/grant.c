@@ -277,16 +277,62 @@ static void test_other_process(void)
 	close(g);
 }
 
+/* What cannot hide pages from a grant, and pages it cannot take. */
+static void test_tricks(void)
+{
+	unsigned char *b = pages(1, 15), *r = pages(2, 17), *moved, *sh;
+	__u32 mem, rm, sm, nc;
+	int g = dev_open(), mfd;
+
+	/* PROT_NONE does not hide the caller's mapping. */
+	if (mem_new(g, b, PG, FRACTOS_PERM_ALL, &mem) ||
+	    mprotect(b, PG, PROT_NONE))
+		tap_bail("setup");
+	tap_errno(grant(g, mem, NONE, &nc), 0, "GRANT of a PROT_NONE buffer");
+	tap_ok(mprotect(b, PG, PROT_READ) == -1 && errno == ENOMEM,
+	       "its mapping is gone all the same (mprotect: ENOMEM)");
+
+	/* Pages moved elsewhere by mremap() are still mapped: EBUSY. */
+	if (mem_new(g, r, 2 * PG, FRACTOS_PERM_ALL, &rm))
+		tap_bail("setup");
+	moved = mmap(NULL, 2 * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (moved != MAP_FAILED)
+		moved = mremap(r, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       moved);
+	if (moved == MAP_FAILED)
+		tap_bail("mremap");
+	tap_errno(grant(g, rm, NONE, &nc), EBUSY,
+		  "pages mremap()ed away are mapped there: EBUSY");
+	tap_ok(cap_revoked(g, rm) == 0 && pattern_is(moved, 2 * PG, 17),
+	       "...the Memory and the moved mapping intact");
+	munmap(moved, 2 * PG);
+	tap_errno(grant(g, rm, NONE, &nc), 0, "unmapped there too: granted");
+
+	/* A file's pages stay reachable through the file: EBUSY. */
+	mfd = memfd_create("fos-grant", MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, PG))
+		tap_bail("memfd");
+	sh = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (sh == MAP_FAILED || mem_new(g, sh, PG, FRACTOS_PERM_ALL, &sm))
+		tap_bail("memfd Memory");
+	tap_errno(grant(g, sm, NONE, &nc), EBUSY, "a memfd's pages: EBUSY");
+	tap_ok(touch(sh) == 0, "...and its mapping stays");
+	munmap(sh, PG);
+	close(mfd);
+	close(g);
+}
+
 int main(void)
 {
 	struct snap base;
 
-	tap_plan(14 + 12 + 8 + 3 + 1);
+	tap_plan(14 + 12 + 8 + 3 + 7 + 1);
 	snap_take(&base);
 	test_bad_input();
 	test_to_request();
 	test_to_self();
 	test_other_process();
+	test_tricks();
 	snap_check(&base, "grant");
 	return tap_finish();
 }

@@ -182,6 +182,16 @@ static void child(int p, int c, __u32 id, int wfd, enum end end)
 		_exit(11);
 	if (end == UNMARKED && unsteal(c, id, m1))
 		_exit(12);
+	{
+		/* a name on it: it goes with its publisher, stolen or not */
+		struct fractos_name nm = {
+			.cid = m1, .name = (uintptr_t)"stolen.name",
+			.name_len = strlen("stolen.name"),
+		};
+
+		if (ioctl(c, FRACTOS_IOC_NAME_PUBLISH, &nm))
+			_exit(16);
+	}
 	if (cap_move(c, m1, p, &cids[0]) || cap_move(c, m2, p, &cids[1]))
 		_exit(13);
 	if (end == REVOKED && cap_revoke(c, m1))
@@ -245,6 +255,15 @@ static void test_end(enum end end)
 	       "%s: the Request's own capability first", what);
 	tap_ok(cap_revoked(p, cids[1]) == 1,
 	       "%s: the unmarked Memory is revoked", what);
+	{
+		struct fractos_name nm = {
+			.name = (uintptr_t)"stolen.name",
+			.name_len = strlen("stolen.name"),
+		};
+
+		tap_errno(ioctl(p, FRACTOS_IOC_NAME_LOOKUP, &nm), ENOENT,
+			  "%s: the dead space's name on it is gone", what);
+	}
 	tap_ok(total("stolen_memories") == stolen0 + expect,
 	       "%s: totals/stolen_memories +%d (%ld -> %ld)", what, expect,
 	       stolen0, total("stolen_memories"));
@@ -312,7 +331,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--hold"))
 		return hold();
-	tap_plan(25 + 10 + 3 * 6);
+	tap_plan(25 + 11 + 3 * 7);
 	test_bad_input();
 	test_end(KILLED);
 	test_end(EXITED);

@@ -292,7 +292,9 @@
  *                   EACCES  cid is not the whole buffer with every right.
  *                   EINVAL  user pages that do not start and end on page
  *                           boundaries.
- *                   EBUSY   another live process pinned the pages.
+ *                   EBUSY   another live process pinned the pages,
+ *                           they are a file's, or they are mapped
+ *                           elsewhere too.
  *                   With req: the errors of REQUEST_INVOKE, new_cid then
  *                           holding the Memory (see "Memory grant").
  *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD, _DEL, _STEAL
@@ -503,9 +505,15 @@ struct fractos_memory_diminish {
  * The caller must hold the whole of a root it created, with every right;
  * the buffer must start and end on page boundaries when it is user pages,
  * pinned by the caller's process, or by one that is gone (a stolen
- * Memory): a buffer another live process pinned is refused (EBUSY), as
- * its mapping there cannot be taken away.  Kernel pages and dma-bufs move
- * the same way, with nothing to unmap.  When the invocation fails, nothing
+ * Memory).  Refused with EBUSY: a buffer another live process pinned (its
+ * mapping there cannot be taken away), a file's or shared memory's pages
+ * (reachable through the file), and pages still mapped elsewhere once the
+ * caller's mapping of the buffer's range is gone (moved with mremap():
+ * that mapping is gone then, the Memory intact).  The caller's mapping is
+ * found at the buffer's address whatever its protection; a range remapped
+ * since keeps what it maps now.  Kernel pages and dma-bufs move the same
+ * way, with nothing to unmap.  The capability is never visible to the
+ * caller's other threads unless it stays with the caller.  When the invocation fails, nothing
  * is lost: the capability is installed in the caller's space, @new_cid
  * says where, and the call fails with the invocation's errno.  With @req
  * another node's, the buffer stays on this node, owned by no space, and
