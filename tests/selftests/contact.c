@@ -242,11 +242,11 @@ static void test_child(int how, __u32 reason, __u32 sig, const char *what)
 {
 	static struct msg m;
 	__u32 r, rc, id;
-	int p = dev_open(), c, pfd[2], st;
+	int p = dev_open(), c, up[2], down[2], st;
 	char b;
 	pid_t pid;
 
-	if (req_new(p, NONE, TAG, NULL, 0, NULL, 0, &r) || pipe(pfd))
+	if (req_new(p, NONE, TAG, NULL, 0, NULL, 0, &r) || pipe(up) || pipe(down))
 		tap_bail("setup");
 	c = client(p, r, &rc, &id);
 	pid = fork();
@@ -257,7 +257,8 @@ static void test_child(int how, __u32 reason, __u32 sig, const char *what)
 
 		setrlimit(RLIMIT_CORE, &no_core);
 		close(p);
-		if (write(pfd[1], "x", 1) != 1)
+		/* Once the parent closed its copy, ours is the last. */
+		if (write(up[1], "x", 1) != 1 || read(down[0], &b, 1) != 1)
 			_exit(1);
 		if (!how)
 			exit(3);
@@ -267,10 +268,12 @@ static void test_child(int how, __u32 reason, __u32 sig, const char *what)
 		_exit(0);
 	}
 	close(c);		/* the child holds the last reference */
-	close(pfd[1]);
-	if (read(pfd[0], &b, 1) != 1)
+	if (read(up[0], &b, 1) != 1 || write(down[1], "x", 1) != 1)
 		tap_bail("child");
-	close(pfd[0]);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
 	if (how == SIGKILL)
 		kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
