@@ -52,22 +52,28 @@ result<void> space::remove_contact(std::uint32_t id) const noexcept
 	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
 }
 
-result<void> space::mark_stealable(std::uint32_t id, const cap &mem) const noexcept
+namespace {
+
+/* SPACE_CONTACT's STEAL or UNSTEAL of @mem for contact @id. */
+result<void> steal_op(int fd, std::uint32_t op, std::uint32_t id, const cap &mem) noexcept
 {
 	fractos_space_contact a{};
-	a.op = FRACTOS_CONTACT_STEAL;
+	a.op = op;
 	a.id = id;
 	a.cid = mem.cid();
-	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
+	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd, a);
+}
+
+} // namespace
+
+result<void> space::mark_stealable(std::uint32_t id, const cap &mem) const noexcept
+{
+	return steal_op(fd(), FRACTOS_CONTACT_STEAL, id, mem);
 }
 
 result<void> space::unmark_stealable(std::uint32_t id, const cap &mem) const noexcept
 {
-	fractos_space_contact a{};
-	a.op = FRACTOS_CONTACT_UNSTEAL;
-	a.id = id;
-	a.cid = mem.cid();
-	return detail::call<FRACTOS_IOC_SPACE_CONTACT>(fd(), a);
+	return steal_op(fd(), FRACTOS_CONTACT_UNSTEAL, id, mem);
 }
 
 } // namespace caladan
