@@ -146,12 +146,7 @@ static int fos_contact_steal(struct fos_space *s,
 	ret = fos_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	if (cap.obj->type != FRACTOS_OBJ_MEMORY)
-		ret = -EOPNOTSUPP;
-	else if (fos_obj_revoked(cap.obj))
-		ret = -EKEYREVOKED;
-	else if (cap.obj->parent || !fos_obj_owned_by(cap.obj, s))
-		ret = -EPERM;
+	ret = fos_obj_own_memory_root(cap.obj, s);
 	if (ret)
 		goto out;
 
@@ -306,10 +301,7 @@ static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
 
 		if (obj->revoked || obj->owner != s)
 			continue;
-		list_del_init(&obj->owner_link);
-		obj->owner = to;
-		if (to)
-			list_add_tail(&obj->owner_link, &to->owned);
+		fos_obj_move_owner_locked(obj, to);
 		fos_name_revoke_locked(obj, &dead);
 		fos_obj_get(obj);
 		d->stolen[n] = obj;

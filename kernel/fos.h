@@ -323,6 +323,7 @@ void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_contents *contents);
 struct fos_space *fos_req_receiver_locked(struct fos_object *req);
+void fos_obj_move_owner_locked(struct fos_object *obj, struct fos_space *to);
 void fos_obj_give_to_receiver(struct fos_object *obj, struct fos_object *req);
 int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
 		      struct fos_space *s);
@@ -342,6 +343,7 @@ bool fos_obj_revoked(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
 struct fos_req *fos_obj_get_req(struct fos_object *obj);
 bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s);
+int fos_obj_own_memory_root(struct fos_object *obj, const struct fos_space *s);
 int fos_obj_delegate(struct fos_cap *cap);
 void fos_obj_undelegate(struct fos_cap *cap);
 void fos_dead_init(struct fos_dead *dead);

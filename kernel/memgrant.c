@@ -115,14 +115,11 @@ static int fos_grant_check(struct fos_space *s, const struct fos_cap *cap,
 			   struct fos_mem **memp)
 {
 	struct fos_mem *mem;
+	int ret;
 
-	if (cap->obj->type != FRACTOS_OBJ_MEMORY)
-		return -EOPNOTSUPP;
-	if (fos_obj_revoked(cap->obj))
-		return -EKEYREVOKED;
-	if (cap->obj->proxy || cap->obj->parent ||
-	    !fos_obj_owned_by(cap->obj, s))
-		return -EPERM;
+	ret = fos_obj_own_memory_root(cap->obj, s);
+	if (ret)
+		return ret;
 	mem = fos_obj_get_mem(cap->obj);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);

@@ -201,6 +201,20 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 				  struct fos_dead *dead);
 
 /**
+ * fos_obj_move_owner_locked - a standing root object changes owner
+ * @obj: the object, not revoked
+ * @to: its new owner, or NULL (none: it lives while a capability does)
+ */
+void fos_obj_move_owner_locked(struct fos_object *obj, struct fos_space *to)
+{
+	lockdep_assert_held(&fos_tree_lock);
+	if (obj->owner)
+		list_del_init(&obj->owner_link);
+	obj->owner = NULL;
+	fos_obj_set_owner_locked(obj, to);
+}
+
+/**
  * fos_obj_give_to_receiver - @obj now belongs to whom @req delivers to
  * @obj: a root object, if it still stands
  * @req: a Request (fos_req_receiver_locked(); another node's: to nobody)
@@ -208,12 +222,8 @@ static void fos_obj_revoke_locked(struct fos_object *obj,
 void fos_obj_give_to_receiver(struct fos_object *obj, struct fos_object *req)
 {
 	spin_lock(&fos_tree_lock);
-	if (!obj->revoked) {
-		if (obj->owner)
-			list_del_init(&obj->owner_link);
-		obj->owner = NULL;
-		fos_obj_set_owner_locked(obj, fos_req_receiver_locked(req));
-	}
+	if (!obj->revoked)
+		fos_obj_move_owner_locked(obj, fos_req_receiver_locked(req));
 	spin_unlock(&fos_tree_lock);
 }
 
@@ -625,6 +635,27 @@ void fos_space_revoke_owned(struct fos_space *s)
 bool fos_obj_revoked(struct fos_object *obj)
 {
 	return READ_ONCE(obj->revoked);
+}
+
+/**
+ * fos_obj_own_memory_root - @obj is a Memory root @s created, standing
+ * @obj: the object
+ * @s: the space
+ *
+ * What STEAL and MEMORY_GRANT ask of the Memory they hand on.
+ *
+ * Return: 0, -EOPNOTSUPP (no Memory), -EKEYREVOKED, or -EPERM (a
+ * revocation-tree child, another node's, another space's).
+ */
+int fos_obj_own_memory_root(struct fos_object *obj, const struct fos_space *s)
+{
+	if (obj->type != FRACTOS_OBJ_MEMORY)
+		return -EOPNOTSUPP;
+	if (fos_obj_revoked(obj))
+		return -EKEYREVOKED;
+	if (obj->proxy || obj->parent || !fos_obj_owned_by(obj, s))
+		return -EPERM;
+	return 0;
 }
 
 bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s)
