@@ -20,7 +20,7 @@ struct fos_peer;
 
 /*
  * The message types a user may register; the transport keeps the others
- * for its framing.  Fixed by the wire format (version 9): remote/wire.h
+ * for its framing.  Fixed by the wire format (version 10): remote/wire.h
  * numbers all of them.
  */
 #define FOS_FABRIC_TYPE_FIRST	5
@@ -30,10 +30,12 @@ struct fos_peer;
  * The largest payload of one message.  A peer may take less (it announces
  * its receive buffers' size): fos_fabric_send() then says -EMSGSIZE.
  */
-#define FOS_FABRIC_PAYLOAD_MAX	(8192 - 32)
+#define FOS_FABRIC_PAYLOAD_MAX	(8192 - 48)
 
 /**
- * struct fos_fabric_done - completion of one send
+ * struct fos_fabric_done - completion of one send of the transport's own
+ *	messages (a user's messages are retransmitted after a reconnection:
+ *	their sends pass NULL)
  * @fn: called once the message has left (status 0) or could not be
  *	delivered to the peer's QP (negative errno; the connection is then
  *	torn down).  Runs in the CQ's workqueue context; must not sleep.

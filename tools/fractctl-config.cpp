@@ -96,6 +96,7 @@ constexpr param_rule param_rules[] = {
 	{"max_names", false, 1, UINT32_MAX},
 	{"fabric_ring", false, 1, UINT32_MAX},
 	{"fabric_heartbeat_ms", false, 1, UINT32_MAX},
+	{"fabric_grace_ms", false, 0, UINT32_MAX},
 	{"fabric_peer_work", false, 1, UINT32_MAX},
 	{"fabric_peer_grants", false, 1, UINT32_MAX},
 	{"fabric_loopback", true, 0, 1},

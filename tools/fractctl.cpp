@@ -292,6 +292,10 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_REFUSED_COOKIE, "refused_cookie"},
 	{FRACTOS_STAT_TX_REMOTE_MSGS, "tx_remote_msgs"},
 	{FRACTOS_STAT_RX_REMOTE_MSGS, "rx_remote_msgs"},
+	{FRACTOS_STAT_RETRANSMITS, "retransmits"},
+	{FRACTOS_STAT_DUPLICATES, "duplicates"},
+	{FRACTOS_STAT_SESSION_ENDS, "session_ends"},
+	{FRACTOS_STAT_LINK_GRACE, "link_grace"},
 };
 
 } // namespace

@@ -21,6 +21,9 @@ void fos_conn_fail(struct fos_conn *conn)
 	if (conn->state != FOS_CONN_CLOSING) {
 		conn->state = FOS_CONN_CLOSING;
 		queue = true;
+		/* Until its close work drained it (fos_peer.draining). */
+		if (conn->was_up)
+			atomic_inc(&conn->peer->draining);
 	}
 	spin_unlock(&conn->lock);
 	if (queue)
@@ -329,7 +332,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 
 	spin_lock(&peer->lock);
 	old = peer->epoch;
-	peer->epoch = epoch;
+	WRITE_ONCE(peer->epoch, epoch);
 	/*
 	 * Failed under peer->lock: once it is unlocked, the connection's
 	 * close work may clear peer->conn and free it.
@@ -340,6 +343,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	spin_unlock(&peer->lock);
 	if (!old || old == epoch)
 		return;
+	fos_sess_restarted(peer);
 	fos_stat_add(peer, FRACTOS_STAT_EPOCH_CHANGES, 1);
 	pr_info("node %u restarted (epoch %#x -> %#x)\n",
 		peer->node_id, old, epoch);
@@ -462,12 +466,17 @@ static void fos_conn_close_work(struct work_struct *work)
 	struct fos_conn *conn = container_of(work, struct fos_conn, close_work);
 	struct fos_peer *peer = conn->peer;
 	struct fos_ibdev *dev;
-	bool was_conn;
+	bool was_conn, keep = false, kept;
 
 	spin_lock(&peer->lock);
 	was_conn = peer->conn == conn;
-	if (was_conn)
+	if (was_conn) {
 		peer->conn = NULL;
+		/* From here on its users' messages wait for the next one. */
+		if (conn->was_up && conn->primary &&
+		    conn->peer_epoch == peer->epoch)
+			keep = fos_sess_link_down_begin(peer);
+	}
 	if (peer->in == conn)
 		peer->in = NULL;
 	if (peer->out == conn)
@@ -494,7 +503,20 @@ static void fos_conn_close_work(struct work_struct *work)
 	if (conn->cq)
 		ib_free_cq(conn->cq);
 	rdma_destroy_id(conn->id);
+	/*
+	 * The session takes what the peer's connection had not sent, or
+	 * ends; only then may a new connection deliver (fos_peer.draining).
+	 */
+	kept = false;
+	if (was_conn && conn->was_up && conn->primary)
+		kept = fos_sess_link_down(conn, keep);
 	fos_conn_drop_backlog(conn);
+	if (conn->was_up && conn->primary && !kept) {
+		pr_info("node %u down\n", peer->node_id);
+		fos_peer_node_down(peer->node_id, conn->peer_epoch);
+	}
+	if (conn->was_up)
+		atomic_dec(&peer->draining);
 	if (conn->dev) {
 		fos_bufs_free(conn, conn->rx, DMA_FROM_DEVICE);
 		fos_bufs_free(conn, conn->tx, DMA_TO_DEVICE);
@@ -518,10 +540,6 @@ static void fos_conn_close_work(struct work_struct *work)
 	}
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
 		     FRACTOS_STAT_CONNECT_ERRORS, 1);
-	if (conn->was_up && conn->primary) {
-		pr_info("node %u down\n", peer->node_id);
-		fos_peer_node_down(peer->node_id, conn->peer_epoch);
-	}
 
 	spin_lock(&peer->lock);
 	if (conn->primary && !peer->conn) {

@@ -174,6 +174,11 @@ module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
 MODULE_PARM_DESC(fabric_heartbeat_ms,
 		 "Heartbeat interval; a peer silent for 4 intervals is dead (default 1000)");
 
+unsigned int fos_fabric_grace_ms;
+module_param_named(fabric_grace_ms, fos_fabric_grace_ms, uint, 0644);
+MODULE_PARM_DESC(fabric_grace_ms,
+		 "How long a peer's session outlives its connection: what was in flight is sent again on the next one, and the node is down for capabilities only then; 0 (default): at once");
+
 /*
  * Fault injection for the tests, in debugfs only
  * (/sys/kernel/debug/fractos/fault_read_delay_ms): sleep this long (at

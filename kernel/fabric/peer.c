@@ -52,6 +52,7 @@ static void fos_peer_release(struct kref *ref)
 {
 	struct fos_peer *peer = container_of(ref, struct fos_peer, ref);
 
+	fos_sess_free(peer);
 	kfree(peer);
 	fos_live_add(FOS_LIVE_PEERS, -1);
 }
@@ -152,6 +153,7 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 	peer->backoff_ms = FOS_BACKOFF_MIN_MS;
 	INIT_DELAYED_WORK(&peer->connect_work, fos_peer_connect_work);
 	init_waitqueue_head(&peer->wq);
+	fos_sess_init(peer);
 	peer->state = fos_peer_initiator(node_id) ? FRACTOS_NODE_CONNECTING :
 		      FRACTOS_NODE_WAITING;
 	fos_live_add(FOS_LIVE_PEERS, 1);
@@ -247,6 +249,8 @@ void fos_peer_delete(struct fos_peer *peer)
 	spin_unlock(&fos_conns_lock);
 	cancel_delayed_work_sync(&peer->connect_work);
 	flush_workqueue(fos_fabric_wq);
+	/* No close work is left to start it again (peer->deleted). */
+	cancel_delayed_work_sync(&peer->sess.grace_work);
 	fos_peer_node_down(peer->node_id, 0);
 	fos_peer_put(peer);
 }

@@ -157,6 +157,9 @@ enum fos_conn_state {
  * @tx_seq: messages posted so far (under @lock: the order of the posts)
  * @rx_seq: messages received and verified so far (only the receive
  *	completion handler, which runs one at a time per CQ, uses it)
+ * @synced: the peer's session fields were taken from its first message
+ *	here (fos_sess_sync()); before, none of the users' messages goes
+ *	out (under @lock)
  * @rx_busy: a message's handler is running: written by the receive
  *	completion handler only (released when it is done, so that what the
  *	handler sent is in @sends), read by fos_peer_linger()
@@ -209,10 +212,46 @@ struct fos_conn {
 	siphash_key_t rx_key;
 	u64 tx_seq;
 	u64 rx_seq;
+	bool synced;
 	bool rx_busy;
 	enum ib_event_type qp_event;
 	struct work_struct qp_event_work;
 	struct work_struct close_work;
+};
+
+/**
+ * struct fos_session - what a peer and this node said to each other while
+ *	both kept their epochs ("Sessions" in session.c)
+ * @lock: protects the fields below; taken inside fos_conn.lock
+ * @gen: our generation of it, never zero, new at each reset we make
+ * @peer_gen: the peer's generation, 0 until it spoke (or it restarted)
+ * @tx_next: the number of our next new message (fos_wire_hdr.sseq)
+ * @tx_acked: our messages the peer said it delivered
+ * @rx_done: the peer's messages we delivered
+ * @unacked: struct fos_pending sent and not acknowledged, oldest first
+ * @nunacked: entries on @unacked
+ * @resend: struct fos_pending for the next connection, oldest first:
+ *	what was unacknowledged or waiting for a credit when the last one
+ *	ended, then what was sent since
+ * @nresend: entries on @resend
+ * @down: the link is down and the session kept; the grace period runs
+ * @reset_req: end the session with the connection (a protocol error)
+ * @grace_work: declares the node down when the grace period ends
+ */
+struct fos_session {
+	spinlock_t lock;	/* see @lock above */
+	u32 gen;
+	u32 peer_gen;
+	u32 tx_next;
+	u32 tx_acked;
+	u32 rx_done;
+	struct list_head unacked;
+	u32 nunacked;
+	struct list_head resend;
+	u32 nresend;
+	bool down;
+	bool reset_req;
+	struct delayed_work grace_work;
 };
 
 /**
@@ -234,6 +273,9 @@ struct fos_conn {
  * @wq: senders waiting for a credit
  * @stats: FRACTOS_STAT_* counters
  * @res: what it holds here, by enum fos_peer_res (fos_peer_res_get())
+ * @draining: connections that were up and are closing, not yet drained:
+ *	while there is one, a new connection is refused (session.c)
+ * @sess: the session with it
  */
 struct fos_peer {
 	struct kref ref;
@@ -253,12 +295,17 @@ struct fos_peer {
 	wait_queue_head_t wq;
 	atomic64_t stats[__FRACTOS_STAT_MAX];
 	atomic_t res[FOS_PEER_NR_RES];
+	atomic_t draining;
+	struct fos_session sess;
 };
 
 /**
- * struct fos_pending - a message waiting on fos_conn.backlog for a credit
- * @link: on the backlog
+ * struct fos_pending - a message waiting on fos_conn.backlog for a credit,
+ *	or one of the users' kept by the session until acknowledged
+ * @link: on the backlog, or the session's @unacked or @resend
  * @type: message type
+ * @numbered: @sseq is set: the message went out once already
+ * @sseq: its number in the session (fos_wire_hdr.sseq)
  * @cookie: header cookie
  * @done: the sender's completion, or NULL
  * @len: bytes at @payload
@@ -267,6 +314,8 @@ struct fos_peer {
 struct fos_pending {
 	struct list_head link;
 	u8 type;
+	bool numbered;
+	u32 sseq;
 	u64 cookie;
 	struct fos_fabric_done *done;
 	u32 len;
@@ -299,6 +348,7 @@ extern struct list_head fos_devs;
 extern struct xarray fos_peers;
 extern unsigned int fos_fabric_ring;
 extern unsigned int fos_fabric_hb_ms;
+extern unsigned int fos_fabric_grace_ms;
 extern struct workqueue_struct *fos_fabric_wq;
 extern u16 fos_listen_port;
 extern atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
@@ -311,6 +361,21 @@ bool fos_peer_initiator(u32 node_id);
 void fos_peer_backoff_locked(struct fos_peer *peer);
 void fos_peer_linger(struct fos_peer *peer);
 void fos_peer_delete(struct fos_peer *peer);
+
+/* session.c */
+void fos_sess_init(struct fos_peer *peer);
+void fos_sess_free(struct fos_peer *peer);
+void fos_sess_restarted(struct fos_peer *peer);
+bool fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
+bool fos_sess_acked(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
+int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
+int fos_sess_post(struct fos_conn *conn, struct fos_pending *p);
+int fos_sess_queue(struct fos_peer *peer, u8 type, u64 cookie,
+		   const void *payload, u32 len);
+bool fos_sess_link_down_begin(struct fos_peer *peer);
+bool fos_sess_link_down(struct fos_conn *conn, bool keep);
+struct fos_pending *fos_pending_new(u8 type, u64 cookie, const void *payload,
+				    u32 len, struct fos_fabric_done *done);
 
 /* conn.c */
 void fos_conn_fail_err(struct fos_conn *conn, const char *what, int err);
@@ -329,6 +394,9 @@ void fos_conn_established(struct fos_conn *conn,
 			  const struct fos_wire_auth *auth);
 
 /* tx.c */
+int fos_conn_post_raw(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len,
+		      struct fos_fabric_done *done, bool ctrl, u32 sseq);
 int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		      const void *payload, u32 len,
 		      struct fos_fabric_done *done, bool ctrl);

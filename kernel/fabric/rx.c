@@ -122,6 +122,14 @@ void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
 
 void fos_proto_error(struct fos_conn *conn, const char *why)
 {
+	struct fos_session *s = &conn->peer->sess;
+
+	/* What the peer said cannot be trusted to go on: the session ends. */
+	if (conn->admitted) {
+		spin_lock(&s->lock);
+		s->reset_req = true;
+		spin_unlock(&s->lock);
+	}
 	fos_peer_proto_error(conn->peer, why);
 	pr_warn_ratelimited("node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
@@ -207,7 +215,6 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		fos_conn_fail(conn);
 		return false;
 	}
-	conn->admitted = true;
 	if (peer->in && peer->in != conn) {
 		/*
 		 * Failed while peer->lock still keeps it: its close work
@@ -216,6 +223,21 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		again = READ_ONCE(peer->in->state) != FOS_CONN_CLOSING;
 		fos_conn_fail(peer->in);
 	}
+	if (atomic_read(&peer->draining) && peer->epoch == conn->peer_epoch) {
+		/*
+		 * One connection of an epoch delivers at a time ("Sessions"
+		 * in session.c): the peer comes again once the old one
+		 * drained.  (A new epoch replaces the old one at once; what
+		 * the old one still delivers is dropped.)
+		 */
+		spin_unlock(&peer->lock);
+		fos_stat_add(NULL, FRACTOS_STAT_REFUSED_CONNECTED, 1);
+		pr_info("node %u connects again; refused until its old connection drained\n",
+			peer->node_id);
+		fos_conn_fail(conn);
+		return false;
+	}
+	conn->admitted = true;
 	peer->in = conn;
 	spin_unlock(&peer->lock);
 	if (again)
@@ -258,7 +280,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct fos_wire_hdr *hdr = b->data;
 	u32 credits, len, owed;
 	bool bad_credits, auth, held = false;
-	int ret;
+	int ret, deliver = 1;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		fos_wc_error(conn, wc, "receive");
@@ -290,6 +312,20 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	auth = hdr->type == FOS_WIRE_AUTH;
 	if (unlikely(!conn->admitted || auth) && !fos_conn_admit(conn, hdr))
 		return;
+	/* The session: synced by the first message, acknowledged by each. */
+	if (unlikely(!conn->synced) && !fos_sess_sync(conn, hdr))
+		return;
+	if (unlikely(!fos_sess_acked(conn, hdr))) {
+		fos_proto_error(conn, "bad session acknowledgment");
+		return;
+	}
+	if (fos_wire_type_remote(hdr->type)) {
+		deliver = fos_sess_deliver(conn, hdr);
+		if (unlikely(deliver < 0)) {
+			fos_proto_error(conn, "bad session number");
+			return;
+		}
+	}
 
 	credits = le16_to_cpu(hdr->credits);
 	spin_lock(&conn->lock);
@@ -317,14 +353,15 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * A held credit is counted before the handler runs: the request may
 	 * be refused, or served, before this returns ("Held credits").
 	 */
-	if (t->held) {
+	if (t->held && deliver) {
 		spin_lock(&conn->lock);
 		held = conn->held < conn->nbufs / 2;
 		if (held)
 			conn->held++;
 		spin_unlock(&conn->lock);
 	}
-	if (t->recv) {
+	/* A duplicate's credit goes back; the handler saw it once already. */
+	if (t->recv && deliver) {
 		struct fos_rx_info rx = {
 			.type = hdr->type, .cookie = le64_to_cpu(hdr->cookie),
 		};

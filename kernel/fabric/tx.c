@@ -57,14 +57,26 @@ static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
 			    conn->peer->node_id, jiffies_to_msecs(now - since));
 }
 
-/*
- * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
- * (CREDIT, HEARTBEAT) may spend the last credit.
+/**
+ * fos_conn_post_raw - frame one message and post it on @conn
+ * @conn: the connection; caller holds its lock
+ * @type: message type
+ * @cookie: header cookie
+ * @payload: @len bytes
+ * @len: payload length
+ * @done: completion of the send, or NULL
+ * @ctrl: a CREDIT or HEARTBEAT, which may spend the last credit
+ * @sseq: a user's message: its number in the session (session.c, whose
+ *	lock the caller then holds); else 0
+ *
+ * Return: 0, -ENOTCONN, -EMSGSIZE, -EAGAIN (no credit, no buffer, a
+ * stall) or the QP's error.
  */
-int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+int fos_conn_post_raw(struct fos_conn *conn, u8 type, u64 cookie,
 		      const void *payload, u32 len,
-		      struct fos_fabric_done *done, bool ctrl)
+		      struct fos_fabric_done *done, bool ctrl, u32 sseq)
 {
+	struct fos_session *s = &conn->peer->sess;
 	struct fos_wire_hdr *hdr;
 	struct fos_buf *b;
 	struct ib_sge sge;
@@ -94,6 +106,11 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	hdr->len = cpu_to_le32(len);
 	hdr->cookie = cpu_to_le64(cookie);
 	hdr->seq = cpu_to_le64(conn->tx_seq);
+	/* Session fields: written by the receive path, read unlocked here. */
+	hdr->sseq = cpu_to_le32(sseq);
+	hdr->sack = cpu_to_le32(READ_ONCE(s->rx_done));
+	hdr->sess = cpu_to_le32(READ_ONCE(s->gen));
+	hdr->esess = cpu_to_le32(READ_ONCE(s->peer_gen));
 	hdr->tag = 0;
 	if (len)
 		memcpy(hdr + 1, payload, len);
@@ -134,6 +151,33 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	return 0;
 }
 
+/*
+ * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
+ * (CREDIT, HEARTBEAT) may spend the last credit.  A user's message is
+ * numbered and kept by the session until the peer acknowledges it.
+ */
+int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len,
+		      struct fos_fabric_done *done, bool ctrl)
+{
+	struct fos_pending *p;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	if (!fos_wire_type_remote(type))
+		return fos_conn_post_raw(conn, type, cookie, payload, len, done,
+					 ctrl, 0);
+	if (!conn->synced)
+		return -EAGAIN;
+	p = fos_pending_new(type, cookie, payload, len, done);
+	if (!p)
+		return -ENOMEM;
+	ret = fos_sess_post(conn, p);
+	if (ret)
+		kfree(p);
+	return ret;
+}
+
 /* As fos_conn_post_now(), but messages do not overtake the backlog. */
 static int fos_conn_post(struct fos_conn *conn, u8 type, u64 cookie,
 			 const void *payload, u32 len,
@@ -154,36 +198,47 @@ static int fos_conn_queue(struct fos_conn *conn, u8 type, u64 cookie,
 	lockdep_assert_held(&conn->lock);
 	if (conn->nbacklog >= conn->nbufs)
 		return -EAGAIN;
-	p = kmalloc(struct_size(p, payload, len), GFP_ATOMIC);
+	p = fos_pending_new(type, cookie, payload, len, done);
 	if (!p)
 		return -ENOMEM;
-	p->type = type;
-	p->cookie = cookie;
-	p->done = done;
-	p->len = len;
-	if (len)
-		memcpy(p->payload, payload, len);
 	list_add_tail(&p->link, &conn->backlog);
 	conn->nbacklog++;
 	return 0;
 }
 
+/* Post the backlog's first message.  Caller holds conn->lock. */
+static int fos_conn_post_pending(struct fos_conn *conn, struct fos_pending *p)
+{
+	int ret;
+
+	list_del(&p->link);
+	if (fos_wire_type_remote(p->type)) {
+		ret = fos_sess_post(conn, p);	/* the session keeps @p */
+	} else {
+		ret = fos_conn_post_raw(conn, p->type, p->cookie, p->payload,
+					p->len, p->done, false, 0);
+		if (!ret)
+			kfree(p);
+	}
+	if (ret)
+		list_add(&p->link, &conn->backlog);
+	return ret;
+}
+
 /* Send what the backlog holds, as far as credits allow. */
 void fos_conn_flush(struct fos_conn *conn)
 {
-	struct fos_pending *p;
 	int ret = 0;
 
 	spin_lock(&conn->lock);
 	while (conn->nbacklog) {
-		p = list_first_entry(&conn->backlog, struct fos_pending, link);
-		ret = fos_conn_post_now(conn, p->type, p->cookie, p->payload,
-					p->len, p->done, false);
+		ret = fos_conn_post_pending(conn,
+					    list_first_entry(&conn->backlog,
+							     struct fos_pending,
+							     link));
 		if (ret)
 			break;
-		list_del(&p->link);
 		conn->nbacklog--;
-		kfree(p);
 	}
 	spin_unlock(&conn->lock);
 	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
@@ -216,7 +271,8 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 	spin_lock(&peer->lock);
 	conn = peer->conn;
 	if (!conn) {
-		ret = -ENOTCONN;
+		/* The link may be down with the session kept (session.c). */
+		ret = fos_sess_queue(peer, type, cookie, payload, len);
 	} else {
 		spin_lock(&conn->lock);
 		ret = fos_conn_post(conn, type, cookie, payload, len, done,
@@ -262,12 +318,12 @@ static bool fos_peer_can_go(struct fos_peer *peer,
 
 /*
  * A message could go out now (a credit to spare, a buffer, no backlog, no
- * stall).
+ * stall, the session synced).
  */
 static bool fos_conn_sendable(const struct fos_conn *conn)
 {
 	return conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
-	       !conn->nbacklog && !conn->quiet;
+	       !conn->nbacklog && !conn->quiet && conn->synced;
 }
 
 /**
@@ -285,11 +341,14 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
  *	one (any context; the backlog holds up to fabric_ring messages)
  *
  * Messages to one peer arrive in the order they were sent, or not at all
- * (the connection fails; the peer's handlers see no gap in between).
+ * (the connection fails; the peer's handlers see no gap in between).  A
+ * user's messages are the session's (session.c): delivered once, in
+ * order, across connections of the same two epochs; while the link is
+ * down with the session kept they are queued.
  *
  * Return: 0 (sent or queued; @done will be called), -ENOTCONN (the peer is
- * not up), -EAGAIN (no credit, the backlog is full, or the send queue
- * stalled), -ETIMEDOUT,
+ * not up, and no session waits for it), -EAGAIN (no credit, the backlog
+ * is full, or the send queue stalled), -ETIMEDOUT,
  * -ERESTARTSYS, -EMSGSIZE, -ENOMEM, or another error from the QP.
  */
 int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
@@ -327,20 +386,20 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
  * @cookie: goes into the header as is
  * @payload: @len bytes, copied before the function returns
  * @len: payload length
- * @done: called when the send completes, or NULL
+ * @done: must be NULL: the session may send it again (session.c)
  * @flags: FOS_SEND_WAIT or FOS_SEND_QUEUE (fos_send())
  *
  * The transport's own messages (credits, heartbeats, AUTH, PING) are not
  * its users' to send.
  *
- * Return: -EINVAL for another type, else as fos_send().
+ * Return: -EINVAL for another type or a @done, else as fos_send().
  */
 int fos_fabric_send(struct fos_peer *peer, u8 type, u64 cookie,
 		    const void *payload, u32 len, struct fos_fabric_done *done,
 		    unsigned int flags)
 {
 	if (WARN_ON_ONCE(type < FOS_FABRIC_TYPE_FIRST ||
-			 type > FOS_FABRIC_TYPE_LAST))
+			 type > FOS_FABRIC_TYPE_LAST || done))
 		return -EINVAL;
 	return fos_send(peer, type, cookie, payload, len, done, flags);
 }

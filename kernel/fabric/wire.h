@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 9
+ * DOC: Wire format, version 10
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -75,6 +75,12 @@
  * Versions 8 and 9 changed no framing: the remote layer's GRANT grew a
  * flags field (8), and so did its COPY (9), for copies carried inline
  * (remote/wire.h, "Remote copies").
+ *
+ * Sessions (version 10): the header grew the session fields (sseq, sack,
+ * sess, esess; 48 bytes).  The users' messages are numbered per peer
+ * across connections, acknowledged cumulatively in every header,
+ * retransmitted on the next connection of the same two epochs and
+ * delivered once (fabric/session.c, "Sessions").
  */
 #ifndef FRACTOS_FABRIC_WIRE_H
 #define FRACTOS_FABRIC_WIRE_H
@@ -96,8 +102,10 @@
  * 7: channel binding (hdr.seq and hdr.tag under session keys)
  * 8: small copies pulled inline (GRANT_REPLY carries the bytes)
  * 9: small copies pushed inline (COPY carries the bytes)
+ * 10: sessions (hdr.sseq, sack, sess, esess): the remote layer's messages
+ *     are numbered per peer and retransmitted after a reconnection
  */
-#define FOS_WIRE_VERSION	9
+#define FOS_WIRE_VERSION	10
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are
@@ -242,6 +250,13 @@ static inline bool fos_wire_type_remote(u8 type)
  * @len: payload bytes after the header
  * @cookie: sender's token; replies echo the request's
  * @seq: messages the sender sent on this connection before this one
+ * @sseq: a message of the transport's users: the number of such messages
+ *	the sender sent in this session before this one; else zero
+ *	(fabric/session.c, "Sessions")
+ * @sack: the users' messages of the receiver that the sender has
+ *	delivered in this session (a cumulative acknowledgment)
+ * @sess: the sender's session generation, never zero
+ * @esess: the receiver's session generation as the sender knows it, or 0
  * @tag: SipHash-2-4 of the message with @tag zero, keyed with the
  *	sender's session key ("Channel binding" above)
  */
@@ -252,6 +267,10 @@ struct fos_wire_hdr {
 	__le32 len;
 	__le64 cookie;
 	__le64 seq;
+	__le32 sseq;
+	__le32 sack;
+	__le32 sess;
+	__le32 esess;
 	__le64 tag;
 };
 
@@ -271,7 +290,7 @@ static_assert(sizeof(struct fos_wire_hello) == 56);
 static_assert(sizeof(struct fos_wire_accept) == 88);
 static_assert(sizeof(struct fos_wire_auth) == 32);
 static_assert(sizeof(struct fos_wire_reject) == 24);
-static_assert(sizeof(struct fos_wire_hdr) == 32);
+static_assert(sizeof(struct fos_wire_hdr) == 48);
 static_assert(sizeof(struct fos_wire_ping) == 16);
 static_assert(FOS_FABRIC_PAYLOAD_MAX ==
 	      FOS_WIRE_MSG_MAX - sizeof(struct fos_wire_hdr));
@@ -346,8 +365,9 @@ static inline int fos_wire_check_auth(const void *payload, u32 len)
  * @buf: the receive buffer
  * @byte_len: bytes received
  *
- * Checks the version, the type and that the payload length matches what
- * arrived.  The caller then runs the type's own payload check.
+ * Checks the version, the type, that the payload length matches what
+ * arrived, and the session fields that need no state.  The caller then
+ * runs the type's own payload check.
  *
  * Return: 0 or -EPROTO.
  */
@@ -357,7 +377,8 @@ static inline int fos_wire_check(const void *buf, u32 byte_len)
 
 	if (byte_len < sizeof(*h) || h->version != FOS_WIRE_VERSION ||
 	    !h->type || h->type >= FOS_WIRE_NR ||
-	    le32_to_cpu(h->len) != byte_len - sizeof(*h))
+	    le32_to_cpu(h->len) != byte_len - sizeof(*h) || !h->sess ||
+	    (!fos_wire_type_remote(h->type) && h->sseq))
 		return -EPROTO;
 	return 0;
 }

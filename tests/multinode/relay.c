@@ -294,6 +294,8 @@ int main(int argc, char **argv)
 				.h.type = W_PING,
 				.h.len = sizeof(m.p),
 				.h.seq = a.relayed,
+				/* (version 10: a session, or the header is bad) */
+				.h.sess = W_SESS_GEN,
 				.h.tag = ((uint64_t)rand() << 32) | rand(),
 			};
 

@@ -5,7 +5,7 @@
 #
 #   tests/multinode/suite.sh [6.1|6.12]
 #
-# Two guests run connect, refuse, auth, link, loss, restart, fuzz and kill (in that
+# Two guests run connect, refuse, auth, link, loss, restart, flap, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, fs (the
 # file-system service disaggregated over them), membership, relay (a
 # man in the middle of one connection), pipeline (the paper's
@@ -125,7 +125,7 @@ run_script() {
 	run "$1" "$2" ${prog:+"$prog"}
 }
 
-run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart fuzz kill}
+run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart flap fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
 # MULTINODE_APPS=0: the transport's tests only (mesh, relay), not the

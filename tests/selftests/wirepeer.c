@@ -145,6 +145,8 @@ void seal(const uint8_t key[16], void *m, uint32_t bytes, uint64_t seq)
 	uint8_t tag[8];
 
 	h->seq = seq;
+	if (!h->sess)
+		h->sess = W_SESS_GEN;
 	h->tag = 0;
 	siphash24(key, m, bytes, tag);
 	memcpy(&h->tag, tag, 8);
@@ -376,12 +378,24 @@ int hp_post_raw(struct hp *p, const void *msg, uint32_t bytes)
 int hp_post(struct hp *p, const void *msg, uint32_t bytes)
 {
 	uint8_t m[W_MSG];
+	struct w_hdr *h;
 
 	if (bytes < sizeof(struct w_hdr))
 		return hp_post_raw(p, msg, bytes);
 	if (bytes > sizeof(m))
 		return -1;
 	memcpy(m, msg, bytes);
+	h = (struct w_hdr *)m;
+	/* Session fields, unless the caller wrote its own. */
+	if (!h->sess) {
+		/* The active end's numbered messages wait for the node's first. */
+		if (w_numbered(h->type) && !p->peer_gen)
+			hp_recv(p, W_CREDIT, 3000, NULL);
+		h->esess = p->peer_gen;
+		h->sack = p->rx_done;
+		if (w_numbered(h->type))
+			h->sseq = p->tx_sseq++;
+	}
 	seal(p->tx_key, m, bytes, p->tx_seq);
 	if (hp_post_raw(p, m, bytes))
 		return -1;
@@ -424,6 +438,11 @@ void hp_check_bound(struct hp *p, const uint8_t *m, uint32_t bytes)
 		memset(c + offsetof(struct w_hdr, tag), 0, sizeof(h.tag));
 		siphash24(p->rx_key, c, bytes, tag);
 		ok = h.seq == p->rx_seq && !memcmp(tag, &h.tag, 8);
+		if (ok) {
+			p->peer_gen = h.sess;
+			if (w_numbered(h.type))
+				p->rx_done++;
+		}
 		if (!ok && tags_bad < 5)
 			tap_diag("  node's message type %u, %u bytes: seq %llu (want %llu), tag %016llx (want %02x%02x%02x%02x%02x%02x%02x%02x as bytes)",
 				 h.type, bytes, (unsigned long long)h.seq,
@@ -658,5 +677,8 @@ int hp_admit(struct hp *p, struct rdma_event_channel *lec, uint32_t node,
 	p->payload_out = NULL;
 	key = hp_key(p, &key_len);
 	hmac3(key, key_len, "fractos v7 auth", &p->theirs, &p->acc.hello, mac);
-	return ret || memcmp(mac, msg, 32) ? -1 : 0;
+	if (ret || memcmp(mac, msg, 32))
+		return -1;
+	/* As the module does: the AUTH's credit at once (the node's sync). */
+	return hp_send(p, W_CREDIT, 0, NULL, 0) ? -1 : 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 9), for the tests that play a hostile or a foreign node:
+ * version 10), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,9 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	9
+#define W_VERSION	10
+/* Our session generation (wire.h hdr.sess), the same for every connection. */
+#define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
 #define W_MSG		256	/* the receive buffers we announce */
 #define W_CREDITS	8
@@ -65,8 +67,19 @@ struct w_hdr {
 	uint32_t len;
 	uint64_t cookie;
 	uint64_t seq;	/* messages its sender sent before it */
+	/* Version 10: the session (kernel/fabric/session.c). */
+	uint32_t sseq;	/* a numbered message's number, else 0 */
+	uint32_t sack;	/* numbered messages of the receiver's delivered */
+	uint32_t sess;	/* the sender's generation */
+	uint32_t esess;	/* the receiver's, as the sender knows it */
 	uint64_t tag;	/* SipHash-2-4 of the message with tag 0 */
 };
+
+/* The remote layer's messages: numbered in the session. */
+static inline int w_numbered(uint8_t type)
+{
+	return type >= W_INVOKE && type <= W_DROP;
+}
 
 struct w_ping {
 	uint64_t t0;
@@ -142,7 +155,7 @@ _Static_assert(sizeof(struct w_copy) == 128, "copy");
 _Static_assert(sizeof(struct w_hello) == 56, "hello");
 _Static_assert(sizeof(struct w_accept) == 88, "accept");
 _Static_assert(sizeof(struct w_reject) == 24, "reject");
-_Static_assert(sizeof(struct w_hdr) == 32, "hdr");
+_Static_assert(sizeof(struct w_hdr) == 48, "hdr");
 
 /* One connection of the peer. */
 struct hp {
@@ -170,6 +183,8 @@ struct hp {
 	uint8_t tx_key[16], rx_key[16];
 	uint64_t tx_seq;	/* messages we posted (sealed) so far */
 	uint64_t rx_seq;	/* messages of the node's received so far */
+	/* The session: the node's generation, numbered messages each way. */
+	uint32_t peer_gen, tx_sseq, rx_done;
 };
 
 /* The node under test: its id, epoch and eth0 address (set by the program). */
@@ -194,7 +209,10 @@ int siphash24(const uint8_t key[16], const void *msg, size_t len,
 	      uint8_t out[8]);
 /* 1 if siphash24() gives the kernel's siphash() test vectors, else 0. */
 int siphash_matches_kernel(void);
-/* Set the seq of message @m (@bytes) to @seq and tag it under @key. */
+/*
+ * Set the seq of message @m (@bytes) to @seq and tag it under @key; a
+ * header without a session generation gets W_SESS_GEN first.
+ */
 void seal(const uint8_t key[16], void *m, uint32_t bytes, uint64_t seq);
 /* The session keys under @key of a handshake (hello_i, hello_r, as sent). */
 void session_keys(const uint8_t *key, size_t klen, const struct w_hello *hi,

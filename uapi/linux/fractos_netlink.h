@@ -222,6 +222,16 @@ enum fractos_stat_attr {
 	 */
 	FRACTOS_STAT_TX_REMOTE_MSGS,
 	FRACTOS_STAT_RX_REMOTE_MSGS,
+	/*
+	 * Sessions (wire version 10): the remote layer's messages sent again
+	 * on a new connection, those received twice and dropped, sessions
+	 * ended (the node was then down for capabilities), and links down
+	 * with the session kept (fabric_grace_ms).
+	 */
+	FRACTOS_STAT_RETRANSMITS,
+	FRACTOS_STAT_DUPLICATES,
+	FRACTOS_STAT_SESSION_ENDS,
+	FRACTOS_STAT_LINK_GRACE,
 	__FRACTOS_STAT_MAX,
 };
 
