@@ -107,6 +107,24 @@ static int once(const uint8_t *seen, long n, const char *who)
 	return !missing && !twice;
 }
 
+/*
+ * Publish a new Request (@tag) as @mine; then, unless @theirs is NULL,
+ * look @theirs up on @node into @cid.  Return: 0, or 1 (said why).
+ */
+static int meet(uint64_t tag, const char *mine, uint32_t node,
+		const char *theirs, uint32_t *cid)
+{
+	uint32_t req;
+
+	if (req_create(fd, FRACTOS_CID_INVALID, tag, NULL, 0, NULL, 0, &req) ||
+	    publish(fd, req, mine))
+		return printf("# flap: %s: %s\n", mine, strerror(errno)), 1;
+	if (theirs && node_lookup_wait(fd, node, theirs, cid))
+		return printf("# flap: lookup %s: %s\n", theirs,
+			      strerror(errno)), 1;
+	return 0;
+}
+
 static uint8_t seen_k[FLAP_MAX];
 static long k_end = -1;
 
@@ -119,18 +137,15 @@ static void *k_thread(void *arg)
 
 static int call(const char *done_file)
 {
-	uint32_t k, r;
 	struct num x = { 0 };
 	unsigned long errors = 0, slowest = 0;
 	pthread_t th;
 	struct stat st;
+	uint32_t r;
 	int ok;
 
-	if (req_create(fd, FRACTOS_CID_INVALID, TAG_K, NULL, 0, NULL, 0, &k) ||
-	    publish(fd, k, "flap.k"))
-		return printf("# flap: K: %s\n", strerror(errno)), 1;
-	if (node_lookup_wait(fd, 2, "flap.r", &r))
-		return printf("# flap: lookup flap.r: %s\n", strerror(errno)), 1;
+	if (meet(TAG_K, "flap.k", 2, "flap.r", &r))
+		return 1;
 	pthread_create(&th, NULL, k_thread, NULL);
 	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
 		uint64_t t0 = now_ms(), t;
@@ -161,25 +176,19 @@ static int call(const char *done_file)
 static int serve_r(void)
 {
 	static uint8_t seen[FLAP_MAX];
-	uint32_t r, k;
+	uint32_t k;
 	long n;
 
-	if (req_create(fd, FRACTOS_CID_INVALID, TAG_R, NULL, 0, NULL, 0, &r) ||
-	    publish(fd, r, "flap.r"))
-		return printf("# flap: R: %s\n", strerror(errno)), 1;
-	if (node_lookup_wait(fd, 1, "flap.k", &k))
-		return printf("# flap: lookup flap.k: %s\n", strerror(errno)), 1;
+	if (meet(TAG_R, "flap.r", 1, "flap.k", &k))
+		return 1;
 	n = serve(seen, k, 120);
 	return !once(seen, n, "node2-got");
 }
 
 static int hold(int secs)
 {
-	uint32_t r;
-
-	if (req_create(fd, FRACTOS_CID_INVALID, TAG_R, NULL, 0, NULL, 0, &r) ||
-	    publish(fd, r, "flap.r"))
-		return printf("# flap: R: %s\n", strerror(errno)), 1;
+	if (meet(TAG_R, "flap.r", 0, NULL, NULL))
+		return 1;
 	sleep(secs);
 	return 0;
 }
