@@ -343,7 +343,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	spin_unlock(&peer->lock);
 	if (!old || old == epoch)
 		return;
-	fos_sess_restarted(peer);
+	fos_sess_restarted(peer, epoch);
 	fos_stat_add(peer, FRACTOS_STAT_EPOCH_CHANGES, 1);
 	pr_info("node %u restarted (epoch %#x -> %#x)\n",
 		peer->node_id, old, epoch);
@@ -473,9 +473,8 @@ static void fos_conn_close_work(struct work_struct *work)
 	if (was_conn) {
 		peer->conn = NULL;
 		/* From here on its users' messages wait for the next one. */
-		if (conn->was_up && conn->primary &&
-		    conn->peer_epoch == peer->epoch)
-			keep = fos_sess_link_down_begin(peer);
+		if (conn->was_up && conn->primary)
+			keep = fos_sess_link_down_begin(conn);
 	}
 	if (peer->in == conn)
 		peer->in = NULL;

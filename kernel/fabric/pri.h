@@ -223,10 +223,14 @@ struct fos_conn {
  * struct fos_session - what a peer and this node said to each other while
  *	both kept their epochs ("Sessions" in session.c)
  * @lock: protects the fields below; taken inside fos_conn.lock
- * @gen: our generation of it, never zero, new at each reset we make
+ * @gen: our generation of it, never zero, new at each end we make
  * @peer_gen: the peer's generation, 0 until it spoke (or it restarted)
+ * @epoch: the peer's epoch the session is with
  * @tx_next: the number of our next new message (fos_wire_hdr.sseq)
  * @tx_acked: our messages the peer said it delivered
+ * @kept_from: the first of our messages sent since without a grace
+ *	period whose copy is kept: a session is kept over a link down only
+ *	if every unacknowledged message has its copy
  * @rx_done: the peer's messages we delivered
  * @unacked: struct fos_pending sent and not acknowledged, oldest first
  * @nunacked: entries on @unacked
@@ -236,14 +240,17 @@ struct fos_conn {
  * @nresend: entries on @resend
  * @down: the link is down and the session kept; the grace period runs
  * @reset_req: end the session with the connection (a protocol error)
+ * @fresh: nothing said or heard since the session's last end
  * @grace_work: declares the node down when the grace period ends
  */
 struct fos_session {
 	spinlock_t lock;	/* see @lock above */
 	u32 gen;
 	u32 peer_gen;
+	u32 epoch;
 	u32 tx_next;
 	u32 tx_acked;
+	u32 kept_from;
 	u32 rx_done;
 	struct list_head unacked;
 	u32 nunacked;
@@ -251,6 +258,7 @@ struct fos_session {
 	u32 nresend;
 	bool down;
 	bool reset_req;
+	bool fresh;
 	struct delayed_work grace_work;
 };
 
@@ -365,14 +373,18 @@ void fos_peer_delete(struct fos_peer *peer);
 /* session.c */
 void fos_sess_init(struct fos_peer *peer);
 void fos_sess_free(struct fos_peer *peer);
-void fos_sess_restarted(struct fos_peer *peer);
-bool fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
+void fos_sess_restarted(struct fos_peer *peer, u32 epoch);
+int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
 bool fos_sess_acked(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
 int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr);
+bool fos_sess_room(const struct fos_conn *conn);
 int fos_sess_post(struct fos_conn *conn, struct fos_pending *p);
+int fos_sess_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len);
+void fos_sess_conn_error(struct fos_conn *conn);
 int fos_sess_queue(struct fos_peer *peer, u8 type, u64 cookie,
 		   const void *payload, u32 len);
-bool fos_sess_link_down_begin(struct fos_peer *peer);
+bool fos_sess_link_down_begin(struct fos_conn *conn);
 bool fos_sess_link_down(struct fos_conn *conn, bool keep);
 struct fos_pending *fos_pending_new(u8 type, u64 cookie, const void *payload,
 				    u32 len, struct fos_fabric_done *done);

@@ -122,14 +122,9 @@ void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
 
 void fos_proto_error(struct fos_conn *conn, const char *why)
 {
-	struct fos_session *s = &conn->peer->sess;
-
 	/* What the peer said cannot be trusted to go on: the session ends. */
-	if (conn->admitted) {
-		spin_lock(&s->lock);
-		s->reset_req = true;
-		spin_unlock(&s->lock);
-	}
+	if (conn->admitted)
+		fos_sess_conn_error(conn);
 	fos_peer_proto_error(conn->peer, why);
 	pr_warn_ratelimited("node %u: protocol error: %s\n",
 			    conn->peer->node_id, why);
@@ -313,8 +308,13 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (unlikely(!conn->admitted || auth) && !fos_conn_admit(conn, hdr))
 		return;
 	/* The session: synced by the first message, acknowledged by each. */
-	if (unlikely(!conn->synced) && !fos_sess_sync(conn, hdr))
-		return;
+	if (unlikely(!conn->synced)) {
+		ret = fos_sess_sync(conn, hdr);
+		if (ret == -EPROTO)
+			fos_proto_error(conn, "bad session acknowledgment");
+		if (ret)
+			return;
+	}
 	if (unlikely(!fos_sess_acked(conn, hdr))) {
 		fos_proto_error(conn, "bad session acknowledgment");
 		return;

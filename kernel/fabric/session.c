@@ -14,14 +14,17 @@
  * *session* of the two nodes, which spans their connections:
  *
  * - Each such message gets a number, hdr.sseq: how many the sender sent in
- *   the session before it.  The sender keeps a copy (fos_session.unacked)
- *   until the peer acknowledges it.
+ *   the session before it.  While a grace period is set, the sender keeps
+ *   a copy (fos_session.unacked) until the peer acknowledges it; without
+ *   one, nothing could be sent again and nothing is kept.
  * - Every header (credits and heartbeats too) carries hdr.sack, how many
  *   of the peer's messages the sender has delivered: a cumulative
  *   acknowledgment, which frees the peer's copies.  Credits bound the
  *   copies: a credit comes back only in a header whose sack covers the
- *   message that took it, so at most the peer's ring is unacknowledged.
- *   No message is sent for acknowledgments alone.
+ *   message that took it, so at most the peer's ring is unacknowledged
+ *   (and a peer that returns credits without acknowledgments gets no more
+ *   than that: the sender waits).  No message is sent for acknowledgments
+ *   alone.
  * - A receiver delivers message number rx_done and nothing else: a lower
  *   one is a duplicate, dropped (FRACTOS_STAT_DUPLICATES) with its credit
  *   returned; a higher one is a protocol error.
@@ -47,8 +50,12 @@
  * (hdr.esess).  The first message of a connection syncs the two
  * (fos_sess_sync()): a peer whose generation changed ended the session, so
  * this side ends its own (the node is down for the remote layer; what it
- * kept is dropped) before it serves anything.  An acknowledgment counts
- * only if it names our generation, and a numbered message must.  The
+ * kept is dropped, and so is what waits on the connection) before it
+ * serves anything, unless it ended its own since and has said and heard
+ * nothing after (@fresh): then it takes the new generation as it is, and
+ * the remote layer hears of one end only.  An acknowledgment counts only
+ * if it names our generation; a numbered message that names another one
+ * (a connection that still drains) is dropped.  The
  * active end sends none of its users' messages before the passive end's
  * first message, the passive end none before the AUTH: so each side has
  * synced before the other's first numbered message arrives, and no message
@@ -60,6 +67,9 @@
  * after its close work.  So handlers see the messages in order across
  * connections.  A connection of a new epoch is admitted at once; what one
  * of the old epoch still delivers (or acknowledges) is dropped.
+ *
+ * The session belongs to one epoch of the peer (@epoch): what connections
+ * of another one do to it (their close, their messages) is ignored.
  *
  * Lock order: fos_peer.lock, fos_conn.lock, fos_session.lock.
  */
@@ -124,23 +134,11 @@ static void fos_sess_clear_locked(struct fos_session *s,
 	s->nresend = 0;
 	s->tx_next = 0;
 	s->tx_acked = 0;
+	s->kept_from = 0;
 	s->rx_done = 0;
 	s->down = false;
 	s->reset_req = false;
-}
-
-/* We end the session: a new generation, which the peer will see. */
-static void fos_sess_end(struct fos_peer *peer)
-{
-	struct fos_session *s = &peer->sess;
-	LIST_HEAD(drop);
-
-	spin_lock(&s->lock);
-	fos_sess_clear_locked(s, &drop);
-	s->gen = fos_sess_new_gen();
-	spin_unlock(&s->lock);
-	fos_pending_drop(&drop);
-	fos_stat_add(peer, FRACTOS_STAT_SESSION_ENDS, 1);
+	s->fresh = true;
 }
 
 /*
@@ -155,10 +153,12 @@ static void fos_sess_grace_work(struct work_struct *work)
 	struct fos_peer *peer = container_of(s, struct fos_peer, sess);
 	LIST_HEAD(drop);
 	bool expired;
+	u32 epoch;
 
 	spin_lock(&peer->lock);
 	spin_lock(&s->lock);
 	expired = s->down && !peer->conn;
+	epoch = s->epoch;
 	if (expired) {
 		fos_sess_clear_locked(s, &drop);
 		s->gen = fos_sess_new_gen();
@@ -171,7 +171,7 @@ static void fos_sess_grace_work(struct work_struct *work)
 	fos_stat_add(peer, FRACTOS_STAT_SESSION_ENDS, 1);
 	pr_info("node %u down: no connection within the grace period\n",
 		peer->node_id);
-	fos_peer_node_down(peer->node_id, fos_peer_epoch(peer));
+	fos_peer_node_down(peer->node_id, epoch);
 }
 
 void fos_sess_init(struct fos_peer *peer)
@@ -183,6 +183,7 @@ void fos_sess_init(struct fos_peer *peer)
 	INIT_LIST_HEAD(&s->resend);
 	INIT_DELAYED_WORK(&s->grace_work, fos_sess_grace_work);
 	s->gen = fos_sess_new_gen();
+	s->fresh = true;
 }
 
 /* The peer is freed: no connection, no grace work (fos_peer_delete()). */
@@ -198,10 +199,10 @@ void fos_sess_free(struct fos_peer *peer)
 }
 
 /*
- * The peer restarted (another epoch): nothing of the old session goes to
- * the new incarnation, which knows nothing of ours.
+ * The peer restarted (@epoch, another one): nothing of the old session goes
+ * to the new incarnation, which knows nothing of ours.
  */
-void fos_sess_restarted(struct fos_peer *peer)
+void fos_sess_restarted(struct fos_peer *peer, u32 epoch)
 {
 	struct fos_session *s = &peer->sess;
 	LIST_HEAD(drop);
@@ -209,9 +210,42 @@ void fos_sess_restarted(struct fos_peer *peer)
 	spin_lock(&s->lock);
 	fos_sess_clear_locked(s, &drop);
 	s->peer_gen = 0;
+	s->epoch = epoch;
 	spin_unlock(&s->lock);
 	fos_pending_drop(&drop);
 	fos_stat_add(peer, FRACTOS_STAT_SESSION_ENDS, 1);
+}
+
+/*
+ * Take an acknowledgment: free the kept copies it covers, on @s->unacked
+ * and at the head of @s->resend.  Caller holds the lock and checked that
+ * it names our generation.  Return: false if it acknowledges what was
+ * never sent.
+ */
+static bool fos_sess_ack_locked(struct fos_session *s, u32 sack,
+				struct list_head *done)
+{
+	struct fos_pending *p, *tmp;
+
+	lockdep_assert_held(&s->lock);
+	if (sack == s->tx_acked)
+		return true;
+	if ((s32)(sack - s->tx_acked) < 0 || (s32)(s->tx_next - sack) < 0)
+		return false;
+	list_for_each_entry_safe(p, tmp, &s->unacked, link) {
+		if ((s32)(sack - p->sseq) <= 0)
+			break;
+		list_move_tail(&p->link, done);
+		s->nunacked--;
+	}
+	list_for_each_entry_safe(p, tmp, &s->resend, link) {
+		if (!p->numbered || (s32)(sack - p->sseq) <= 0)
+			break;
+		list_move_tail(&p->link, done);
+		s->nresend--;
+	}
+	s->tx_acked = sack;
+	return true;
 }
 
 /**
@@ -220,38 +254,67 @@ void fos_sess_restarted(struct fos_peer *peer)
  * @hdr: the message's verified header
  *
  * Takes the peer's generation: if it changed, the peer ended the session
- * and so does this node (the node is down for the remote layer).  Then
- * the connection may send its users' messages: a primary connection
- * first sends what the last one left (see "Sessions").
+ * and so does this node (the node is down for the remote layer), unless
+ * ours is fresh (see "Sessions").  Then the first acknowledgment, and the
+ * connection may send its users' messages: a primary connection first
+ * sends what the last one left.
  *
- * Return: true (the message is served).
+ * Return: 0; -EPROTO (a wrong acknowledgment: a protocol error); or
+ * -ECONNABORTED (the connection is not, or no longer, the peer's: serve
+ * nothing).
  */
-bool fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
+int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 {
 	struct fos_peer *peer = conn->peer;
 	struct fos_session *s = &peer->sess;
-	u32 gen = le32_to_cpu(hdr->sess), old;
+	u32 gen = le32_to_cpu(hdr->sess), old = 0;
+	struct fos_pending *p, *tmp;
+	bool ended = false, bad = false;
 	LIST_HEAD(drop);
-	bool ended;
+	int ret = 0;
 
+	spin_lock(&peer->lock);
 	spin_lock(&conn->lock);
+	if (conn->state != FOS_CONN_UP ||
+	    (conn->primary && peer->conn != conn)) {
+		ret = -ECONNABORTED;
+		goto out;
+	}
 	spin_lock(&s->lock);
 	old = s->peer_gen;
-	ended = old && old != gen;
-	if (ended)
+	if (old && old != gen && !s->fresh) {
+		ended = true;
 		fos_sess_clear_locked(s, &drop);
+		/* What waits here was meant for the session that ended. */
+		list_for_each_entry_safe(p, tmp, &conn->backlog, link) {
+			if (fos_wire_type_remote(p->type)) {
+				list_move_tail(&p->link, &drop);
+				conn->nbacklog--;
+			}
+		}
+	}
 	s->peer_gen = gen;
-	if (conn->primary) {
+	s->epoch = conn->peer_epoch;
+	/* What the peer has: not to be sent again. */
+	if (le32_to_cpu(hdr->esess) == s->gen)
+		bad = !fos_sess_ack_locked(s, le32_to_cpu(hdr->sack), &drop);
+	if (!bad && conn->primary) {
 		s->down = false;
 		/* Before what waits here already: it was sent later. */
 		list_splice_init(&s->resend, &conn->backlog);
 		conn->nbacklog += s->nresend;
 		s->nresend = 0;
 	}
-	conn->synced = true;
+	conn->synced = !bad;
 	spin_unlock(&s->lock);
+out:
 	spin_unlock(&conn->lock);
+	spin_unlock(&peer->lock);
 	fos_pending_drop(&drop);
+	if (ret)
+		return ret;
+	if (bad)
+		return -EPROTO;
 	if (conn->primary)
 		cancel_delayed_work(&s->grace_work);
 	if (ended) {
@@ -264,7 +327,7 @@ bool fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 		fos_conn_flush(conn);
 		wake_up_all(&peer->wq);
 	}
-	return true;
+	return 0;
 }
 
 /**
@@ -278,38 +341,31 @@ bool fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 bool fos_sess_acked(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 {
 	struct fos_session *s = &conn->peer->sess;
-	u32 sack = le32_to_cpu(hdr->sack);
 	struct fos_pending *p, *tmp;
 	LIST_HEAD(done);
 	bool ok = true;
 
-	if (unlikely(conn->peer_epoch != READ_ONCE(conn->peer->epoch)))
-		return true;
 	spin_lock(&s->lock);
+	/* A connection of the peer's last incarnation, still draining. */
+	if (unlikely(conn->peer_epoch != s->epoch)) {
+		spin_unlock(&s->lock);
+		return true;
+	}
 	/* Generations change only while there is no connection. */
-	if (le32_to_cpu(hdr->sess) != s->peer_gen) {
+	if (unlikely(le32_to_cpu(hdr->sess) != s->peer_gen)) {
 		spin_unlock(&s->lock);
 		return false;
 	}
 	/* Another generation of ours: the peer ends its session (sync). */
-	if (le32_to_cpu(hdr->esess) != s->gen || sack == s->tx_acked) {
-		spin_unlock(&s->lock);
-		return true;
-	}
-	if ((s32)(sack - s->tx_acked) < 0 || (s32)(s->tx_next - sack) < 0) {
-		ok = false;
-	} else {
-		list_for_each_entry_safe(p, tmp, &s->unacked, link) {
-			if ((s32)(sack - p->sseq) <= 0)
-				break;
-			list_move_tail(&p->link, &done);
-			s->nunacked--;
-		}
-		s->tx_acked = sack;
-	}
+	if (le32_to_cpu(hdr->esess) == s->gen)
+		ok = fos_sess_ack_locked(s, le32_to_cpu(hdr->sack), &done);
 	spin_unlock(&s->lock);
+	if (list_empty(&done))
+		return ok;
 	list_for_each_entry_safe(p, tmp, &done, link)
 		kfree(p);
+	/* Senders may wait for room (fos_conn_sendable()). */
+	wake_up_all(&conn->peer->wq);
 	return ok;
 }
 
@@ -319,8 +375,8 @@ bool fos_sess_acked(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
  * @hdr: its header
  *
  * Return: 1 (the next one: serve it), 0 (a duplicate, or a message of the
- * peer's last incarnation: drop it) or -EPROTO (a gap, or a message of
- * another generation of ours).
+ * peer's last incarnation or of an older generation of ours: drop it), or
+ * -EPROTO (a gap).
  */
 int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 {
@@ -328,17 +384,17 @@ int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	u32 sseq = le32_to_cpu(hdr->sseq);
 	s32 d;
 
-	/* A connection of the peer's last incarnation, still draining. */
-	if (unlikely(conn->peer_epoch != READ_ONCE(conn->peer->epoch)))
-		return 0;
 	spin_lock(&s->lock);
-	if (le32_to_cpu(hdr->esess) != s->gen) {
+	if (unlikely(conn->peer_epoch != s->epoch ||
+		     le32_to_cpu(hdr->esess) != s->gen)) {
 		spin_unlock(&s->lock);
-		return -EPROTO;
+		return 0;
 	}
 	d = sseq - s->rx_done;
-	if (!d)
+	if (!d) {
 		s->rx_done++;
+		s->fresh = false;
+	}
 	spin_unlock(&s->lock);
 	if (!d)
 		return 1;
@@ -348,23 +404,35 @@ int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	return 0;
 }
 
+/*
+ * Room for another kept copy: a peer acknowledges what it got at least as
+ * fast as it returns credits (read unlocked by wait conditions too).
+ */
+bool fos_sess_room(const struct fos_conn *conn)
+{
+	return READ_ONCE(conn->peer->sess.nunacked) < conn->tx_credits_max;
+}
+
 /**
  * fos_sess_post - post a user's message on @conn, numbered
  * @conn: the connection; caller holds its lock
  * @p: the message, on no list; a retransmission keeps its number
  *
- * Return: 0 (@p is kept on the session's @unacked), or as
- * fos_conn_post_raw() (-EAGAIN before the connection synced).
+ * Return: 0 (@p is the session's: kept on @unacked, or freed when there is
+ * no grace period to send it again in), or as fos_conn_post_raw()
+ * (-EAGAIN also before the connection synced, and while the peer holds
+ * its ring's worth of our messages unacknowledged).
  */
 int fos_sess_post(struct fos_conn *conn, struct fos_pending *p)
 {
 	struct fos_session *s = &conn->peer->sess;
 	bool again = p->numbered;
+	bool keep = again || READ_ONCE(fos_fabric_grace_ms);
 	u32 sseq;
 	int ret;
 
 	lockdep_assert_held(&conn->lock);
-	if (!conn->synced)
+	if (!conn->synced || (keep && !fos_sess_room(conn)))
 		return -EAGAIN;
 	spin_lock(&s->lock);
 	sseq = again ? p->sseq : s->tx_next;
@@ -375,13 +443,55 @@ int fos_sess_post(struct fos_conn *conn, struct fos_pending *p)
 			p->numbered = true;
 			p->sseq = sseq;
 			s->tx_next++;
+			s->fresh = false;
+			/* Nothing before this copy can be sent again. */
+			if (!keep)
+				s->kept_from = s->tx_next;
 		}
-		list_add_tail(&p->link, &s->unacked);
-		s->nunacked++;
+		if (keep) {
+			list_add_tail(&p->link, &s->unacked);
+			s->nunacked++;
+		}
 	}
 	spin_unlock(&s->lock);
-	if (!ret && again)
+	if (ret)
+		return ret;
+	if (again)
 		fos_stat_add(conn->peer, FRACTOS_STAT_RETRANSMITS, 1);
+	if (!keep)
+		kfree(p);
+	return 0;
+}
+
+/**
+ * fos_sess_post_now - post a user's message on @conn, numbered, no copy
+ * @conn: the connection, synced; caller holds its lock
+ * @type: the message's type
+ * @cookie: its cookie
+ * @payload: @len bytes
+ * @len: payload length
+ *
+ * Without a grace period nothing is ever sent again, so the fast path
+ * keeps nothing and allocates nothing.
+ *
+ * Return: as fos_conn_post_raw().
+ */
+int fos_sess_post_now(struct fos_conn *conn, u8 type, u64 cookie,
+		      const void *payload, u32 len)
+{
+	struct fos_session *s = &conn->peer->sess;
+	int ret;
+
+	lockdep_assert_held(&conn->lock);
+	spin_lock(&s->lock);
+	ret = fos_conn_post_raw(conn, type, cookie, payload, len, NULL, false,
+				s->tx_next);
+	if (!ret) {
+		s->tx_next++;
+		s->fresh = false;
+		s->kept_from = s->tx_next;
+	}
+	spin_unlock(&s->lock);
 	return ret;
 }
 
@@ -413,6 +523,7 @@ int fos_sess_queue(struct fos_peer *peer, u8 type, u64 cookie,
 	if (s->down && s->nresend < FOS_SESS_QUEUE_MAX) {
 		list_add_tail(&p->link, &s->resend);
 		s->nresend++;
+		s->fresh = false;
 		ret = 0;
 	}
 	spin_unlock(&s->lock);
@@ -422,22 +533,45 @@ int fos_sess_queue(struct fos_peer *peer, u8 type, u64 cookie,
 }
 
 /**
- * fos_sess_link_down_begin - the peer's connection starts closing
- * @peer: the peer; caller holds its lock and just took peer->conn away
+ * fos_sess_conn_error - a protocol error on @conn
+ * @conn: the connection, admitted
  *
- * With a grace period, and unless the session must end (a protocol error,
- * the node deleted), the session is kept: from here on its users' messages
- * queue on @resend.
+ * What the peer said cannot be trusted to go on: the session ends with
+ * the connection, if it is the session's (not one that drains).
+ */
+void fos_sess_conn_error(struct fos_conn *conn)
+{
+	struct fos_session *s = &conn->peer->sess;
+
+	spin_lock(&s->lock);
+	if (READ_ONCE(conn->state) == FOS_CONN_UP &&
+	    conn->peer_epoch == s->epoch)
+		s->reset_req = true;
+	spin_unlock(&s->lock);
+}
+
+/**
+ * fos_sess_link_down_begin - the peer's connection starts closing
+ * @conn: the connection, up once, primary, and peer->conn until now
+ *
+ * Caller holds peer->lock.  With a grace period, and unless the session
+ * must end (a protocol error, the node deleted), the session is kept:
+ * from here on its users' messages queue on @resend.
  *
  * Return: the session is kept (pass it to fos_sess_link_down()).
  */
-bool fos_sess_link_down_begin(struct fos_peer *peer)
+bool fos_sess_link_down_begin(struct fos_conn *conn)
 {
+	struct fos_peer *peer = conn->peer;
 	struct fos_session *s = &peer->sess;
 	bool keep;
 
 	lockdep_assert_held(&peer->lock);
 	spin_lock(&s->lock);
+	if (conn->peer_epoch != s->epoch) {
+		spin_unlock(&s->lock);
+		return false;
+	}
 	keep = READ_ONCE(fos_fabric_grace_ms) && !s->reset_req &&
 	       !peer->deleted;
 	s->down = keep;
@@ -451,8 +585,10 @@ bool fos_sess_link_down_begin(struct fos_peer *peer)
  * @keep: what fos_sess_link_down_begin() said, or false
  *
  * What @conn had not sent yet goes to the session after what it sent
- * unacknowledged, and before what was queued since; the grace period
- * starts.  Else the session ends (and so does what @conn had not sent).
+ * unacknowledged, and before what was queued since (a connection that
+ * never synced sent nothing: its backlog goes last); the grace period
+ * starts.  Else the session ends, and so does what @conn had not sent.
+ * A connection of the peer's last incarnation changes nothing.
  *
  * Return: the session was kept; else the caller says the node is down.
  */
@@ -462,6 +598,7 @@ bool fos_sess_link_down(struct fos_conn *conn, bool keep)
 	struct fos_session *s = &peer->sess;
 	unsigned int grace = READ_ONCE(fos_fabric_grace_ms);
 	struct fos_pending *p, *tmp;
+	bool ours, ended = false;
 	LIST_HEAD(mine);
 	LIST_HEAD(drop);
 	u32 n = 0;
@@ -479,25 +616,38 @@ bool fos_sess_link_down(struct fos_conn *conn, bool keep)
 	spin_unlock(&conn->lock);
 
 	spin_lock(&s->lock);
-	keep = keep && grace && s->down && !s->reset_req;
+	ours = conn->peer_epoch == s->epoch;
+	/* Every message not acknowledged must have its copy. */
+	keep = ours && keep && grace && s->down && !s->reset_req &&
+	       (s32)(s->tx_acked - s->kept_from) >= 0;
 	if (keep) {
-		list_splice(&mine, &s->resend);
-		list_splice_init(&s->unacked, &s->resend);
+		if (conn->synced) {
+			list_splice(&mine, &s->resend);
+			list_splice_init(&s->unacked, &s->resend);
+		} else {
+			list_splice_tail(&mine, &s->resend);
+		}
 		s->nresend += n + s->nunacked;
 		s->nunacked = 0;
-		mod_delayed_work(fos_fabric_wq, &s->grace_work,
-				 msecs_to_jiffies(grace));
+		queue_delayed_work(fos_fabric_wq, &s->grace_work,
+				   msecs_to_jiffies(grace));
 	} else {
 		list_splice_tail(&mine, &drop);
+		if (ours) {
+			/* We end it: a new generation, which the peer sees. */
+			ended = true;
+			fos_sess_clear_locked(s, &drop);
+			s->gen = fos_sess_new_gen();
+		}
 	}
 	spin_unlock(&s->lock);
 	fos_pending_drop(&drop);
-	if (keep) {
+	if (keep && conn->synced) {
 		fos_stat_add(peer, FRACTOS_STAT_LINK_GRACE, 1);
 		pr_info("node %u: link down, session kept for %u ms\n",
 			peer->node_id, grace);
-	} else {
-		fos_sess_end(peer);
 	}
+	if (ended)
+		fos_stat_add(peer, FRACTOS_STAT_SESSION_ENDS, 1);
 	return keep;
 }

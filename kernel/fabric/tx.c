@@ -154,7 +154,8 @@ int fos_conn_post_raw(struct fos_conn *conn, u8 type, u64 cookie,
 /*
  * Post one message on @conn now.  Caller holds conn->lock.  @ctrl messages
  * (CREDIT, HEARTBEAT) may spend the last credit.  A user's message is
- * numbered and kept by the session until the peer acknowledges it.
+ * numbered, and kept by the session until the peer acknowledges it while
+ * a grace period is set.
  */
 int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		      const void *payload, u32 len,
@@ -169,6 +170,9 @@ int fos_conn_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 					 ctrl, 0);
 	if (!conn->synced)
 		return -EAGAIN;
+	/* Nothing is sent again without a grace period: no copy. */
+	if (!READ_ONCE(fos_fabric_grace_ms))
+		return fos_sess_post_now(conn, type, cookie, payload, len);
 	p = fos_pending_new(type, cookie, payload, len, done);
 	if (!p)
 		return -ENOMEM;
@@ -213,7 +217,7 @@ static int fos_conn_post_pending(struct fos_conn *conn, struct fos_pending *p)
 
 	list_del(&p->link);
 	if (fos_wire_type_remote(p->type)) {
-		ret = fos_sess_post(conn, p);	/* the session keeps @p */
+		ret = fos_sess_post(conn, p);	/* the session's on success */
 	} else {
 		ret = fos_conn_post_raw(conn, p->type, p->cookie, p->payload,
 					p->len, p->done, false, 0);
@@ -318,12 +322,13 @@ static bool fos_peer_can_go(struct fos_peer *peer,
 
 /*
  * A message could go out now (a credit to spare, a buffer, no backlog, no
- * stall, the session synced).
+ * stall, the session synced, room for its copy).
  */
 static bool fos_conn_sendable(const struct fos_conn *conn)
 {
 	return conn->tx_credits >= 2 && !list_empty(&conn->tx_free) &&
-	       !conn->nbacklog && !conn->quiet && conn->synced;
+	       !conn->nbacklog && !conn->quiet && conn->synced &&
+	       fos_sess_room(conn);
 }
 
 /**
