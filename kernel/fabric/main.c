@@ -97,10 +97,13 @@
  * capability to another node's object is a local proxy, and operations on
  * it are messages to fos_peer_find(node id) matched to their answers by the
  * header cookie.  kernel/remote/ registers the rows of those messages
- * (fos_fabric_register()); the transport only tells it when a peer's
- * connection goes down, its epoch changes or it is deleted (the callback
- * of fos_fabric_set_node_down()), which revokes every proxy of that node:
- * failure becomes revocation.  The transport names none of its users.
+ * (fos_fabric_register()); the transport delivers them once and in order
+ * while the two nodes' session lasts ("Sessions" in session.c), and only
+ * tells it when the session ends: the peer's connection went down (and
+ * none came back within fabric_grace_ms), its epoch changed or it was
+ * deleted (the callback of fos_fabric_set_node_down()), which revokes
+ * every proxy of that node: failure becomes revocation.  The transport
+ * names none of its users.
  */
 
 /**
@@ -116,6 +119,7 @@
  *   backoff and deleted flag.
  * - fos_conn.lock protects the connection's state, credits and free send
  *   buffers.
+ * - fos_session.lock protects a peer's session (session.c).
  *
  * None of them is held across anything that sleeps.  rdma_cm handlers take
  * only the spinlocks; everything that destroys a cm_id runs on
