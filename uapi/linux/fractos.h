@@ -53,7 +53,8 @@
  * CAP_REVOKE on a proxy asks the owner to revoke the object (as any local
  * holder may) and revokes the proxy in any case; revoking a local
  * revocation-tree child of a proxy stays local.  When the owner revokes
- * the object, when its node's connection is lost, or when it restarts
+ * the object, when its node is lost (its connection ended, and none came
+ * back within fabric_grace_ms), or when it restarts
  * (new epoch), every proxy of it is revoked: monitors fire and uses fail
  * with EKEYREVOKED, as for a local revocation.  MEMORY_COPY works on
  * Memory of any node, third-party copies included: the owner of the
@@ -329,6 +330,22 @@
  *                           holds as many of its grants, as its
  *                           fabric_peer_work / fabric_peer_grants allow;
  *                   ENOMEM.
+ *
+ * Link loss, node death, process death (Documentation/failures.rst has the
+ * table, operation by operation).  Without the fabric_grace_ms module
+ * parameter (0, the default), a connection that ends is a node that died:
+ * its proxies are revoked (EKEYREVOKED, monitors fire), waiting calls fail,
+ * and an INVOKE in flight was delivered at most once.  With it, the two
+ * nodes' session outlives the connection for that long: invocations,
+ * revocations, drops and lookups in flight are sent again on the next
+ * connection and delivered exactly once, so the call returns the owner's
+ * answer; a call waiting meanwhile still ends at its own timeout
+ * (ETIMEDOUT above); a MEMORY_COPY whose RDMA READs were cut fails with
+ * EHOSTUNREACH (copy again).  When no connection comes back in time, or
+ * the node restarted (a new epoch), it is a node that died, as above.  A
+ * process that dies takes its spaces along: its objects are revoked on
+ * every node, its invocations already sent are delivered, its contacts
+ * are told (see "Contacts").
  *
  * poll()/epoll on the space's fd reports EPOLLIN while a message is queued.
  */
