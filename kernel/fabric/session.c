@@ -228,9 +228,13 @@ static bool fos_sess_ack_locked(struct fos_session *s, u32 sack,
 	struct fos_pending *p, *tmp;
 
 	lockdep_assert_held(&s->lock);
-	if (sack == s->tx_acked)
+	/*
+	 * An older one is no news: a node that is its own peer hears its
+	 * acknowledgments on both ends of its connection, in any order.
+	 */
+	if ((s32)(sack - s->tx_acked) <= 0)
 		return true;
-	if ((s32)(sack - s->tx_acked) < 0 || (s32)(s->tx_next - sack) < 0)
+	if ((s32)(s->tx_next - sack) < 0)
 		return false;
 	list_for_each_entry_safe(p, tmp, &s->unacked, link) {
 		if ((s32)(sack - p->sseq) <= 0)
