@@ -578,7 +578,12 @@ static int do_call(struct fz_state *st, struct rng *r, struct call *c,
 	size_t sz = c->size, csz = c->size;
 	int use_uring = st->ring_ok && c->sp && chance(r, 20);
 	int ret, e;
-	struct itimerval it = { .it_value = { 0, 20000 } };
+	/*
+	 * Again every 20 ms until disarmed: a signal that came before the
+	 * call reached its wait (a slow guest) must not leave it waiting.
+	 */
+	struct itimerval it = { .it_value = { 0, 20000 },
+				.it_interval = { 0, 20000 } };
 	struct itimerval off = { 0 };
 
 	memset(scratch, 0, sizeof(scratch));
