@@ -417,13 +417,7 @@ void fos_conn_free_unpublished(struct fos_conn *conn)
 /* The connection is gone: what still waits for a credit never goes. */
 static void fos_conn_drop_backlog(struct fos_conn *conn)
 {
-	struct fos_pending *p, *tmp;
-
-	list_for_each_entry_safe(p, tmp, &conn->backlog, link) {
-		if (p->done)
-			p->done->fn(p->done, -ECONNRESET);
-		kfree(p);
-	}
+	fos_pending_drop(&conn->backlog);
 	INIT_LIST_HEAD(&conn->backlog);
 	conn->nbacklog = 0;
 }
@@ -466,16 +460,17 @@ static void fos_conn_close_work(struct work_struct *work)
 	struct fos_conn *conn = container_of(work, struct fos_conn, close_work);
 	struct fos_peer *peer = conn->peer;
 	struct fos_ibdev *dev;
-	bool was_conn, keep = false, kept;
+	bool was_conn, sess, keep = false, kept = false;
 
 	spin_lock(&peer->lock);
 	was_conn = peer->conn == conn;
-	if (was_conn) {
+	/* The connection the peer's session ran on (session.c). */
+	sess = was_conn && conn->was_up && conn->primary;
+	if (was_conn)
 		peer->conn = NULL;
-		/* From here on its users' messages wait for the next one. */
-		if (conn->was_up && conn->primary)
-			keep = fos_sess_link_down_begin(conn);
-	}
+	/* From here on its users' messages wait for the next one. */
+	if (sess)
+		keep = fos_sess_link_down_begin(conn);
 	if (peer->in == conn)
 		peer->in = NULL;
 	if (peer->out == conn)
@@ -506,8 +501,7 @@ static void fos_conn_close_work(struct work_struct *work)
 	 * The session takes what the peer's connection had not sent, or
 	 * ends; only then may a new connection deliver (fos_peer.draining).
 	 */
-	kept = false;
-	if (was_conn && conn->was_up && conn->primary)
+	if (sess)
 		kept = fos_sess_link_down(conn, keep);
 	fos_conn_drop_backlog(conn);
 	if (conn->was_up && conn->primary && !kept) {

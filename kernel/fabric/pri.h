@@ -388,6 +388,7 @@ bool fos_sess_link_down_begin(struct fos_conn *conn);
 bool fos_sess_link_down(struct fos_conn *conn, bool keep);
 struct fos_pending *fos_pending_new(u8 type, u64 cookie, const void *payload,
 				    u32 len, struct fos_fabric_done *done);
+void fos_pending_drop(struct list_head *list);
 
 /* conn.c */
 void fos_conn_fail_err(struct fos_conn *conn, const char *what, int err);

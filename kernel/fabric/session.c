@@ -111,8 +111,11 @@ struct fos_pending *fos_pending_new(u8 type, u64 cookie, const void *payload,
 	return p;
 }
 
-/* Free what will never go out (the connection or the session ended). */
-static void fos_pending_drop(struct list_head *list)
+/*
+ * Free what will never go out (the connection or the session ended),
+ * telling each sender; @list is left for the caller to reinitialise.
+ */
+void fos_pending_drop(struct list_head *list)
 {
 	struct fos_pending *p, *tmp;
 
