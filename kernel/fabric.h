@@ -20,7 +20,7 @@ struct fos_peer;
 
 /*
  * The message types a user may register; the transport keeps the others
- * for its framing.  Fixed by the wire format (version 10): remote/wire.h
+ * for its framing.  Fixed by the wire format (version 11): remote/wire.h
  * numbers all of them.
  */
 #define FOS_FABRIC_TYPE_FIRST	5
@@ -119,11 +119,12 @@ struct fos_fabric_mr;
 
 int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
-		      u32 *rkey);
+		      u32 *rkey, u64 *tag);
 void fos_fabric_dereg_mr(struct fos_fabric_mr *m);
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey, const bool *stop);
+			 u64 addr, u32 rkey, u64 tag, const bool *stop);
+unsigned int fos_fabric_link_grace(void);
 
 void fos_fabric_credit_done(struct fos_peer *peer);
 

@@ -100,7 +100,9 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * (or answered by another node), and those that could not be
  * ("Contacts" in the uAPI header); stolen_memories: Memory objects
  * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL);
- * memory_grants: buffers handed over by MEMORY_GRANT.
+ * memory_grants: buffers handed over by MEMORY_GRANT; pull_retries:
+ * windows of remote copies asked for again because the connection of
+ * their region ended (with fabric_grace_ms).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -112,6 +114,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(contact_notes_lost, FOS_TOTAL_CONTACT_NOTES_LOST),
 	FOS_TOTAL_ATTR(stolen_memories, FOS_TOTAL_STOLEN_MEMORIES),
 	FOS_TOTAL_ATTR(memory_grants, FOS_TOTAL_MEMORY_GRANTS),
+	FOS_TOTAL_ATTR(pull_retries, FOS_TOTAL_PULL_RETRIES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

@@ -183,6 +183,19 @@ module_param_named(fabric_grace_ms, fos_fabric_grace_ms, uint, 0644);
 MODULE_PARM_DESC(fabric_grace_ms,
 		 "How long a peer's session outlives its connection: what was in flight is sent again on the next one, and the node is down for capabilities only then; 0 (default): at once");
 
+/**
+ * fos_fabric_link_grace - how long sessions outlive their connections
+ *
+ * Return: fabric_grace_ms; while it is set, a message in flight when a
+ * connection ends goes again on the next one, so a user may try again
+ * what a lost connection cut (a remote copy's READs), and should wait
+ * that much longer for an answer.
+ */
+unsigned int fos_fabric_link_grace(void)
+{
+	return READ_ONCE(fos_fabric_grace_ms);
+}
+
 /*
  * Fault injection for the tests, in debugfs only
  * (/sys/kernel/debug/fractos/fault_read_delay_ms): sleep this long (at

@@ -28,6 +28,21 @@
  * READs arrive on the passive end of its connection to itself, so the
  * region is registered there (fos_peer_serving_locked()).
  *
+ * Regions across connections: a session outlives its connections (see
+ * "Sessions" in session.c), so an answer naming a region may arrive on a
+ * later connection than the region's, or the region's connection may end
+ * between the answer and the READs.  A READ with such an rkey would fail
+ * the new connection.  So fos_fabric_reg_mr() says which connection the
+ * region is valid on, by a tag both ends of a connection know (the first
+ * eight bytes of the initiator's hello nonce: not secret, and nothing of
+ * our memory), the owner passes it on with the rkey, and
+ * fos_fabric_rdma_read() posts nothing (-ESTALE) when the peer's
+ * connection is another one: the reader asks for a new region instead.
+ * A PD per peer rather than per connection would keep the rkey valid,
+ * but the QP of a connection is made before the peer proves who it is,
+ * and on that PD an impostor could read what was registered for the
+ * node it claims to be.
+ *
  * These WRs share the connection's send queue with the messages: each
  * connection has FOS_RDMA_SQ slots for them (fos_conn.rdma_wrs); a
  * transfer waits on the peer's wait queue for a slot.  Every WR is
@@ -140,8 +155,24 @@ static struct fos_conn *fos_peer_rdma_conn_locked(struct fos_peer *peer,
 	return serving ? fos_peer_serving_locked(peer) : peer->conn;
 }
 
-/* The PD of @peer's connection (see above), a reference; NULL if not up. */
-static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving)
+/*
+ * The connection's tag: the first eight bytes of the initiator's nonce,
+ * which both of its ends know ("Regions across connections" above).
+ */
+static u64 fos_conn_tag(const struct fos_conn *conn)
+{
+	__le64 t;
+
+	memcpy(&t, conn->hello_init.nonce, sizeof(t));
+	return le64_to_cpu(t);
+}
+
+/*
+ * The PD of @peer's connection (see above), a reference, and that
+ * connection's tag in *@tag; NULL if not up.
+ */
+static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
+				      u64 *tag)
 {
 	struct fos_pd *pd = NULL;
 	struct fos_conn *conn;
@@ -155,6 +186,7 @@ static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving)
 		if (conn->state == FOS_CONN_UP) {
 			pd = conn->pd;
 			kref_get(&pd->ref);
+			*tag = fos_conn_tag(conn);
 		}
 		spin_unlock(&conn->lock);
 	}
@@ -291,6 +323,8 @@ static int fos_rdma_op_wait(struct fos_rdma_op *op)
  * @addr: the address of the first byte of @sgt in the region: its offset
  *	in its page (zero-based, no kernel address)
  * @rkey: the region's remote key
+ * @tag: the tag of the connection whose QP the region is valid on, for
+ *	fos_fabric_rdma_read() on the reader's side
  *
  * Process context; waits for the registration to complete.  The region
  * allows remote reads only, of exactly the bytes of @sgt.
@@ -300,7 +334,7 @@ static int fos_rdma_op_wait(struct fos_rdma_op *op)
  */
 int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
-		      u32 *rkey)
+		      u32 *rkey, u64 *tag)
 {
 	struct ib_device *ibdev;
 	struct fos_fabric_mr *m;
@@ -316,7 +350,7 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	m->pd = fos_peer_pd_get(peer, true);
+	m->pd = fos_peer_pd_get(peer, true, tag);
 	if (!m->pd) {
 		ret = -ENOTCONN;
 		goto err_free;
@@ -399,9 +433,11 @@ void fos_fabric_dereg_mr(struct fos_fabric_mr *m)
  */
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
 {
-	struct fos_pd *pd = fos_peer_pd_get(peer, true);
+	struct fos_pd *pd;
 	u32 n;
+	u64 tag;
 
+	pd = fos_peer_pd_get(peer, true, &tag);
 	if (!pd)
 		return 0;
 	n = min_t(u32, pd->dev->ibdev->attrs.max_fast_reg_page_list_len, 4096);
@@ -415,18 +451,21 @@ u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
  * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
  * @addr: the address of the first byte to read in the peer's region
  * @rkey: the region's remote key
+ * @tag: the tag of the connection the region is valid on, from the
+ *	peer's fos_fabric_reg_mr()
  * @stop: if it becomes true, no further READ is posted
  *
  * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
  * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
  * every READ posted has completed.
  *
- * Return: 0, -ENOTCONN (the peer is not up or went down), -ECOMM (a READ
- * failed; the connection is torn down), -EKEYREVOKED (stopped by @stop
- * before the last READ was posted), -ENOMEM.
+ * Return: 0, -ENOTCONN (the peer is not up or went down), -ESTALE (the
+ * peer's connection is no longer the one of @tag: nothing was posted),
+ * -ECOMM (a READ failed; the connection is torn down), -EKEYREVOKED
+ * (stopped by @stop before the last READ was posted), -ENOMEM.
  */
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey, const bool *stop)
+			 u64 addr, u32 rkey, u64 tag, const bool *stop)
 {
 	struct scatterlist *sg;
 	struct fos_rdma_op op;
@@ -434,13 +473,22 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 	struct fos_pd *pd;
 	u32 max_sge, off = 0;
 	int nents, ret = 0;
-	u64 posted = 0;
+	u64 posted = 0, now;
 
 	might_sleep();
 
-	pd = fos_peer_pd_get(peer, false);
+	pd = fos_peer_pd_get(peer, false, &now);
 	if (!pd)
 		return -ENOTCONN;
+	/*
+	 * A region of another connection: its rkey would fail the READ,
+	 * and the connection with it.  fos_rdma_post() checks that the
+	 * connection is still the one of @pd.
+	 */
+	if (now != tag) {
+		fos_pd_put(pd);
+		return -ESTALE;
+	}
 	ibdev = pd->dev->ibdev;
 	nents = ib_dma_map_sg(ibdev, sgt->sgl, sgt->orig_nents,
 			      DMA_FROM_DEVICE);

@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 10
+ * DOC: Wire format, version 11
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -80,7 +80,10 @@
  * sess, esess; 48 bytes).  The users' messages are numbered per peer
  * across connections, acknowledged cumulatively in every header,
  * retransmitted on the next connection of the same two epochs and
- * delivered once (fabric/session.c, "Sessions").
+ * delivered once (fabric/session.c, "Sessions").  Version 11 changed no
+ * framing: the remote layer's GRANT_REPLY names the connection its region
+ * is valid on, so that a reply sent again on a later connection is not
+ * read from there ("Regions across connections" in fabric/rdma.c).
  */
 #ifndef FRACTOS_FABRIC_WIRE_H
 #define FRACTOS_FABRIC_WIRE_H
@@ -104,8 +107,9 @@
  * 9: small copies pushed inline (COPY carries the bytes)
  * 10: sessions (hdr.sseq, sack, sess, esess): the remote layer's messages
  *     are numbered per peer and retransmitted after a reconnection
+ * 11: GRANT_REPLY names its region's connection (copies across one)
  */
-#define FOS_WIRE_VERSION	10
+#define FOS_WIRE_VERSION	11
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

@@ -121,6 +121,7 @@ static int fos_copy_errno(int ret)
 		return -EKEYREVOKED;	/* the node is gone: so are its objects */
 	case -ENOTCONN:
 	case -ECOMM:
+	case -ESTALE:
 		return -EHOSTUNREACH;
 	default:
 		return ret;
@@ -141,6 +142,95 @@ struct fos_pull {
 };
 
 static DEFINE_XARRAY_ALLOC1(fos_pulls);
+
+/*
+ * How often one window of a copy is asked for again when the connection
+ * its region was on ended (with a grace period: "Regions across
+ * connections" in fabric/rdma.c).  Each try waits for a connection.
+ */
+#define FOS_PULL_TRIES		4
+
+/*
+ * One window of fos_copy_pull(): a grant of at most *@len bytes from
+ * byte @soff of GRANT's source, read into @mem at byte @moff (device
+ * memory: through staging pages).  *@len becomes what was read.  Asks
+ * again, with a grace period, when the region's connection ended before
+ * or during the READs: the READs are idempotent, the bytes land where
+ * they would have.
+ */
+static int fos_copy_pull_window(struct fos_peer *peer,
+				struct fos_wire_grant *g, u64 soff,
+				struct fos_mem *mem, u64 moff, u64 *len,
+				const bool *ended)
+{
+	struct fos_wire_release rel = {};
+	unsigned int tries = 0;
+	struct fos_rpc_wait w;
+	struct sg_table sgt;
+	u64 glen, want = *len;
+	int ret;
+
+again:
+	g->off = cpu_to_le64(soff);
+	g->len = cpu_to_le64(want);
+	ret = fos_rpc(peer, FOS_WIRE_GRANT, g, sizeof(*g), &w);
+	if (ret)
+		return ret;
+	glen = le64_to_cpu(w.grant.len);
+	rel.id = w.grant.id;
+	if (!glen || glen > want) {
+		ret = -EPROTO;
+	} else {
+		struct fos_mem *into = mem, *stage = NULL;
+		u64 at = moff;
+		s64 n;
+
+		if (fos_mem_devmem(mem)) {
+			stage = fos_mem_alloc_kernel(glen);
+			ret = PTR_ERR_OR_ZERO(stage);
+			into = stage;
+			at = 0;
+		}
+		if (!ret) {
+			n = fos_mem_sgt(into, at, glen,
+					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
+					      U32_MAX),
+					&sgt);
+			ret = n < 0 ? n : 0;
+		}
+		if (!ret) {
+			ret = fos_fabric_rdma_read(peer, &sgt,
+						   le64_to_cpu(w.grant.addr),
+						   le32_to_cpu(w.grant.rkey),
+						   le64_to_cpu(w.grant.conn),
+						   ended);
+			sg_free_table(&sgt);
+		}
+		if (!ret && stage) {
+			ret = fos_mem_copy_bytes(mem, moff, stage, 0, glen);
+			if (!ret)
+				fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
+		}
+		if (!IS_ERR_OR_NULL(stage))
+			fos_mem_put(stage);
+	}
+	/*
+	 * Queued, not waited for: a caller being killed must still release
+	 * what it was granted.  Best effort: the grant's TTL ends it
+	 * otherwise.
+	 */
+	fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel), NULL,
+			FOS_SEND_QUEUE);
+	if ((ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM) &&
+	    fos_fabric_link_grace() && ++tries < FOS_PULL_TRIES &&
+	    !fatal_signal_pending(current)) {
+		fos_total_add(FOS_TOTAL_PULL_RETRIES, 1);
+		goto again;
+	}
+	if (!ret)
+		*len = glen;
+	return ret;
+}
 
 /**
  * fos_copy_pull - RDMA-read a source view into a local destination
@@ -166,13 +256,10 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
 static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 			 const struct fos_cap *dst, u64 doff, u64 len)
 {
-	struct fos_wire_release rel = {};
 	struct fos_wire_grant g = {};
 	struct fos_pull pull = {};
-	struct fos_rpc_wait w;
 	struct fos_peer *peer;
 	struct fos_mem *mem;
-	struct sg_table sgt;
 	u64 done = 0;
 	u32 token;
 	int ret = 0;
@@ -204,58 +291,15 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		goto out_peer;
 	g.pull = cpu_to_le64(token);
 	while (done < len) {
-		struct fos_mem *into = mem, *stage = NULL;
-		u64 glen, addr, want = len - done, moff;
-		s64 n;
+		u64 glen;
 
 		/* Device memory: each window is read into pages, then copied. */
+		glen = len - done;
 		if (fos_mem_devmem(mem))
-			want = min(want, fos_stage_window());
-		g.off = cpu_to_le64(soff + done);
-		g.len = cpu_to_le64(want);
-		ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
-		if (ret)
-			break;
-		glen = le64_to_cpu(w.grant.len);
-		addr = le64_to_cpu(w.grant.addr);
-		rel.id = w.grant.id;
-		moff = dst->off + doff + done;
-		if (!glen || glen > want) {
-			ret = -EPROTO;
-		} else if (fos_mem_devmem(mem)) {
-			stage = fos_mem_alloc_kernel(glen);
-			ret = PTR_ERR_OR_ZERO(stage);
-			into = stage;
-			moff = 0;
-		}
-		if (!ret) {
-			n = fos_mem_sgt(into, moff, glen,
-					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
-					      U32_MAX),
-					&sgt);
-			ret = n < 0 ? n : 0;
-		}
-		if (!ret) {
-			ret = fos_fabric_rdma_read(peer, &sgt, addr,
-						   le32_to_cpu(w.grant.rkey),
-						   &pull.ended);
-			sg_free_table(&sgt);
-		}
-		if (!ret && stage) {
-			ret = fos_mem_copy_bytes(mem, dst->off + doff + done,
-						 stage, 0, glen);
-			if (!ret)
-				fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
-		}
-		if (!IS_ERR_OR_NULL(stage))
-			fos_mem_put(stage);
-		/*
-		 * Queued, not waited for: a caller being killed must still
-		 * release what it was granted.  Best effort: the grant's TTL
-		 * ends it otherwise.
-		 */
-		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
-				NULL, FOS_SEND_QUEUE);
+			glen = min(glen, fos_stage_window());
+		ret = fos_copy_pull_window(peer, &g, soff + done, mem,
+					   dst->off + doff + done, &glen,
+					   &pull.ended);
 		if (ret)
 			break;
 		done += glen;

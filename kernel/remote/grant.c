@@ -219,7 +219,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	struct fos_grant *g;
 	struct fos_cap src;
 	u32 max_pages, rkey, id;
-	u64 addr, b, moff;
+	u64 addr, b, moff, tag;
 	s64 n;
 	int ret;
 
@@ -274,7 +274,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	}
 	ret = fos_fabric_reg_mr(peer, &g->sgt,
 				DIV_ROUND_UP(offset_in_page(b) + n, PAGE_SIZE),
-				&g->mr, &addr, &rkey);
+				&g->mr, &addr, &rkey, &tag);
 	if (ret)
 		goto err_sgt;
 	fos_live_add(FOS_LIVE_GRANTS, 1);
@@ -310,6 +310,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	r->id = cpu_to_le64(id);
 	r->addr = cpu_to_le64(addr);
 	r->len = cpu_to_le64(n);
+	r->conn = cpu_to_le64(tag);
 	return 0;
 
 err_sgt:

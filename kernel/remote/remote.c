@@ -114,6 +114,12 @@
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
  *   that goes down during a copy makes it fail with EKEYREVOKED (as for
  *   invoke) or EHOSTUNREACH (the connection failed under the READs).
+ *   With a grace period (fabric_grace_ms) a connection that fails under
+ *   the READs, or ends between a grant and its READs, is not the end of
+ *   the copy: the puller releases that grant and asks for the window
+ *   again, up to FOS_PULL_TRIES times, each on the next connection
+ *   (GRANT_REPLY names the connection its region is valid on:
+ *   "Regions across connections" in fabric/rdma.c).
  *   Overlapping ranges of one remote object give unspecified bytes in the
  *   destination (locally, and with fabric_loopback, EINVAL).
  *

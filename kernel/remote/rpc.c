@@ -98,6 +98,17 @@ static int fos_rpc_status(const struct fos_rpc_wait *w)
 	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
 }
 
+/*
+ * How long a call waits for its answer: @timeout, and the grace period
+ * of a link that is down meanwhile, since what was sent is then sent
+ * again and answered once the link is back ("Link loss" in
+ * Documentation/failures.rst).
+ */
+static unsigned long fos_rpc_deadline(unsigned long timeout)
+{
+	return timeout + msecs_to_jiffies(fos_fabric_link_grace());
+}
+
 /* fos_busy_poll()'s condition for a caller: the answer is in. */
 static bool fos_rpc_ready(void *arg)
 {
@@ -147,6 +158,7 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 		/* Delivered or not, the answer tells: wait for it. */
 		if (fos_rpc_spins(type, data))
 			fos_busy_poll(fos_rpc_ready, &w->done);
+		timeout = fos_rpc_deadline(timeout);
 		left = wait_for_completion_killable_timeout(&w->done,
 							    timeout);
 		if (!left)
@@ -291,7 +303,8 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 	if (w->state == FOS_RPC_EARLY)
 		queue_work(fos_rpc_wq, &w->work);
 	else
-		queue_delayed_work(fos_rpc_wq, &w->timer, FOS_REMOTE_TIMEOUT);
+		queue_delayed_work(fos_rpc_wq, &w->timer,
+				   fos_rpc_deadline(FOS_REMOTE_TIMEOUT));
 	w->state = FOS_RPC_WAITING;
 	/* From here on @w may be answered and freed. */
 	xa_unlock(&fos_rpcs);

@@ -319,6 +319,9 @@ struct fos_wire_grant {
  *	inline
  * @len: bytes granted from there, non-zero, at most what was asked; an
  *	inline reply is followed by exactly these bytes
+ * @conn: version 11: the connection whose QP the region is valid on (its
+ *	tag: "One-sided RDMA" in fabric/rdma.c); the puller reads only on
+ *	that one and asks again on another; zero inline
  */
 struct fos_wire_grant_reply {
 	__le32 status;
@@ -326,6 +329,7 @@ struct fos_wire_grant_reply {
 	__le64 id;
 	__le64 addr;
 	__le64 len;
+	__le64 conn;
 };
 
 /**
@@ -363,7 +367,7 @@ static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
 static_assert(sizeof(struct fos_wire_grant) == 80);
-static_assert(sizeof(struct fos_wire_grant_reply) == 32);
+static_assert(sizeof(struct fos_wire_grant_reply) == 40);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
 /* The largest invocation fits one message. */
@@ -553,11 +557,11 @@ static inline int fos_wire_check_grant_reply(const void *payload, u32 len)
 		return -EPROTO;
 	if (r->status)
 		return len != sizeof(*r) || r->rkey || r->id || r->addr ||
-		       r->len ? -EPROTO : 0;
+		       r->len || r->conn ? -EPROTO : 0;
 	addr = le64_to_cpu(r->addr);
 	n = le64_to_cpu(r->len);
 	if (len > sizeof(*r))	/* inline: the bytes and nothing else */
-		return r->rkey || r->id || r->addr || !n ||
+		return r->rkey || r->id || r->addr || r->conn || !n ||
 		       n > FOS_WIRE_INLINE_MAX ||
 		       n != len - sizeof(*r) ? -EPROTO : 0;
 	return !n || addr + n < addr ? -EPROTO : 0;

@@ -1,31 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flap_node: a stream of numbered invocations both ways between two nodes
- * while their link flaps (flap.sh, vm/run --nodes 2).  The session of the
- * two nodes outlives each connection (fabric_grace_ms): every number must
- * be served exactly once and every invocation must succeed.
+ * flap_node: a stream of numbered invocations both ways between two nodes,
+ * and a stream of copies, while their link flaps (flap.sh, vm/run --nodes
+ * 2).  The session of the two nodes outlives each connection
+ * (fabric_grace_ms): every number must be served exactly once, every
+ * invocation must succeed, and every copy must bring the source's bytes.
  *
  *   flap_node call DONE_FILE   node 1: publishes K as "flap.k", looks up
  *                              "flap.r" on node 2 and invokes it with 0,
  *                              1, 2, ... until DONE_FILE exists (the
  *                              flapping is over), then with FLAP_END and
  *                              the count; meanwhile counts what comes
- *                              through K
- *   flap_node serve            node 2: publishes R as "flap.r", looks up
- *                              "flap.k" on node 1, and answers each number
- *                              by invoking K with it; at FLAP_END it checks
- *                              that each number came once and passes
- *                              FLAP_END on
+ *                              through K, and copies node 2's "flap.m"
+ *                              into a Memory of its own again and again,
+ *                              each time checking the bytes
+ *   flap_node serve            node 2: publishes M (FLAP_MLEN bytes of a
+ *                              known pattern) as "flap.m" and R as
+ *                              "flap.r", looks up "flap.k" on node 1, and
+ *                              answers each number by invoking K with it;
+ *                              at FLAP_END it checks that each number came
+ *                              once and passes FLAP_END on
  *   flap_node hold SECS        node 2: publishes R as "flap.r" and holds
  *                              it for SECS seconds
  *   flap_node expire           node 1: looks "flap.r" up, invokes it once,
  *                              then waits until the capability is revoked
  *                              (the grace period ended with the link down):
  *                              the invocation then fails with EKEYREVOKED
+ *   flap_node record FILE      node 2: publishes R2 as "flap.r2" and
+ *                              appends each number it is invoked with to
+ *                              FILE, a line each, until it is killed
+ *   flap_node stream N         node 1: looks "flap.r2" up and invokes it
+ *                              from N threads, thread t with t, t + N,
+ *                              t + 2N, ..., until an invocation fails: the
+ *                              node restarts meanwhile, so each thread's
+ *                              last call must fail with EKEYREVOKED, once;
+ *                              prints "result=OK:SUM:F1,F2,..." (the count
+ *                              and sum of the numbers whose call succeeded,
+ *                              the numbers whose call failed) for the
+ *                              script to check against node 2's FILE
  *
  * Each mode prints "# flap: key=value ..." and exits 0 when it holds.
  */
 #include <pthread.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include "../selftests/tap.h"
 #include "../selftests/fos_util.h"
@@ -37,6 +54,9 @@
 #define TAG_K		0xf1ab
 #define FLAP_END	0xffffffffu
 #define FLAP_MAX	(1u << 16)
+/* Larger than copy_inline_max: the copies go by GRANT and RDMA READ. */
+#define FLAP_MLEN	(256u << 10)
+#define FLAP_SEED	5
 
 struct num {
 	uint32_t n;
@@ -135,18 +155,70 @@ static void *k_thread(void *arg)
 	return NULL;
 }
 
+struct copier {
+	const char *done_file;
+	uint32_t src;
+	unsigned long copies, errors, wrong, slowest;
+};
+
+/*
+ * Copy node 2's M into a Memory of ours until @done_file exists, each
+ * time over zeroes, and check the bytes.
+ */
+static void *copy_thread(void *arg)
+{
+	struct copier *c = arg;
+	unsigned char *want = malloc(FLAP_MLEN), *buf;
+	struct stat st;
+	uint32_t dst;
+
+	buf = fos_anon_mem(fd, FLAP_MLEN, &dst);
+	if (!want || !buf) {
+		printf("# flap: copy destination: %s\n", strerror(errno));
+		c->errors++;
+		free(want);
+		return NULL;
+	}
+	fos_fill(want, FLAP_MLEN, FLAP_SEED);
+	while (stat(c->done_file, &st)) {
+		uint64_t t0 = now_ms();
+
+		memset(buf, 0, FLAP_MLEN);
+		if (fos_copy(fd, c->src, 0, dst, 0, FLAP_MLEN, NULL)) {
+			printf("# flap: copy %lu: %s\n", c->copies,
+			       strerror(errno));
+			c->errors++;
+		} else if (memcmp(buf, want, FLAP_MLEN)) {
+			printf("# flap: copy %lu: wrong bytes\n", c->copies);
+			c->wrong++;
+		}
+		if (now_ms() - t0 > c->slowest)
+			c->slowest = now_ms() - t0;
+		c->copies++;
+	}
+	fos_close(fd, dst);
+	munmap(buf, FLAP_MLEN);
+	free(want);
+	return NULL;
+}
+
 static int call(const char *done_file)
 {
+	struct copier c = { .done_file = done_file };
 	struct num x = { 0 };
 	unsigned long errors = 0, slowest = 0;
-	pthread_t th;
+	pthread_t th, ct;
 	struct stat st;
 	uint32_t r;
 	int ok;
 
 	if (meet(TAG_K, "flap.k", 2, "flap.r", &r))
 		return 1;
+	if (node_lookup_wait(fd, 2, "flap.m", &c.src))
+		return printf("# flap: lookup flap.m: %s\n",
+			      strerror(errno)), 1;
 	pthread_create(&th, NULL, k_thread, NULL);
+	pthread_create(&ct, NULL, copy_thread, &c);
 	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
 		uint64_t t0 = now_ms(), t;
 
@@ -160,6 +232,8 @@ static int call(const char *done_file)
 		x.n++;
 		usleep(20000);
 	}
+	/* Node 2 exits at FLAP_END: its M goes with it. */
+	pthread_join(ct, NULL);
 	x.count = x.n;
 	x.n = FLAP_END;
 	if (invoke(fd, r, &x, sizeof(x), NULL, 0)) {
@@ -169,16 +243,25 @@ static int call(const char *done_file)
 	pthread_join(th, NULL);
 	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
 	       errors, slowest);
-	ok = !errors && k_end == x.count && once(seen_k, k_end, "node1-got");
+	printf("# flap: copies=%lu errors=%lu wrong=%lu slowest_ms=%lu\n",
+	       c.copies, c.errors, c.wrong, c.slowest);
+	ok = !errors && k_end == x.count && once(seen_k, k_end, "node1-got") &&
+	     c.copies && !c.errors && !c.wrong;
 	return !ok;
 }
 
 static int serve_r(void)
 {
 	static uint8_t seen[FLAP_MAX];
-	uint32_t k;
+	unsigned char *buf;
+	uint32_t k, m;
 	long n;
 
+	buf = fos_anon_mem(fd, FLAP_MLEN, &m);
+	if (buf)
+		fos_fill(buf, FLAP_MLEN, FLAP_SEED);
+	if (!buf || publish(fd, m, "flap.m"))
+		return printf("# flap: flap.m: %s\n", strerror(errno)), 1;
 	if (meet(TAG_R, "flap.r", 1, "flap.k", &k))
 		return 1;
 	n = serve(seen, k, 120);
@@ -217,6 +300,103 @@ static int expire(void)
 	return !(revoked(fd, r) && ret && errno == EKEYREVOKED);
 }
 
+static int record(const char *file)
+{
+	struct msg m;
+	struct num x;
+	char line[16];
+	int out, n;
+
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (out < 0 || meet(TAG_R, "flap.r2", 0, NULL, NULL))
+		return 1;
+	fos_req_timeout_ns = 600 * 1000000000ull;
+	while (!receive(fd, &m)) {
+		if (m.imm_len == sizeof(x)) {
+			memcpy(&x, m.imm, sizeof(x));
+			n = snprintf(line, sizeof(line), "%u\n", x.n);
+			if (write(out, line, n) != n)
+				return 1;
+		}
+		close_all(fd, &m);
+	}
+	return 1;
+}
+
+#define STREAM_MAX	16
+
+struct streamer {
+	uint32_t r, first, step;
+	unsigned long ok;
+	unsigned long long sum;
+	uint32_t failed;
+	int err;
+	uint64_t pending_ms;
+};
+
+static int stream_ready;
+
+/* Invoke R2 with first, first + step, ... until a call fails. */
+static void *stream_thread(void *arg)
+{
+	struct streamer *t = arg;
+	struct num x = { .n = t->first };
+
+	for (;;) {
+		uint64_t t0 = now_ms();
+
+		if (invoke(fd, t->r, &x, sizeof(x), NULL, 0)) {
+			t->err = errno;
+			t->failed = x.n;
+			t->pending_ms = now_ms() - t0;
+			return NULL;
+		}
+		t->ok++;
+		t->sum += x.n;
+		__atomic_store_n(&stream_ready, 1, __ATOMIC_RELEASE);
+		x.n += t->step;
+		usleep(20000);
+	}
+}
+
+static int stream(int n)
+{
+	struct streamer t[STREAM_MAX] = {};
+	pthread_t th[STREAM_MAX];
+	unsigned long long sum = 0;
+	unsigned long ok = 0;
+	int i, good = 1;
+	uint32_t r2;
+
+	if (n < 1 || n > STREAM_MAX)
+		return 2;
+	if (node_lookup_wait(fd, 2, "flap.r2", &r2))
+		return printf("# flap: lookup flap.r2: %s\n", strerror(errno)), 1;
+	for (i = 0; i < n; i++) {
+		t[i] = (struct streamer){ .r = r2, .first = i, .step = n };
+		pthread_create(&th[i], NULL, stream_thread, &t[i]);
+	}
+	while (!__atomic_load_n(&stream_ready, __ATOMIC_ACQUIRE))
+		usleep(10000);
+	/* Tell the script: the node may restart now. */
+	printf("# flap: ready\n");
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		printf("# flap: thread %d: %lu served, %u failed after %llu ms: %s\n",
+		       i, t[i].ok, t[i].failed,
+		       (unsigned long long)t[i].pending_ms, strerror(t[i].err));
+		good &= t[i].err == EKEYREVOKED;
+		ok += t[i].ok;
+		sum += t[i].sum;
+	}
+	printf("result=%lu:%llu:", ok, sum);
+	for (i = 0; i < n; i++)
+		printf("%s%u", i ? "," : "", t[i].failed);
+	printf("\n");
+	return !good;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -232,5 +412,9 @@ int main(int argc, char **argv)
 		return hold(atoi(argv[2]));
 	if (!strcmp(argv[1], "expire"))
 		return expire();
+	if (!strcmp(argv[1], "record") && argc > 2)
+		return record(argv[2]);
+	if (!strcmp(argv[1], "stream") && argc > 2)
+		return stream(atoi(argv[2]));
 	return 2;
 }

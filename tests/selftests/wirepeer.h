@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 10), for the tests that play a hostile or a foreign node:
+ * version 11), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	10
+#define W_VERSION	11
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -120,7 +120,7 @@ struct w_grant {
 
 struct w_grant_reply {
 	uint32_t status, rkey;
-	uint64_t id, addr, len;
+	uint64_t id, addr, len, conn;
 };
 
 struct w_copy {
@@ -149,7 +149,7 @@ struct w_import {
 
 _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 80, "grant");
-_Static_assert(sizeof(struct w_grant_reply) == 32, "grant_reply");
+_Static_assert(sizeof(struct w_grant_reply) == 40, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
 
 _Static_assert(sizeof(struct w_hello) == 56, "hello");

@@ -172,8 +172,8 @@
  *                           during the transfer (with fabric_loopback:
  *                           this node is not its own peer);
  *                   ETIMEDOUT  no answer within 10 s plus 1 s per MiB
- *                           (the destination range may be partly
- *                           written);
+ *                           plus fabric_grace_ms (the destination
+ *                           range may be partly written);
  *                   EPROTO  an owner found a view inconsistent, or
  *                           answered a small copy with other bytes than
  *                           asked for (copy_inline_max);
@@ -324,7 +324,8 @@
  *                           for a fabric credit (nothing was sent; never
  *                           restarted);
  *                   ETIMEDOUT  no credit within 5 s (nothing was sent), or
- *                           no answer within 10 s (delivery unknown);
+ *                           no answer within 10 s plus fabric_grace_ms
+ *                           (delivery unknown);
  *                   EAGAIN  (MEMORY_COPY, NAME_LOOKUP) the other node
  *                           serves as many of this node's requests, or
  *                           holds as many of its grants, as its
@@ -339,9 +340,10 @@
  * nodes' session outlives the connection for that long: invocations,
  * revocations, drops and lookups in flight are sent again on the next
  * connection and delivered exactly once, so the call returns the owner's
- * answer; a call waiting meanwhile still ends at its own timeout
- * (ETIMEDOUT above); a MEMORY_COPY whose RDMA READs were cut fails with
- * EHOSTUNREACH (copy again).  When no connection comes back in time, or
+ * answer (a call waits that much longer for it); a MEMORY_COPY whose RDMA
+ * READs were cut asks for the bytes again on the next connection (up to
+ * four times, then EHOSTUNREACH: copy again).  When no connection comes
+ * back in time, or
  * the node restarted (a new epoch), it is a node that died, as above.  A
  * process that dies takes its spaces along: its objects are revoked on
  * every node, its invocations already sent are delivered, its contacts
