@@ -264,6 +264,21 @@ void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
 		fos_conn_fail_err(conn, "send", ret);
 }
 
+/*
+ * @conn, the peer's connection, fails and its close work has not taken it
+ * from the peer yet: with a grace period, a user's message waits on its
+ * backlog, which the session takes over when the link goes down
+ * (fos_sess_link_down()), as if it had come a moment later.  Caller holds
+ * peer->lock (so the close work has not begun) and conn->lock.
+ */
+static bool fos_conn_closing_keeps(const struct fos_conn *conn, u8 type)
+{
+	lockdep_assert_held(&conn->lock);
+	return conn->state == FOS_CONN_CLOSING && conn->was_up &&
+	       conn->primary && fos_wire_type_remote(type) &&
+	       READ_ONCE(fos_fabric_grace_ms);
+}
+
 static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 			     const void *payload, u32 len,
 			     struct fos_fabric_done *done, unsigned int flags)
@@ -285,6 +300,11 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 			fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
 			ret = fos_conn_queue(conn, type, cookie, payload, len,
 					     done);
+			queued = true;
+		} else if (ret == -ENOTCONN &&
+			   fos_conn_closing_keeps(conn, type)) {
+			ret = fos_conn_queue(conn, type, cookie, payload, len,
+					     done) ? -ENOTCONN : 0;
 			queued = true;
 		}
 		spin_unlock(&conn->lock);

@@ -148,7 +148,19 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
  * its region was on ended (with a grace period: "Regions across
  * connections" in fabric/rdma.c).  Each try waits for a connection.
  */
-#define FOS_PULL_TRIES		4
+#define FOS_PULL_RETRIES	4
+
+/*
+ * A window's errors that a connection's end explains: its region is
+ * another connection's (ESTALE), the connection went away before or
+ * under the READs (ENOTCONN, ECOMM), or the owner had none to register
+ * the region on, or the GRANT could not go (EHOSTUNREACH).
+ */
+static bool fos_copy_cut(int ret)
+{
+	return ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM ||
+	       ret == -EHOSTUNREACH;
+}
 
 /*
  * One window of fos_copy_pull(): a grant of at most *@len bytes from
@@ -156,7 +168,8 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
  * memory: through staging pages).  *@len becomes what was read.  Asks
  * again, with a grace period, when the region's connection ended before
  * or during the READs: the READs are idempotent, the bytes land where
- * they would have.
+ * they would have.  Up to FOS_PULL_RETRIES times, so a link that keeps
+ * failing still ends the copy.
  */
 static int fos_copy_pull_window(struct fos_peer *peer,
 				struct fos_wire_grant *g, u64 soff,
@@ -175,7 +188,7 @@ again:
 	g->len = cpu_to_le64(want);
 	ret = fos_rpc(peer, FOS_WIRE_GRANT, g, sizeof(*g), &w);
 	if (ret)
-		return ret;
+		goto retry;
 	glen = le64_to_cpu(w.grant.len);
 	rel.id = w.grant.id;
 	if (!glen || glen > want) {
@@ -221,14 +234,17 @@ again:
 	 */
 	fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel), NULL,
 			FOS_SEND_QUEUE);
-	if ((ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM) &&
-	    fos_fabric_link_grace() && ++tries < FOS_PULL_TRIES &&
+	if (!ret) {
+		*len = glen;
+		return 0;
+	}
+retry:
+	if (fos_copy_cut(ret) && fos_fabric_link_grace() &&
+	    tries++ < FOS_PULL_RETRIES && !READ_ONCE(*ended) &&
 	    !fatal_signal_pending(current)) {
 		fos_total_add(FOS_TOTAL_PULL_RETRIES, 1);
 		goto again;
 	}
-	if (!ret)
-		*len = glen;
 	return ret;
 }
 

@@ -79,7 +79,8 @@ struct fos_proxy {
  * @state: fos_rpc_async(): where the call is (rpc.c), under fos_rpcs'
  *	xa_lock
  * @work: fos_rpc_async(): runs @fn once answered
- * @timer: fos_rpc_async(): gives up after FOS_REMOTE_TIMEOUT
+ * @timer: fos_rpc_async(): gives up after FOS_REMOTE_TIMEOUT plus the grace
+ *	period
  */
 struct fos_rpc_wait {
 	struct completion done;

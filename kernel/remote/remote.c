@@ -117,7 +117,7 @@
  *   With a grace period (fabric_grace_ms) a connection that fails under
  *   the READs, or ends between a grant and its READs, is not the end of
  *   the copy: the puller releases that grant and asks for the window
- *   again, up to FOS_PULL_TRIES times, each on the next connection
+ *   again, up to FOS_PULL_RETRIES times, each on the next connection
  *   (GRANT_REPLY names the connection its region is valid on:
  *   "Regions across connections" in fabric/rdma.c).
  *   Overlapping ranges of one remote object give unspecified bytes in the

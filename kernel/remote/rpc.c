@@ -266,7 +266,8 @@ static bool fos_rpc_open(struct fos_rpc_wait *w)
  * Process context: it may wait for a send credit (5 s at most), never for
  * the answer.  @w->fn then runs once, in process context on fos_rpc_wq,
  * with @w->status the answer's status, -ECONNRESET (the node went down)
- * or -ETIMEDOUT (no answer for FOS_REMOTE_TIMEOUT); it may free @w.
+ * or -ETIMEDOUT (no answer for FOS_REMOTE_TIMEOUT plus the grace period:
+ * fos_rpc_deadline()); it may free @w.
  *
  * Return: -EINPROGRESS (sent: @w->fn will run), or why nothing was sent
  * (as fos_rpc(); @w->fn will not run).

@@ -39,7 +39,7 @@ DELAY=/sys/kernel/debug/fractos/fault_read_delay_ms
 TOTALS=/sys/class/misc/fractos/totals
 retries=$(cat $TOTALS/pull_retries)
 if [ $me = 1 ]; then
-	echo 200 > $DELAY
+	echo 200 > $DELAY || ok 1 "node 1: debugfs fault_read_delay_ms"
 	(
 		sleep 3
 		for i in 1 2 3; do

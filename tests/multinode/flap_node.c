@@ -334,7 +334,7 @@ struct streamer {
 	uint64_t pending_ms;
 };
 
-static int stream_ready;
+static int stream_ready, stream_done;
 
 /* Invoke R2 with first, first + step, ... until a call fails. */
 static void *stream_thread(void *arg)
@@ -349,6 +349,7 @@ static void *stream_thread(void *arg)
 			t->err = errno;
 			t->failed = x.n;
 			t->pending_ms = now_ms() - t0;
+			__atomic_add_fetch(&stream_done, 1, __ATOMIC_RELEASE);
 			return NULL;
 		}
 		t->ok++;
@@ -376,7 +377,9 @@ static int stream(int n)
 		t[i] = (struct streamer){ .r = r2, .first = i, .step = n };
 		pthread_create(&th[i], NULL, stream_thread, &t[i]);
 	}
-	while (!__atomic_load_n(&stream_ready, __ATOMIC_ACQUIRE))
+	/* Threads that all failed at once never make it ready. */
+	while (!__atomic_load_n(&stream_ready, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&stream_done, __ATOMIC_ACQUIRE) < n)
 		usleep(10000);
 	/* Tell the script: the node may restart now. */
 	printf("# flap: ready\n");

@@ -389,6 +389,14 @@ static void views(void)
 	tap_eq(gr.addr, 100,
 	       "the region is zero-based: its address is the view's offset in its page, no kernel address");
 	{
+		uint64_t tag;
+
+		/* The node initiated: the tag is its hello's nonce. */
+		memcpy(&tag, h.theirs.nonce, sizeof(tag));
+		tap_ok(tag && gr.conn == tag,
+		       "the reply names this connection, by the initiator's nonce (version 11)");
+	}
+	{
 		struct w_release rel = { .id = gr.id };
 
 		hp_send(&h, W_RELEASE, 0, &rel, sizeof(rel));
@@ -417,7 +425,8 @@ static void views(void)
 		for (i = 0; i < 50; i++)
 			same &= in.b[i] == (uint8_t)((120 + i) * 7 + 3);
 		tap_ok(ok && !in.r.status && in.r.len == 50 && !in.r.rkey &&
-		       !in.r.id && !in.r.addr && same && !fos_live("grants"),
+		       !in.r.id && !in.r.addr && !in.r.conn && same &&
+		       !fos_live("grants"),
 		       "an inline GRANT of a part of the view: the 50 bytes in the reply, no region (status %u)",
 		       in.r.status);
 		g.off = 150;
@@ -806,7 +815,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(82);
+	tap_plan(83);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");
