@@ -25,12 +25,17 @@
 /**
  * struct fos_contact - one contact of a space
  * @req: the contact's Request (one reference held)
+ * @node: with @handle, the node that keeps it armed for node loss
+ * @handle: the arming (fos_remote_ops.contact_arm()), 0 if none; set
+ *	before the contact is in the space's xarray, then immutable
  * @nsteal: entries used in @steal, under the space's contacts lock
  * @steal: Memory marked for this contact (one reference each), under the
  *	space's contacts lock; taken by the space's release only
  */
 struct fos_contact {
 	struct fos_kcap req;
+	u32 node;
+	u64 handle;
 	u32 nsteal;
 	struct fos_kcap steal[FRACTOS_MAX_STEAL];
 };
@@ -44,11 +49,36 @@ static void fos_contact_free(struct fos_contact *ct)
 {
 	u32 i;
 
+	might_sleep();
+	/* After the space's own note, if any: the same queue, in order. */
+	if (ct->handle)
+		fos_remote()->contact_disarm(ct->node, ct->handle);
 	for (i = 0; i < ct->nsteal; i++)
 		fos_obj_put(ct->steal[i].cap.obj);
 	fos_obj_put(ct->req.cap.obj);
 	kfree(ct);
 	fos_live_add(FOS_LIVE_CONTACTS, -1);
+}
+
+/*
+ * Put @ct in the space's contacts, at a new id, and arm it for node loss
+ * under the xarray's lock: another thread of the space may DEL the id as
+ * soon as the lock is dropped, and its disarm must follow the arm.
+ */
+static int fos_contact_insert(struct fos_space *s, struct fos_contact *ct,
+			      u32 *id)
+{
+	int ret;
+
+	xa_lock(&s->contacts);
+	/* May drop the lock to allocate, never once @ct is stored. */
+	ret = __xa_alloc(&s->contacts, id, ct,
+			 XA_LIMIT(1, FRACTOS_MAX_CONTACTS), GFP_KERNEL_ACCOUNT);
+	if (!ret)
+		ct->handle = fos_remote()->contact_arm(&ct->req.cap, *id,
+						       &ct->node);
+	xa_unlock(&s->contacts);
+	return ret;
 }
 
 static int fos_contact_add(struct fos_space *s, struct fos_call *c)
@@ -73,9 +103,7 @@ static int fos_contact_add(struct fos_space *s, struct fos_call *c)
 	else if (fos_obj_revoked(ct->req.cap.obj))
 		ret = -EKEYREVOKED;
 	else
-		ret = xa_alloc(&s->contacts, &id, ct,
-			       XA_LIMIT(1, FRACTOS_MAX_CONTACTS),
-			       GFP_KERNEL_ACCOUNT);
+		ret = fos_contact_insert(s, ct, &id);
 	if (ret) {
 		fos_obj_put(ct->req.cap.obj);
 		kfree(ct);

@@ -24,7 +24,7 @@ struct fos_peer;
  * numbers all of them.
  */
 #define FOS_FABRIC_TYPE_FIRST	5
-#define FOS_FABRIC_TYPE_LAST	17
+#define FOS_FABRIC_TYPE_LAST	18
 
 /*
  * The largest payload of one message.  A peer may take less (it announces

@@ -376,6 +376,12 @@ struct fos_invoke_done;
  * @proxy_free: a proxy object is freed; may sleep
  * @copy_wanted: a memory_copy between these objects goes through the fabric
  * @copy: that copy; may sleep
+ * @contact_arm: a space named @req as contact @id: if it is another node's
+ *	Request, have that node tell it when this node is lost ("Node loss"
+ *	under "Contacts" in the uAPI header); returns the arming's handle,
+ *	and its node in @node, or 0 (not armed).  Atomic context: it only
+ *	queues the message
+ * @contact_disarm: end the arming @handle of @node; may sleep
  *
  * The core (object.c, memory.c, name.c, request.c, space.c, provider.c)
  * reaches other nodes through this vector only, which kernel/remote/
@@ -402,6 +408,8 @@ struct fos_remote_ops {
 	bool (*copy_wanted)(struct fos_object *src, struct fos_object *dst);
 	int (*copy)(const struct fos_cap *src, u64 soff,
 		    const struct fos_cap *dst, u64 doff, u64 len);
+	u64 (*contact_arm)(const struct fos_cap *req, u32 id, u32 *node);
+	void (*contact_disarm)(u32 node, u64 handle);
 };
 
 /* noremote.c: the registered vector (never NULL) */

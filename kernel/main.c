@@ -84,6 +84,7 @@ static struct fos_count_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(dmabufs, FOS_LIVE_DMABUFS),
 	FOS_LIVE_ATTR(contacts, FOS_LIVE_CONTACTS),
 	FOS_LIVE_ATTR(memmaps, FOS_LIVE_MEMMAPS),
+	FOS_LIVE_ATTR(armed_contacts, FOS_LIVE_ARMED_CONTACTS),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];

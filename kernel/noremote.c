@@ -82,6 +82,17 @@ static int fos_local_copy(const struct fos_cap *src, u64 soff,
 	return -EHOSTUNREACH;
 }
 
+static u64 fos_local_contact_arm(const struct fos_cap *req, u32 id,
+				 u32 *node)
+{
+	return 0;
+}
+
+static void fos_local_contact_disarm(u32 node, u64 handle)
+{
+	WARN_ON_ONCE(1);
+}
+
 /* Every object is local: before kernel/remote/ starts and after it stops. */
 static const struct fos_remote_ops fos_remote_local = {
 	.invoke_wanted = fos_local_invoke_wanted,
@@ -96,6 +107,8 @@ static const struct fos_remote_ops fos_remote_local = {
 	.proxy_free = fos_local_proxy_free,
 	.copy_wanted = fos_local_copy_wanted,
 	.copy = fos_local_copy,
+	.contact_arm = fos_local_contact_arm,
+	.contact_disarm = fos_local_contact_disarm,
 };
 
 const struct fos_remote_ops *fos_remote_cur __read_mostly = &fos_remote_local;

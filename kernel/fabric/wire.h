@@ -80,10 +80,11 @@
  * sess, esess; 48 bytes).  The users' messages are numbered per peer
  * across connections, acknowledged cumulatively in every header,
  * retransmitted on the next connection of the same two epochs and
- * delivered once (fabric/session.c, "Sessions").  Version 11 changed no
- * framing: the remote layer's GRANT_REPLY names the connection its region
- * is valid on, so that a reply sent again on a later connection is not
- * read from there ("Regions across connections" in fabric/rdma.c).
+ * delivered once (fabric/session.c, "Sessions").  Version 11: the remote
+ * layer's GRANT_REPLY names the connection its region is valid on, so
+ * that a reply sent again on a later connection is not read from there
+ * ("Regions across connections" in fabric/rdma.c), and its users' range
+ * grew by one type (CONTACT), which moved AUTH from 18 to 19.
  */
 #ifndef FRACTOS_FABRIC_WIRE_H
 #define FRACTOS_FABRIC_WIRE_H
@@ -107,7 +108,8 @@
  * 9: small copies pushed inline (COPY carries the bytes)
  * 10: sessions (hdr.sseq, sack, sess, esess): the remote layer's messages
  *     are numbered per peer and retransmitted after a reconnection
- * 11: GRANT_REPLY names its region's connection (copies across one)
+ * 11: GRANT_REPLY names its region's connection (copies across one);
+ *     CONTACT (18) arms a contact for node loss, AUTH moves to 19
  */
 #define FOS_WIRE_VERSION	11
 
@@ -221,15 +223,15 @@ struct fos_wire_reject {
 /*
  * Message types (fos_wire_hdr.type).  The transport's own are here; the
  * range FOS_FABRIC_TYPE_FIRST..FOS_FABRIC_TYPE_LAST (fabric.h) is its
- * users': kernel/remote/wire.h numbers INVOKE (5) to DROP (17).
+ * users': kernel/remote/wire.h numbers INVOKE (5) to CONTACT (18).
  */
 enum fos_wire_type {
 	FOS_WIRE_CREDIT = 1,	/* no payload: returns credits only */
 	FOS_WIRE_HEARTBEAT,	/* no payload: "still here", returns credits */
 	FOS_WIRE_PING,		/* struct fos_wire_ping */
 	FOS_WIRE_PONG,		/* struct fos_wire_ping, cookie echoed */
-	/* Version 6: admission (see "Admission" above). */
-	FOS_WIRE_AUTH = 18,	/* struct fos_wire_auth */
+	/* Version 6: admission (see "Admission" above); 19 since 11. */
+	FOS_WIRE_AUTH = 19,	/* struct fos_wire_auth */
 	FOS_WIRE_NR,
 };
 

@@ -60,6 +60,26 @@ void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 }
 
 /*
+ * Queue message @type (@len bytes at @payload, copied) for @node, behind
+ * the events queued before.  Return: false if it could not be allocated.
+ */
+bool fos_event_queue_msg(u8 type, u32 node, const void *payload, u32 len,
+			 gfp_t gfp)
+{
+	struct fos_event *ev = kzalloc(struct_size(ev, payload, len), gfp);
+
+	if (!ev)
+		return false;
+	ev->kind = FOS_EV_SEND;
+	ev->type = type;
+	ev->node = node;
+	ev->len = len;
+	memcpy(ev->payload, payload, len);
+	fos_event_add(ev);
+	return true;
+}
+
+/*
  * Tell @owner that @count descriptions of its object (@epoch, @oid) held
  * by @holder ended, with @ev if preallocated.  Best effort: a DROP that
  * cannot go leaves the export referenced until its owner revokes it or
@@ -122,6 +142,8 @@ static void fos_downs_fn(struct work_struct *work)
 	struct fos_event *ev;
 
 	while ((ev = fos_event_pop(&fos_downs))) {
+		/* While the contacts' exports to the node still stand. */
+		fos_armed_node_lost(ev->node, ev->epoch);
 		fos_proxies_revoke_node(ev->node, ev->epoch);
 		fos_exports_drop_node(ev->node, ev->epoch);
 		fos_grants_drop_node(ev->node);
@@ -170,6 +192,9 @@ static void fos_event_run(const struct fos_event *ev)
 	case FOS_EV_RELEASE:
 		p.r.id = cpu_to_le64(ev->oid);
 		fos_event_send(ev->node, FOS_WIRE_RELEASE, &p.r, sizeof(p.r));
+		break;
+	case FOS_EV_SEND:
+		fos_event_send(ev->node, ev->type, ev->payload, ev->len);
 		break;
 	default:
 		p.o.oid = cpu_to_le64(ev->oid);

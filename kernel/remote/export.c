@@ -527,6 +527,7 @@ void fos_remote_exports_release(struct list_head *list)
 	 * revocation ends the grants out on revoked objects.
 	 */
 	fos_grants_end_revoked();
+	fos_armed_end_revoked();
 }
 
 /* Node @node (@epoch, or any if 0) is gone: it imports nothing any more. */

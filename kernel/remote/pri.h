@@ -107,6 +107,7 @@ enum fos_event_kind {
 	FOS_EV_GRANT_END,	/* send GRANT_END */
 	FOS_EV_DROP,		/* send DROP */
 	FOS_EV_RELEASE,		/* send RELEASE */
+	FOS_EV_SEND,		/* send @payload as message @type */
 };
 
 /**
@@ -121,6 +122,8 @@ enum fos_event_kind {
  *	RELEASE: the grant id
  * @holder: DROP: the holder whose descriptions end
  * @count: DROP: how many
+ * @len: SEND: bytes at @payload
+ * @payload: SEND: the message
  */
 struct fos_event {
 	struct list_head link;
@@ -131,6 +134,8 @@ struct fos_event {
 	u64 oid;
 	u32 holder;
 	u64 count;
+	u32 len;
+	u8 payload[];
 };
 
 /* events.c: work deferred to fos_remote_wq, node deaths */
@@ -141,6 +146,17 @@ void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 		     gfp_t gfp);
 void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 		    u64 oid, u32 holder, u64 count);
+bool fos_event_queue_msg(u8 type, u32 node, const void *payload, u32 len,
+			 gfp_t gfp);
+
+/* armed.c: contacts of other nodes' spaces, told if that node is lost */
+u64 fos_remote_contact_arm(const struct fos_cap *req, u32 id, u32 *node);
+void fos_remote_contact_disarm(u32 node, u64 handle);
+void fos_contact_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
+		      const void *payload, u32 len);
+void fos_armed_node_lost(u32 node, u32 epoch);
+void fos_armed_end_revoked(void);
+void fos_armed_drop_all(void);
 
 /* export.c: the export table */
 extern struct xarray fos_exports;

@@ -240,6 +240,8 @@ static const struct fos_msg_type fos_remote_types[] = {
 	{ FOS_WIRE_DROP, "drop", fos_wire_check_drop, fos_drop_recv },
 	{ FOS_WIRE_GRANT_END, "grant_end", fos_wire_check_grant_end,
 	  fos_grant_end_recv },
+	{ FOS_WIRE_CONTACT, "contact", fos_wire_check_contact,
+	  fos_contact_recv },
 };
 
 /* What the core calls us for (struct fos_remote_ops in fos.h). */
@@ -256,6 +258,8 @@ static const struct fos_remote_ops fos_remote_fabric_ops = {
 	.proxy_free = fos_remote_proxy_free,
 	.copy_wanted = fos_remote_copy_wanted,
 	.copy = fos_remote_copy,
+	.contact_arm = fos_remote_contact_arm,
+	.contact_disarm = fos_remote_contact_disarm,
 };
 
 /*
@@ -321,6 +325,7 @@ void fos_remote_exit(void)
 	/* (a forward's call, if sent, ends on fos_rpc_wq, below) */
 	destroy_workqueue(fos_forward_wq);
 	flush_work(&fos_downs_work);
+	fos_armed_drop_all();
 	fos_grants_drop_node(U32_MAX);
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)

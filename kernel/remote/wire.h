@@ -33,9 +33,11 @@ enum fos_wire_remote_type {
 	FOS_WIRE_GRANT_END,	/* struct fos_wire_grant_end: src owner -> puller */
 	/* Version 5: counted holders (see "Holders" below). */
 	FOS_WIRE_DROP,		/* struct fos_wire_drop: holder -> owner */
+	/* Version 11: contacts told of node loss ("Contacts" below). */
+	FOS_WIRE_CONTACT,	/* struct fos_wire_contact: space's node -> owner */
 };
 
-static_assert(FOS_WIRE_DROP == FOS_FABRIC_TYPE_LAST);
+static_assert(FOS_WIRE_CONTACT == FOS_FABRIC_TYPE_LAST);
 
 /**
  * DOC: Remote objects
@@ -206,6 +208,39 @@ struct fos_wire_drop {
 };
 
 /**
+ * DOC: Contacts
+ *
+ * A space's contact that is another node's Request is armed on that node
+ * (CONTACT with FOS_CONTACT_ARM, a notice, never answered): should the
+ * space's node be declared down there, the Request's node invokes the
+ * contact itself with a struct fractos_contact_note saying
+ * FRACTOS_CONTACT_NODE_LOST.  FOS_CONTACT_DISARM ends it, sent after the
+ * space's own note if there is one, so both arrive in order.  The
+ * sender names each arming with a handle of its own; the receiver keeps
+ * at most FOS_ARMED_PER_NODE per node and ignores more.
+ */
+
+/* fos_wire_contact.op */
+#define FOS_CONTACT_ARM		1
+#define FOS_CONTACT_DISARM	2
+
+/**
+ * struct fos_wire_contact - payload of CONTACT
+ * @req: ARM: the contact's Request, an object of the receiver, with the
+ *	view the space's capability has; DISARM: zero
+ * @handle: the sender's name for the arming, non-zero
+ * @op: FOS_CONTACT_ARM or FOS_CONTACT_DISARM
+ * @id: ARM: the contact's id in its space, 1..FRACTOS_MAX_CONTACTS (the
+ *	note's id); DISARM: zero
+ */
+struct fos_wire_contact {
+	struct fos_wire_cap req;
+	__le64 handle;
+	__le32 op;
+	__le32 id;
+};
+
+/**
  * struct fos_wire_lookup - payload of LOOKUP
  * @uid: the asker's effective uid (in the initial user namespace)
  * @name_len: bytes of name after this header, 1..255, each in 0x21..0x7e
@@ -370,6 +405,7 @@ static_assert(sizeof(struct fos_wire_grant) == 80);
 static_assert(sizeof(struct fos_wire_grant_reply) == 40);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
+static_assert(sizeof(struct fos_wire_contact) == 64);
 /* The largest invocation fits one message. */
 static_assert(sizeof(struct fos_wire_invoke) +
 	      FOS_WIRE_MAX_CAPS * sizeof(struct fos_wire_cap) +
@@ -450,6 +486,27 @@ static inline int fos_wire_check_drop(const void *payload, u32 len)
 	const struct fos_wire_drop *d = payload;
 
 	return len != sizeof(*d) || !d->epoch || !d->count ? -EPROTO : 0;
+}
+
+static inline int fos_wire_check_contact(const void *payload, u32 len)
+{
+	const struct fos_wire_contact *c = payload;
+	u32 id;
+
+	if (len != sizeof(*c) || !c->handle)
+		return -EPROTO;
+	id = le32_to_cpu(c->id);
+	switch (le32_to_cpu(c->op)) {
+	case FOS_CONTACT_ARM:
+		return !id || id > FRACTOS_MAX_CONTACTS ||
+		       le32_to_cpu(c->req.type) != FRACTOS_OBJ_REQUEST ||
+		       fos_wire_check_cap(&c->req) ? -EPROTO : 0;
+	case FOS_CONTACT_DISARM:
+		return id || memchr_inv(&c->req, 0, sizeof(c->req)) ?
+		       -EPROTO : 0;
+	default:
+		return -EPROTO;
+	}
 }
 
 static inline int fos_wire_check_lookup(const void *payload, u32 len)

@@ -51,7 +51,9 @@ int main(int argc, char **argv)
 			if (!note)
 				continue;
 			std::printf("kv-standby: the primary is gone (%s, signal %u)\n",
-				    note->reason == FRACTOS_CONTACT_KILLED ? "killed" : "closed",
+				    note->reason == FRACTOS_CONTACT_KILLED ? "killed" :
+				    note->reason == FRACTOS_CONTACT_NODE_LOST ? "node lost" :
+				    "closed",
 				    note->signal);
 			if (!note->stolen)
 				continue; // closed on purpose: a hand-over follows

@@ -4,23 +4,52 @@
 # kill (2 nodes, last test of a run): node 1 kills node 2's guest (vm/ctl:
 # like a power cut) and must declare it down within the heartbeat bound
 # (5 x fabric_heartbeat_ms, plus slack), then delete it cleanly.  Node 2
-# only connects and waits to be killed.
+# connects and arms a contact on node 1 (lost_node arm: a killed child's
+# contact first, which its own note tells and disarms), and waits to be
+# killed; node 1's Request must then be told that node 2 was lost, once.
 . ./lib.sh
 other=$((3 - me))
 
 add_peer $other
 wait_up $other 30
+out=/tmp/lost.$$
+if [ $me = 1 ]; then
+	./lost_node serve 60 > $out &
+	lost=$!
+else
+	./lost_node arm > $out &
+fi
+i=0
+while ! grep -q ready $out && [ $i -lt 300 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+grep '^#' $out
 barrier ready >/dev/null || { diag "barrier failed"; finish; }
 if [ $me != 1 ]; then
 	sleep 120
 	diag "node $me was not killed"
 	exit 1
 fi
+i=0
+while [ "$(live armed_contacts)" != 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ "$(live armed_contacts)" = 1 ]
+ok $? "node 1: one contact of node 2's armed here (the killed child's and the removed one disarmed)"
 wait_down_bg 2 30 /tmp/down.$$
 sleep 1.5
-out=$($CTL kill 2)
-ok $? "vm/ctl kill 2: $out"
+r=$($CTL kill 2)
+ok $? "vm/ctl kill 2: $r"
 check_down 2 /tmp/down.$$
+wait $lost
+rc=$?
+grep '^#' $out | tail -n 3
+ok $rc "node 1: the contact was told node 2 was lost (NODE_LOST, contact 2), once, after the killed child's own note"
+[ "$(live armed_contacts)" = 0 ]
+ok $? "node 1: no contact armed any more"
+rm -f $out
 out=$(fosnet del 2)
 ok $? "node 1: del node 2 $out"
 [ "$(live conns)" = 0 ] && [ "$(live peers)" = 0 ]

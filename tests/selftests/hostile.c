@@ -689,6 +689,17 @@ static void views(void)
 		malformed(&h, lec, "a GRANT of 40 of its 72 bytes",
 			  m, sizeof(*mh) + 40);
 		{
+			struct w_contact *ct = (struct w_contact *)(mh + 1);
+
+			*ct = (struct w_contact){ .req = given, .handle = 1,
+						  .op = 1 };
+			*mh = (struct w_hdr){ .version = W_VERSION,
+					      .type = W_CONTACT,
+					      .len = sizeof(*ct) };
+			malformed(&h, lec, "a CONTACT that arms contact id 0",
+				  m, sizeof(*mh) + sizeof(*ct));
+		}
+		{
 			struct w_copy *cp = (struct w_copy *)(mh + 1);
 
 			*cp = (struct w_copy){ .dst = given, .len = 32,
@@ -815,7 +826,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(83);
+	tap_plan(84);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

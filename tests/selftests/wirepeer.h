@@ -35,7 +35,7 @@
 #define W_CREDITS	8
 enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_INVOKE, W_ACK, W_REVOKE,
        W_REVOKE_REQ, W_IMPORT, W_LOOKUP, W_LOOKUP_REPLY, W_COPY, W_GRANT,
-       W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_AUTH };
+       W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_CONTACT, W_AUTH };
 enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY, REJ_CONNECTED,
        REJ_COOKIE };
 
@@ -78,7 +78,7 @@ struct w_hdr {
 /* The remote layer's messages: numbered in the session. */
 static inline int w_numbered(uint8_t type)
 {
-	return type >= W_INVOKE && type <= W_DROP;
+	return type >= W_INVOKE && type <= W_CONTACT;
 }
 
 struct w_ping {
@@ -123,6 +123,13 @@ struct w_grant_reply {
 	uint64_t id, addr, len, conn;
 };
 
+/* CONTACT (version 11): arm or disarm a contact for node loss. */
+struct w_contact {
+	struct w_cap req;
+	uint64_t handle;
+	uint32_t op, id;
+};
+
 struct w_copy {
 	struct w_cap src, dst;
 	uint64_t src_off, dst_off, len;
@@ -151,6 +158,7 @@ _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 80, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 40, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
+_Static_assert(sizeof(struct w_contact) == 64, "contact");
 
 _Static_assert(sizeof(struct w_hello) == 56, "hello");
 _Static_assert(sizeof(struct w_accept) == 88, "accept");

@@ -900,6 +900,20 @@ struct fractos_name {
  * contact_notes and contact_notes_lost count both outcomes.  Notes to
  * another node are sent without waiting for its answer.
  *
+ * Node loss: a contact that is another node's Request (as received, not
+ * one derived here) is also told when the space's whole node is lost,
+ * which no note of the space's own can say.  ADD tells the Request's node (best effort, in the background),
+ * which keeps the contact armed for the space's node; when that node is
+ * declared down (its heartbeat stopped and no connection came back within
+ * fabric_grace_ms, or it restarted: a new epoch, or it was deleted), the
+ * Request's node invokes the contact itself with a note that says
+ * FRACTOS_CONTACT_NODE_LOST, the lost node and the contact's id, and
+ * carries no Memory.  DEL, and the space's own note, disarm it (after
+ * that note, in order).  So a contact hears of its space at least once;
+ * a node lost right after its space's note went out may add a second
+ * note, NODE_LOST, for the same id.  A Request revoked meanwhile disarms
+ * what named it.
+ *
  * Memory steal: FRACTOS_CONTACT_STEAL marks a Memory object the space
  * created (a root: made by MEMORY_CREATE, not a revocation-tree child) as
  * the contact's to take, up to FRACTOS_MAX_STEAL per contact, each object
@@ -953,10 +967,12 @@ struct fractos_space_contact {
 /* fractos_contact_note.reason */
 #define FRACTOS_CONTACT_CLOSED	1U	/* the last descriptor was closed */
 #define FRACTOS_CONTACT_KILLED	2U	/* ... by a process a signal ended */
+#define FRACTOS_CONTACT_NODE_LOST 3U	/* its node was lost (told by ours) */
 
 /**
  * struct fractos_contact_note - the immediates a contact receives
- * @reason: FRACTOS_CONTACT_CLOSED or FRACTOS_CONTACT_KILLED
+ * @reason: FRACTOS_CONTACT_CLOSED, FRACTOS_CONTACT_KILLED or
+ *	FRACTOS_CONTACT_NODE_LOST
  * @signal: with FRACTOS_CONTACT_KILLED the signal's number, else 0
  * @id: the contact's id, as FRACTOS_CONTACT_ADD returned it
  * @node: the node of the space that went away
