@@ -902,8 +902,9 @@ struct fractos_name {
  *
  * Node loss: a contact that is another node's Request (as received, not
  * one derived here) is also told when the space's whole node is lost,
- * which no note of the space's own can say.  ADD tells the Request's node (best effort, in the background),
- * which keeps the contact armed for the space's node; when that node is
+ * which no note of the space's own can say.  ADD tells the Request's node
+ * (best effort, in the background), which keeps the contact armed for
+ * the space's node; when that node is
  * declared down (its heartbeat stopped and no connection came back within
  * fabric_grace_ms, or it restarted: a new epoch, or it was deleted), the
  * Request's node invokes the contact itself with a note that says
