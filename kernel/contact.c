@@ -27,7 +27,8 @@
  * @req: the contact's Request (one reference held)
  * @node: with @handle, the node that keeps it armed for node loss
  * @handle: the arming (fos_remote_ops.contact_arm()), 0 if none; set
- *	before the contact is in the space's xarray, then immutable
+ *	under the space's contacts lock as the contact goes in, then
+ *	immutable
  * @nsteal: entries used in @steal, under the space's contacts lock
  * @steal: Memory marked for this contact (one reference each), under the
  *	space's contacts lock; taken by the space's release only

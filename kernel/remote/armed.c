@@ -17,6 +17,8 @@
 
 /* The armings one node may keep here; more are ignored. */
 #define FOS_ARMED_PER_NODE	1024
+/* ARMs of ours queued and not sent yet; more are not armed. */
+#define FOS_ARM_QUEUED_MAX	4096
 
 /**
  * struct fos_armed - a contact of another node's space that is our Request
@@ -40,8 +42,26 @@ struct fos_armed {
 /* Every arming; fos_armed_lock guards the list. */
 static LIST_HEAD(fos_armed_list);
 static DEFINE_SPINLOCK(fos_armed_lock);
-/* Handles of our own armings, never 0. */
-static atomic64_t fos_armed_handles = ATOMIC64_INIT(0);
+/*
+ * Handles of our own armings: our epoch in the high half, so that a
+ * DISARM of this incarnation never names one of the last.
+ */
+static atomic_t fos_armed_handles = ATOMIC_INIT(0);
+/* ARMs and DISARMs of ours on fos_events (FOS_ARM_QUEUED_MAX). */
+static atomic_t fos_arms_queued = ATOMIC_INIT(0);
+
+/**
+ * struct fos_armed_batch - contacts of a lost node, to be told
+ * @work: on fos_rpc_wq: an invocation may wait for a fabric credit
+ *	(a Request forwarded to a third node), which fos_downs_work must not
+ * @list: the struct fos_armed, taken off fos_armed_list
+ * @node: the lost node
+ */
+struct fos_armed_batch {
+	struct work_struct work;
+	struct list_head list;
+	u32 node;
+};
 
 static void fos_armed_free(struct fos_armed *a)
 {
@@ -83,16 +103,30 @@ u64 fos_remote_contact_arm(const struct fos_cap *req, u32 id, u32 *node)
 
 	if (!obj->proxy)
 		return 0;
-	handle = atomic64_inc_return(&fos_armed_handles);
+	/* Bounds what a loop of ADD and DEL can queue (DISARMs follow). */
+	if (atomic_inc_return(&fos_arms_queued) > FOS_ARM_QUEUED_MAX) {
+		atomic_dec(&fos_arms_queued);
+		return 0;
+	}
+	handle = (u64)fos_epoch << 32 |
+		 (u32)atomic_inc_return(&fos_armed_handles);
 	fos_wire_cap_name(&c.req, obj, req);
 	c.handle = cpu_to_le64(handle);
 	c.op = cpu_to_le32(FOS_CONTACT_ARM);
 	c.id = cpu_to_le32(id);
 	*node = obj->proxy->node;
 	if (!fos_event_queue_msg(FOS_WIRE_CONTACT, *node, &c, sizeof(c),
-				 GFP_ATOMIC))
+				 GFP_ATOMIC | __GFP_ACCOUNT)) {
+		atomic_dec(&fos_arms_queued);
 		return 0;
+	}
 	return handle;
+}
+
+/* A CONTACT of ours left fos_events (sent or not). */
+void fos_armed_sent(void)
+{
+	atomic_dec(&fos_arms_queued);
 }
 
 /**
@@ -112,14 +146,17 @@ void fos_remote_contact_disarm(u32 node, u64 handle)
 	};
 
 	might_sleep();
-	fos_event_queue_msg(FOS_WIRE_CONTACT, node, &c, sizeof(c), GFP_KERNEL);
+	atomic_inc(&fos_arms_queued);
+	if (!fos_event_queue_msg(FOS_WIRE_CONTACT, node, &c, sizeof(c),
+				 GFP_KERNEL_ACCOUNT))
+		atomic_dec(&fos_arms_queued);
 }
 
 /* ARM from @peer: keep @c's Request for the note, if it is ours. */
 static void fos_armed_add(struct fos_peer *peer,
 			  const struct fos_wire_contact *c)
 {
-	u32 node = fos_peer_node_id(peer), n = 0;
+	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer), n = 0;
 	struct fos_view v = {
 		.off = le64_to_cpu(c->req.off), .len = le64_to_cpu(c->req.len),
 		.perms = le32_to_cpu(c->req.perms),
@@ -131,8 +168,9 @@ static void fos_armed_add(struct fos_peer *peer,
 	if (le32_to_cpu(c->req.node) != fos_node_id ||
 	    le32_to_cpu(c->req.epoch) != fos_epoch)
 		return;
-	obj = fos_export_get(le64_to_cpu(c->req.oid), peer, &v);
-	if (IS_ERR_OR_NULL(obj))
+	/* Quietly: an ARM queued before a session ended may come late. */
+	obj = fos_export_get_held(le64_to_cpu(c->req.oid), node, epoch, &v);
+	if (!obj)
 		return;
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a) {
@@ -140,14 +178,14 @@ static void fos_armed_add(struct fos_peer *peer,
 		return;
 	}
 	a->node = node;
-	a->epoch = fos_peer_epoch(peer);
+	a->epoch = epoch;
 	a->handle = le64_to_cpu(c->handle);
 	a->id = le32_to_cpu(c->id);
 	a->req.obj = obj;
 	a->req.off = v.off;
 	a->req.len = v.len;
 	a->req.perms = v.perms;
-	if (obj->type != FRACTOS_OBJ_REQUEST || fos_view_check(obj, &a->req)) {
+	if (obj->type != FRACTOS_OBJ_REQUEST) {
 		fos_obj_put(obj);
 		kfree(a);
 		return;
@@ -157,7 +195,11 @@ static void fos_armed_add(struct fos_peer *peer,
 	list_for_each_entry(b, &fos_armed_list, link)
 		if (b->node == node)
 			n++;
-	if (n < FOS_ARMED_PER_NODE) {
+	/*
+	 * A revocation that scanned the list before it had @a would leave
+	 * @a: one after it has @a.  Checked under the lock, as the scan.
+	 */
+	if (n < FOS_ARMED_PER_NODE && !fos_obj_revoked(obj)) {
 		list_add_tail(&a->link, &fos_armed_list);
 		a = NULL;
 	}
@@ -166,14 +208,15 @@ static void fos_armed_add(struct fos_peer *peer,
 		fos_armed_free(a);
 }
 
-/* DISARM from @node: the arming @handle ends. */
-static void fos_armed_del(u32 node, u64 handle)
+/* DISARM from @node (@epoch): the arming @handle ends. */
+static void fos_armed_del(u32 node, u32 epoch, u64 handle)
 {
 	struct fos_armed *a, *found = NULL;
 
 	spin_lock(&fos_armed_lock);
 	list_for_each_entry(a, &fos_armed_list, link) {
-		if (a->node == node && a->handle == handle) {
+		if (a->node == node && a->epoch == epoch &&
+		    a->handle == handle) {
 			list_del(&a->link);
 			found = a;
 			break;
@@ -192,7 +235,8 @@ void fos_contact_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	if (le32_to_cpu(c->op) == FOS_CONTACT_ARM)
 		fos_armed_add(peer, c);
 	else
-		fos_armed_del(fos_peer_node_id(peer), le64_to_cpu(c->handle));
+		fos_armed_del(fos_peer_node_id(peer), fos_peer_epoch(peer),
+			      le64_to_cpu(c->handle));
 }
 
 /* A note's outcome, as the space's own notes are counted. */
@@ -203,28 +247,12 @@ static void fos_armed_answered(struct fos_invoke_done *done, int result)
 	kfree(done);
 }
 
-/**
- * fos_armed_node_lost - a node (epoch) is down: tell its spaces' contacts
- * @node: the node
- * @epoch: the epoch that ended, 0 for every one (the node was deleted)
- *
- * Invokes each contact armed by that node once, with a note saying
- * FRACTOS_CONTACT_NODE_LOST, and drops the armings.  Process context
- * (fos_downs_work), before the node's imports are dropped.
- */
-void fos_armed_node_lost(u32 node, u32 epoch)
+/* Invoke each contact of @list once with a NODE_LOST note; free them. */
+static void fos_armed_tell(struct list_head *list, u32 node)
 {
-	struct fos_armed *a, *tmp;
-	LIST_HEAD(lost);
+	struct fos_armed *a;
 
-	might_sleep();
-	spin_lock(&fos_armed_lock);
-	list_for_each_entry_safe(a, tmp, &fos_armed_list, link) {
-		if (a->node == node && (!epoch || a->epoch == epoch))
-			list_move_tail(&a->link, &lost);
-	}
-	spin_unlock(&fos_armed_lock);
-	list_for_each_entry(a, &lost, link) {
+	list_for_each_entry(a, list, link) {
 		struct fractos_contact_note n = {
 			.reason = FRACTOS_CONTACT_NODE_LOST,
 			.id = a->id,
@@ -239,8 +267,57 @@ void fos_armed_node_lost(u32 node, u32 epoch)
 		}
 		if (ret != -EINPROGRESS)	/* else @d is answered later */
 			fos_armed_answered(d, ret);
+		cond_resched();
 	}
-	fos_armed_free_list(&lost);
+	fos_armed_free_list(list);
+}
+
+static void fos_armed_batch_fn(struct work_struct *work)
+{
+	struct fos_armed_batch *b = container_of(work, struct fos_armed_batch,
+						 work);
+
+	fos_armed_tell(&b->list, b->node);
+	kfree(b);
+}
+
+/**
+ * fos_armed_node_lost - a node (epoch) is down: tell its spaces' contacts
+ * @node: the node
+ * @epoch: the epoch that ended, 0 for every one (the node was deleted)
+ *
+ * Takes the contacts armed by that node off the list; each is invoked
+ * once, with a note saying FRACTOS_CONTACT_NODE_LOST, from a work item of
+ * their own, and its arming dropped.  Process context (fos_downs_work),
+ * before the node's imports are dropped.
+ */
+void fos_armed_node_lost(u32 node, u32 epoch)
+{
+	struct fos_armed_batch *b;
+	struct fos_armed *a, *tmp;
+	LIST_HEAD(lost);
+
+	might_sleep();
+	if (list_empty_careful(&fos_armed_list))
+		return;
+	spin_lock(&fos_armed_lock);
+	list_for_each_entry_safe(a, tmp, &fos_armed_list, link) {
+		if (a->node == node && (!epoch || a->epoch == epoch))
+			list_move_tail(&a->link, &lost);
+	}
+	spin_unlock(&fos_armed_lock);
+	if (list_empty(&lost))
+		return;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b) {
+		fos_armed_tell(&lost, node);	/* here, then */
+		return;
+	}
+	INIT_WORK(&b->work, fos_armed_batch_fn);
+	INIT_LIST_HEAD(&b->list);
+	list_splice(&lost, &b->list);
+	b->node = node;
+	queue_work(fos_rpc_wq, &b->work);
 }
 
 /* Objects were revoked: drop the armings of those that were Requests. */
@@ -249,6 +326,9 @@ void fos_armed_end_revoked(void)
 	struct fos_armed *a, *tmp;
 	LIST_HEAD(gone);
 
+	/* Every object's end comes here: nothing to do, mostly. */
+	if (list_empty_careful(&fos_armed_list))
+		return;
 	spin_lock(&fos_armed_lock);
 	list_for_each_entry_safe(a, tmp, &fos_armed_list, link) {
 		if (fos_obj_revoked(a->req.obj))
@@ -258,7 +338,10 @@ void fos_armed_end_revoked(void)
 	fos_armed_free_list(&gone);
 }
 
-/* Module unload: no node is left to be lost. */
+/*
+ * Module unload, after the fabric deleted every peer (which told what was
+ * armed): whatever is left goes.
+ */
 void fos_armed_drop_all(void)
 {
 	LIST_HEAD(all);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fractos: remote objects - the events deferred to fos_remote_wq (REVOKE
- * notices, DROP, GRANT_END, RELEASE), sent in order, and the node-down
- * queue (see "Node death" in remote.c).
+ * notices, DROP, GRANT_END, RELEASE, and messages queued whole: CONTACT),
+ * sent in order, and the node-down queue (see "Node death" in remote.c).
  */
 #include <linux/completion.h>
 #include <linux/slab.h>
@@ -195,6 +195,8 @@ static void fos_event_run(const struct fos_event *ev)
 		break;
 	case FOS_EV_SEND:
 		fos_event_send(ev->node, ev->type, ev->payload, ev->len);
+		if (ev->type == FOS_WIRE_CONTACT)
+			fos_armed_sent();
 		break;
 	default:
 		p.o.oid = cpu_to_le64(ev->oid);

@@ -322,6 +322,51 @@ out_free:
 	return ret;
 }
 
+/*
+ * The exported object @oid if node @node (@epoch) holds view @v of it (a
+ * reference), else NULL; *@held: false if it is exported, but not so.
+ */
+static struct fos_object *fos_export_find(u64 oid, u32 node, u32 epoch,
+					  const struct fos_view *v,
+					  bool *held)
+{
+	struct fos_object *obj = NULL;
+	struct fos_export *e;
+
+	*held = true;
+	mutex_lock(&fos_export_lock);
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (e && !fos_obj_revoked(e->obj)) {
+		*held = fos_export_held(e, node, epoch, v);
+		if (*held) {
+			obj = e->obj;
+			fos_obj_get(obj);
+		}
+	}
+	mutex_unlock(&fos_export_lock);
+	return obj;
+}
+
+/**
+ * fos_export_get_held - as fos_export_get(), for a notice that may be late
+ * @oid: the object's public id
+ * @node: the node that names it
+ * @epoch: that node's epoch
+ * @v: the view it names
+ *
+ * A notice sent before the node's imports were dropped (its session ended
+ * meanwhile) may name a view it no longer holds: not a protocol error.
+ *
+ * Return: the object with a reference, or NULL.
+ */
+struct fos_object *fos_export_get_held(u64 oid, u32 node, u32 epoch,
+				       const struct fos_view *v)
+{
+	bool held;
+
+	return fos_export_find(oid, node, epoch, v, &held);
+}
+
 /**
  * fos_export_get - the exported object @oid, as @peer may name it
  * @oid: the object's public id (fos_oid_public(), as on the wire)
@@ -335,21 +380,11 @@ out_free:
 struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 				  const struct fos_view *v)
 {
-	u32 node = fos_peer_node_id(peer), epoch = fos_peer_epoch(peer);
-	struct fos_object *obj = NULL;
-	struct fos_export *e;
-	bool held = true;
+	u32 node = fos_peer_node_id(peer);
+	struct fos_object *obj;
+	bool held;
 
-	mutex_lock(&fos_export_lock);
-	e = xa_load(&fos_exports, fos_oid_private(oid));
-	if (e && !fos_obj_revoked(e->obj)) {
-		held = fos_export_held(e, node, epoch, v);
-		if (held) {
-			obj = e->obj;
-			fos_obj_get(obj);
-		}
-	}
-	mutex_unlock(&fos_export_lock);
+	obj = fos_export_find(oid, node, fos_peer_epoch(peer), v, &held);
 	if (held)
 		return obj;
 	fos_peer_proto_error(peer, "a view it was not given");

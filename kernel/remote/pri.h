@@ -114,7 +114,7 @@ enum fos_event_kind {
  * struct fos_event - work deferred to fos_remote_wq, done in order
  * @link: on fos_events
  * @kind: enum fos_event_kind
- * @type: FOS_EV_NOTICE: the message type
+ * @type: FOS_EV_NOTICE, FOS_EV_SEND: the message type
  * @node: the node concerned
  * @epoch: NOTICE, DROP: the object's epoch; DOWN: the dead epoch, 0 for
  *	all; GRANT_END: the grant id
@@ -157,6 +157,7 @@ void fos_contact_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 void fos_armed_node_lost(u32 node, u32 epoch);
 void fos_armed_end_revoked(void);
 void fos_armed_drop_all(void);
+void fos_armed_sent(void);
 
 /* export.c: the export table */
 extern struct xarray fos_exports;
@@ -164,6 +165,8 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		   const struct fos_view *v);
 struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 				  const struct fos_view *v);
+struct fos_object *fos_export_get_held(u64 oid, u32 node, u32 epoch,
+				       const struct fos_view *v);
 int fos_export_count(u64 oid, u32 node, u32 epoch,
 		     const struct fos_view *v, struct fos_peer *from);
 int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,

@@ -902,18 +902,20 @@ struct fractos_name {
  *
  * Node loss: a contact that is another node's Request (as received, not
  * one derived here) is also told when the space's whole node is lost,
- * which no note of the space's own can say.  ADD tells the Request's node
- * (best effort, in the background), which keeps the contact armed for
- * the space's node; when that node is
+ * which no note of the space's own can say.  ADD tells the Request's node,
+ * which keeps the contact armed for the space's node; when that node is
  * declared down (its heartbeat stopped and no connection came back within
  * fabric_grace_ms, or it restarted: a new epoch, or it was deleted), the
  * Request's node invokes the contact itself with a note that says
  * FRACTOS_CONTACT_NODE_LOST, the lost node and the contact's id, and
  * carries no Memory.  DEL, and the space's own note, disarm it (after
- * that note, in order).  So a contact hears of its space at least once;
- * a node lost right after its space's note went out may add a second
- * note, NODE_LOST, for the same id.  A Request revoked meanwhile disarms
- * what named it.
+ * that note, in order).  Arming is best effort, in the background: it is
+ * not done when too many are on their way (4096 a node) or the other node
+ * keeps too many for this one (1024), and the live counter armed_contacts
+ * says what a node keeps.  A contact that was armed hears of its space at
+ * least once; a node lost right after its space's note went out may add
+ * a second note, NODE_LOST, for the same id.  A Request revoked meanwhile
+ * disarms what named it.
  *
  * Memory steal: FRACTOS_CONTACT_STEAL marks a Memory object the space
  * created (a root: made by MEMORY_CREATE, not a revocation-tree child) as
