@@ -80,11 +80,7 @@ echo 2000 > $PARAMS/fabric_grace_ms
 if [ $me = 1 ]; then
 	./flap_node expire > /tmp/flap-expire.$$ &
 	exp=$!
-	i=0
-	while ! grep -q ready /tmp/flap-expire.$$ && [ $i -lt 300 ]; do
-		sleep 0.2
-		i=$((i + 1))
-	done
+	wait_ready /tmp/flap-expire.$$
 	$CTL link 2 down >/dev/null
 	sleep 8
 	$CTL link 2 up >/dev/null
@@ -125,11 +121,7 @@ else
 	barrier recording >/dev/null
 	./flap_node stream 4 > /tmp/flap-stream.$$ &
 	st=$!
-	i=0
-	while ! grep -q ready /tmp/flap-stream.$$ && [ $i -lt 300 ]; do
-		sleep 0.2
-		i=$((i + 1))
-	done
+	wait_ready /tmp/flap-stream.$$
 	sleep 1
 	$CTL link 2 down >/dev/null
 	sleep 12

@@ -19,11 +19,7 @@ if [ $me = 1 ]; then
 else
 	./lost_node arm > $out &
 fi
-i=0
-while ! grep -q ready $out && [ $i -lt 300 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
+wait_ready $out
 grep '^#' $out
 barrier ready >/dev/null || { diag "barrier failed"; finish; }
 if [ $me != 1 ]; then

@@ -124,6 +124,16 @@ wait_up() {
 	return $rc
 }
 
+# wait_ready FILE: until a background helper wrote "ready" in FILE (60 s).
+wait_ready() {
+	local i=0
+
+	while ! grep -q ready "$1" 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
+
 # kv KEY LINE: the value of KEY=... in a fosnet line.
 kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 

@@ -246,6 +246,13 @@ struct spins {
 	long long polls, misses;
 };
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 static struct spins spins_now(void)
 {
 	return (struct spins){ fos_total("busy_polls"), fos_total("busy_poll_misses") };
@@ -263,15 +270,31 @@ static struct spins spins_now(void)
 static void busy_poll(int prov, int cli)
 {
 	uint64_t saved = fos_req_timeout_ns;
-	int i, ret, good = 0, st;
+	int i, ret, good = 0, st, spinning;
 	uint32_t r = ~0U, c = ~0U;
 	struct spins s0, s1, s2;
+	double rt[10], t0;
 	struct msg m;
 	pid_t pid;
 
 	ret = client_request(prov, cli, 42, "abc", &r, &c);
+	/*
+	 * How long an answer takes here without spinning: only if it comes
+	 * well inside the budget can most be taken spinning (a kernel slowed
+	 * by KASAN and lockdep may take longer than the 1 ms there is).
+	 */
+	for (i = 0; i < 10 && !ret; i++) {
+		t0 = fos_now();
+		ret = invoke(cli, c, "b", 1, NULL, 0);
+		rt[i] = fos_now() - t0;
+		if (!ret && !receive(prov, &m))
+			close_all(prov, &m);
+	}
+	qsort(rt, 10, sizeof(rt[0]), cmp_double);
+	spinning = rt[5] < 500e-6;
 	tap_ok(!ret && !fos_set_param("busy_poll_us", 1000),
-	       "busy_poll_us=1000, and the client holds a fresh Request");
+	       "busy_poll_us=1000, and the client holds a fresh Request (answers in %.0f us without spinning)",
+	       rt[5] * 1e6);
 	s0 = spins_now();
 	for (i = 0; i < 10 && !ret; i++)
 		ret = invoke(cli, c, "b", 1, NULL, 0);
@@ -282,9 +305,10 @@ static void busy_poll(int prov, int cli)
 	}
 	tap_ok(!ret && good == 10 &&
 	       (s1.polls - s0.polls) + (s1.misses - s0.misses) == 10 &&
-	       s1.polls - s0.polls >= 5,
-	       "busy poll: 10 fabric calls, %lld answers taken spinning, %lld slept, 10 delivered",
-	       s1.polls - s0.polls, s1.misses - s0.misses);
+	       (!spinning || s1.polls - s0.polls >= 5),
+	       "busy poll: 10 fabric calls, %lld answers taken spinning, %lld slept, 10 delivered%s",
+	       s1.polls - s0.polls, s1.misses - s0.misses,
+	       spinning ? "" : " (answers beyond half the budget here: most taken spinning not required)");
 
 	/* An inline copy's answer spins; a GRANT of a region does not. */
 	{
