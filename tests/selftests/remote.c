@@ -279,9 +279,10 @@ static void busy_poll(int prov, int cli)
 
 	ret = client_request(prov, cli, 42, "abc", &r, &c);
 	/*
-	 * How long an answer takes here without spinning: only if it comes
-	 * well inside the budget can most be taken spinning (a kernel slowed
-	 * by KASAN and lockdep may take longer than the 1 ms there is).
+	 * How long an answer takes here without spinning (waking up
+	 * included): only if it comes well inside the budget (3/4 of it) can
+	 * most be taken spinning (a kernel slowed by KASAN and lockdep takes
+	 * longer than the 1 ms there is).
 	 */
 	for (i = 0; i < 10 && !ret; i++) {
 		t0 = fos_now();
@@ -291,7 +292,7 @@ static void busy_poll(int prov, int cli)
 			close_all(prov, &m);
 	}
 	qsort(rt, 10, sizeof(rt[0]), cmp_double);
-	spinning = rt[5] < 500e-6;
+	spinning = rt[5] < 750e-6;
 	tap_ok(!ret && !fos_set_param("busy_poll_us", 1000),
 	       "busy_poll_us=1000, and the client holds a fresh Request (answers in %.0f us without spinning)",
 	       rt[5] * 1e6);
@@ -308,7 +309,7 @@ static void busy_poll(int prov, int cli)
 	       (!spinning || s1.polls - s0.polls >= 5),
 	       "busy poll: 10 fabric calls, %lld answers taken spinning, %lld slept, 10 delivered%s",
 	       s1.polls - s0.polls, s1.misses - s0.misses,
-	       spinning ? "" : " (answers beyond half the budget here: most taken spinning not required)");
+	       spinning ? "" : " (answers near or beyond the budget here: most taken spinning not required)");
 
 	/* An inline copy's answer spins; a GRANT of a region does not. */
 	{
