@@ -169,7 +169,7 @@ static u64 fos_conn_tag(const struct fos_conn *conn)
 
 /*
  * The PD of @peer's connection (see above), a reference, and that
- * connection's tag in *@tag; NULL if not up.
+ * connection's tag in *@tag unless @tag is NULL; NULL if not up.
  */
 static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
 				      u64 *tag)
@@ -186,7 +186,8 @@ static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
 		if (conn->state == FOS_CONN_UP) {
 			pd = conn->pd;
 			kref_get(&pd->ref);
-			*tag = fos_conn_tag(conn);
+			if (tag)
+				*tag = fos_conn_tag(conn);
 		}
 		spin_unlock(&conn->lock);
 	}
@@ -433,11 +434,9 @@ void fos_fabric_dereg_mr(struct fos_fabric_mr *m)
  */
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
 {
-	struct fos_pd *pd;
+	struct fos_pd *pd = fos_peer_pd_get(peer, true, NULL);
 	u32 n;
-	u64 tag;
 
-	pd = fos_peer_pd_get(peer, true, &tag);
 	if (!pd)
 		return 0;
 	n = min_t(u32, pd->dev->ibdev->attrs.max_fast_reg_page_list_len, 4096);

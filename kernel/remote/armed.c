@@ -17,8 +17,6 @@
 
 /* The armings one node may keep here; more are ignored. */
 #define FOS_ARMED_PER_NODE	1024
-/* ARMs of ours queued and not sent yet; more are not armed. */
-#define FOS_ARM_QUEUED_MAX	4096
 
 /**
  * struct fos_armed - a contact of another node's space that is our Request
@@ -47,8 +45,6 @@ static DEFINE_SPINLOCK(fos_armed_lock);
  * DISARM of this incarnation never names one of the last.
  */
 static atomic_t fos_armed_handles = ATOMIC_INIT(0);
-/* ARMs and DISARMs of ours on fos_events (FOS_ARM_QUEUED_MAX). */
-static atomic_t fos_arms_queued = ATOMIC_INIT(0);
 
 /**
  * struct fos_armed_batch - contacts of a lost node, to be told
@@ -103,11 +99,6 @@ u64 fos_remote_contact_arm(const struct fos_cap *req, u32 id, u32 *node)
 
 	if (!obj->proxy)
 		return 0;
-	/* Bounds what a loop of ADD and DEL can queue (DISARMs follow). */
-	if (atomic_inc_return(&fos_arms_queued) > FOS_ARM_QUEUED_MAX) {
-		atomic_dec(&fos_arms_queued);
-		return 0;
-	}
 	handle = (u64)fos_epoch << 32 |
 		 (u32)atomic_inc_return(&fos_armed_handles);
 	fos_wire_cap_name(&c.req, obj, req);
@@ -115,18 +106,11 @@ u64 fos_remote_contact_arm(const struct fos_cap *req, u32 id, u32 *node)
 	c.op = cpu_to_le32(FOS_CONTACT_ARM);
 	c.id = cpu_to_le32(id);
 	*node = obj->proxy->node;
-	if (!fos_event_queue_msg(FOS_WIRE_CONTACT, *node, &c, sizeof(c),
-				 GFP_ATOMIC | __GFP_ACCOUNT)) {
-		atomic_dec(&fos_arms_queued);
+	/* Bounded: a loop of ADD and DEL queues no more than that. */
+	if (!fos_event_queue_msg(FOS_WIRE_CONTACT, *node, &c, sizeof(c), true,
+				 GFP_ATOMIC | __GFP_ACCOUNT))
 		return 0;
-	}
 	return handle;
-}
-
-/* A CONTACT of ours left fos_events (sent or not). */
-void fos_armed_sent(void)
-{
-	atomic_dec(&fos_arms_queued);
 }
 
 /**
@@ -146,10 +130,8 @@ void fos_remote_contact_disarm(u32 node, u64 handle)
 	};
 
 	might_sleep();
-	atomic_inc(&fos_arms_queued);
-	if (!fos_event_queue_msg(FOS_WIRE_CONTACT, node, &c, sizeof(c),
-				 GFP_KERNEL_ACCOUNT))
-		atomic_dec(&fos_arms_queued);
+	fos_event_queue_msg(FOS_WIRE_CONTACT, node, &c, sizeof(c), false,
+			    GFP_KERNEL_ACCOUNT);
 }
 
 /* ARM from @peer: keep @c's Request for the note, if it is ours. */
@@ -247,16 +229,18 @@ static void fos_armed_answered(struct fos_invoke_done *done, int result)
 	kfree(done);
 }
 
-/* Invoke each contact of @list once with a NODE_LOST note; free them. */
-static void fos_armed_tell(struct list_head *list, u32 node)
+/* Invoke each contact of a batch once with a NODE_LOST note; free them. */
+static void fos_armed_batch_fn(struct work_struct *work)
 {
+	struct fos_armed_batch *b = container_of(work, struct fos_armed_batch,
+						 work);
 	struct fos_armed *a;
 
-	list_for_each_entry(a, list, link) {
+	list_for_each_entry(a, &b->list, link) {
 		struct fractos_contact_note n = {
 			.reason = FRACTOS_CONTACT_NODE_LOST,
 			.id = a->id,
-			.node = node,
+			.node = b->node,
 		};
 		struct fos_invoke_done *d = kzalloc(sizeof(*d), GFP_KERNEL);
 		int ret = -ENOMEM;
@@ -269,15 +253,7 @@ static void fos_armed_tell(struct list_head *list, u32 node)
 			fos_armed_answered(d, ret);
 		cond_resched();
 	}
-	fos_armed_free_list(list);
-}
-
-static void fos_armed_batch_fn(struct work_struct *work)
-{
-	struct fos_armed_batch *b = container_of(work, struct fos_armed_batch,
-						 work);
-
-	fos_armed_tell(&b->list, b->node);
+	fos_armed_free_list(&b->list);
 	kfree(b);
 }
 
@@ -308,11 +284,8 @@ void fos_armed_node_lost(u32 node, u32 epoch)
 	spin_unlock(&fos_armed_lock);
 	if (list_empty(&lost))
 		return;
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b) {
-		fos_armed_tell(&lost, node);	/* here, then */
-		return;
-	}
+	/* Small, and a node's loss is not lost: as fos_remote_node_down(). */
+	b = kzalloc(sizeof(*b), GFP_KERNEL | __GFP_NOFAIL);
 	INIT_WORK(&b->work, fos_armed_batch_fn);
 	INIT_LIST_HEAD(&b->list);
 	list_splice(&lost, &b->list);

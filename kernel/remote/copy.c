@@ -163,70 +163,60 @@ static bool fos_copy_cut(int ret)
 }
 
 /*
- * One window of fos_copy_pull(): a grant of at most *@len bytes from
- * byte @soff of GRANT's source, read into @mem at byte @moff (device
- * memory: through staging pages).  *@len becomes what was read.  Asks
- * again, with a grace period, when the region's connection ended before
- * or during the READs: the READs are idempotent, the bytes land where
- * they would have.  Up to FOS_PULL_RETRIES times, so a link that keeps
- * failing still ends the copy.
+ * One try of a window of fos_copy_pull(): a grant of at most @want bytes
+ * from byte @soff of GRANT's source, read into @mem at byte @moff (device
+ * memory: through staging pages), then released.  On success *@got
+ * becomes what was read.
  */
-static int fos_copy_pull_window(struct fos_peer *peer,
-				struct fos_wire_grant *g, u64 soff,
-				struct fos_mem *mem, u64 moff, u64 *len,
-				const bool *ended)
+static int fos_copy_pull_once(struct fos_peer *peer,
+			      struct fos_wire_grant *g, u64 soff, u64 want,
+			      struct fos_mem *mem, u64 moff, u64 *got,
+			      const bool *ended)
 {
+	struct fos_mem *into = mem, *stage = NULL;
 	struct fos_wire_release rel = {};
-	unsigned int tries = 0;
 	struct fos_rpc_wait w;
 	struct sg_table sgt;
-	u64 glen, want = *len;
+	u64 glen, at = moff;
+	s64 n;
 	int ret;
 
-again:
 	g->off = cpu_to_le64(soff);
 	g->len = cpu_to_le64(want);
 	ret = fos_rpc(peer, FOS_WIRE_GRANT, g, sizeof(*g), &w);
 	if (ret)
-		goto retry;
+		return ret;
 	glen = le64_to_cpu(w.grant.len);
 	rel.id = w.grant.id;
 	if (!glen || glen > want) {
 		ret = -EPROTO;
-	} else {
-		struct fos_mem *into = mem, *stage = NULL;
-		u64 at = moff;
-		s64 n;
-
-		if (fos_mem_devmem(mem)) {
-			stage = fos_mem_alloc_kernel(glen);
-			ret = PTR_ERR_OR_ZERO(stage);
-			into = stage;
-			at = 0;
-		}
-		if (!ret) {
-			n = fos_mem_sgt(into, at, glen,
-					min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
-					      U32_MAX),
-					&sgt);
-			ret = n < 0 ? n : 0;
-		}
-		if (!ret) {
-			ret = fos_fabric_rdma_read(peer, &sgt,
-						   le64_to_cpu(w.grant.addr),
-						   le32_to_cpu(w.grant.rkey),
-						   le64_to_cpu(w.grant.conn),
-						   ended);
-			sg_free_table(&sgt);
-		}
-		if (!ret && stage) {
-			ret = fos_mem_copy_bytes(mem, moff, stage, 0, glen);
-			if (!ret)
-				fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
-		}
-		if (!IS_ERR_OR_NULL(stage))
-			fos_mem_put(stage);
+	} else if (fos_mem_devmem(mem)) {
+		stage = fos_mem_alloc_kernel(glen);
+		ret = PTR_ERR_OR_ZERO(stage);
+		into = stage;
+		at = 0;
 	}
+	if (!ret) {
+		n = fos_mem_sgt(into, at, glen,
+				min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
+				      U32_MAX),
+				&sgt);
+		ret = n < 0 ? n : 0;
+	}
+	if (!ret) {
+		ret = fos_fabric_rdma_read(peer, &sgt,
+					   le64_to_cpu(w.grant.addr),
+					   le32_to_cpu(w.grant.rkey),
+					   le64_to_cpu(w.grant.conn), ended);
+		sg_free_table(&sgt);
+	}
+	if (!ret && stage) {
+		ret = fos_mem_copy_bytes(mem, moff, stage, 0, glen);
+		if (!ret)
+			fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
+	}
+	if (!IS_ERR_OR_NULL(stage))
+		fos_mem_put(stage);
 	/*
 	 * Queued, not waited for: a caller being killed must still release
 	 * what it was granted.  Best effort: the grant's TTL ends it
@@ -234,18 +224,37 @@ again:
 	 */
 	fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel), NULL,
 			FOS_SEND_QUEUE);
-	if (!ret) {
-		*len = glen;
-		return 0;
-	}
-retry:
-	if (fos_copy_cut(ret) && fos_fabric_link_grace() &&
-	    tries++ < FOS_PULL_RETRIES && !READ_ONCE(*ended) &&
-	    !fatal_signal_pending(current)) {
-		fos_total_add(FOS_TOTAL_PULL_RETRIES, 1);
-		goto again;
-	}
+	if (!ret)
+		*got = glen;
 	return ret;
+}
+
+/*
+ * One window of fos_copy_pull(): at most *@len bytes from byte @soff of
+ * GRANT's source into @mem at byte @moff; *@len becomes what was read.
+ * Asks again, with a grace period, when the region's connection ended
+ * before or during the READs: the READs are idempotent, the bytes land
+ * where they would have.  Up to FOS_PULL_RETRIES times, so a link that
+ * keeps failing still ends the copy.
+ */
+static int fos_copy_pull_window(struct fos_peer *peer,
+				struct fos_wire_grant *g, u64 soff,
+				struct fos_mem *mem, u64 moff, u64 *len,
+				const bool *ended)
+{
+	unsigned int tries;
+	u64 want = *len;
+	int ret;
+
+	for (tries = 0;; tries++) {
+		ret = fos_copy_pull_once(peer, g, soff, want, mem, moff, len,
+					 ended);
+		if (!ret || !fos_copy_cut(ret) || !fos_fabric_link_grace() ||
+		    tries == FOS_PULL_RETRIES || READ_ONCE(*ended) ||
+		    fatal_signal_pending(current))
+			return ret;
+		fos_total_add(FOS_TOTAL_PULL_RETRIES, 1);
+	}
 }
 
 /**

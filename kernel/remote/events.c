@@ -59,17 +59,37 @@ void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 	fos_event_queue_ev(NULL, kind, type, node, epoch, oid, gfp);
 }
 
-/*
- * Queue message @type (@len bytes at @payload, copied) for @node, behind
- * the events queued before.  Return: false if it could not be allocated.
+/* Messages queued whole (FOS_EV_SEND) and not sent yet. */
+static atomic_t fos_sends_queued = ATOMIC_INIT(0);
+
+/**
+ * fos_event_queue_msg - queue a message to send, behind the events before
+ * @type: its type
+ * @node: its receiver
+ * @payload: @len bytes, copied
+ * @len: payload length
+ * @bounded: fail if FOS_SENDS_QUEUED_MAX are queued already, for what a
+ *	user may queue in a loop (a DISARM, which must go, is not bounded:
+ *	there is one per bounded ARM)
+ * @gfp: for the event
+ *
+ * Return: false if it was not queued.
  */
 bool fos_event_queue_msg(u8 type, u32 node, const void *payload, u32 len,
-			 gfp_t gfp)
+			 bool bounded, gfp_t gfp)
 {
-	struct fos_event *ev = kzalloc(struct_size(ev, payload, len), gfp);
+	struct fos_event *ev;
 
-	if (!ev)
+	if (atomic_inc_return(&fos_sends_queued) > FOS_SENDS_QUEUED_MAX &&
+	    bounded) {
+		atomic_dec(&fos_sends_queued);
 		return false;
+	}
+	ev = kzalloc(struct_size(ev, payload, len), gfp);
+	if (!ev) {
+		atomic_dec(&fos_sends_queued);
+		return false;
+	}
 	ev->kind = FOS_EV_SEND;
 	ev->type = type;
 	ev->node = node;
@@ -195,8 +215,7 @@ static void fos_event_run(const struct fos_event *ev)
 		break;
 	case FOS_EV_SEND:
 		fos_event_send(ev->node, ev->type, ev->payload, ev->len);
-		if (ev->type == FOS_WIRE_CONTACT)
-			fos_armed_sent();
+		atomic_dec(&fos_sends_queued);
 		break;
 	default:
 		p.o.oid = cpu_to_le64(ev->oid);

@@ -146,8 +146,10 @@ void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 		     gfp_t gfp);
 void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 		    u64 oid, u32 holder, u64 count);
+/* What fos_event_queue_msg() queues at most when bounded. */
+#define FOS_SENDS_QUEUED_MAX	4096
 bool fos_event_queue_msg(u8 type, u32 node, const void *payload, u32 len,
-			 gfp_t gfp);
+			 bool bounded, gfp_t gfp);
 
 /* armed.c: contacts of other nodes' spaces, told if that node is lost */
 u64 fos_remote_contact_arm(const struct fos_cap *req, u32 id, u32 *node);
@@ -157,7 +159,6 @@ void fos_contact_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 void fos_armed_node_lost(u32 node, u32 epoch);
 void fos_armed_end_revoked(void);
 void fos_armed_drop_all(void);
-void fos_armed_sent(void);
 
 /* export.c: the export table */
 extern struct xarray fos_exports;

@@ -910,12 +910,12 @@ struct fractos_name {
  * FRACTOS_CONTACT_NODE_LOST, the lost node and the contact's id, and
  * carries no Memory.  DEL, and the space's own note, disarm it (after
  * that note, in order).  Arming is best effort, in the background: it is
- * not done when too many are on their way (4096 a node) or the other node
- * keeps too many for this one (1024), and the live counter armed_contacts
- * says what a node keeps.  A contact that was armed hears of its space at
- * least once; a node lost right after its space's note went out may add
- * a second note, NODE_LOST, for the same id.  A Request revoked meanwhile
- * disarms what named it.
+ * not done when too many are on their way (4096 from a node) or the other
+ * node keeps too many for this one (1024), and the live counter
+ * armed_contacts says what a node keeps.  A contact that was armed hears
+ * of its space at least once; a node lost right after its space's note
+ * went out may add a second note, NODE_LOST, for the same id.  A Request
+ * revoked meanwhile disarms what named it.
  *
  * Memory steal: FRACTOS_CONTACT_STEAL marks a Memory object the space
  * created (a root: made by MEMORY_CREATE, not a revocation-tree child) as
