@@ -14,6 +14,7 @@
  * can run on the space any more.
  */
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include "fos.h"
@@ -391,19 +392,33 @@ void fos_contacts_fire(struct fos_space *s)
 	xa_destroy(&s->contacts);
 }
 
-/* For fdinfo: the contacts a space has now, and their marks. */
-void fos_contacts_count(struct fos_space *s, unsigned int *contacts,
-			unsigned int *marks)
+/*
+ * For fdinfo: the contacts a space has now and their marks, counted, then
+ * one line each (at most FRACTOS_MAX_CONTACTS): its id, its Request's
+ * cluster-wide name (as CAP_INFO gives it), whether another node keeps it
+ * armed for node loss, the Memory marked for it, and whether the Request
+ * was revoked since (a revoked contact is told nothing).  One pass under
+ * the lock, so the lines agree with the counts.
+ */
+void fos_contacts_show(struct fos_space *s, struct seq_file *m)
 {
+	unsigned int contacts = 0, marks = 0;
+	struct fractos_oid oid;
 	struct fos_contact *ct;
 	unsigned long id;
 
-	*contacts = 0;
-	*marks = 0;
 	xa_lock(&s->contacts);
 	xa_for_each(&s->contacts, id, ct) {
-		(*contacts)++;
-		*marks += ct->nsteal;
+		contacts++;
+		marks += ct->nsteal;
+	}
+	seq_printf(m, "fractos-contacts:\t%u\n", contacts);
+	seq_printf(m, "fractos-stealable:\t%u\n", marks);
+	xa_for_each(&s->contacts, id, ct) {
+		fos_obj_oid(ct->req.cap.obj, &oid);
+		seq_printf(m, "fractos-contact:\t%lu %u:%u:%llu armed %d stealable %u revoked %d\n",
+			   id, oid.node, oid.epoch, oid.id, ct->handle != 0,
+			   ct->nsteal, fos_obj_revoked(ct->req.cap.obj));
 	}
 	xa_unlock(&s->contacts);
 }

@@ -132,6 +132,7 @@ struct fos_objmap;
 struct fos_mem;
 struct fos_monitor;
 struct fos_proxy;
+struct seq_file;
 struct fos_reaper;
 struct fos_req;
 
@@ -310,8 +311,7 @@ int fos_memmap_mmap(struct file *file, struct vm_area_struct *vma);
 /* contact.c */
 void fos_contacts_init(struct fos_space *s);
 void fos_contacts_fire(struct fos_space *s);
-void fos_contacts_count(struct fos_space *s, unsigned int *contacts,
-			unsigned int *marks);
+void fos_contacts_show(struct fos_space *s, struct seq_file *m);
 
 /* object.c */
 extern spinlock_t fos_tree_lock;

@@ -249,14 +249,11 @@ static __poll_t fos_space_poll(struct file *file,
 static void fos_space_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct fos_space *s = file->private_data;
-	unsigned int contacts, marks;
 
-	fos_contacts_count(s, &contacts, &marks);
 	seq_printf(m, "fractos-node:\t%u\n", fos_node_id);
 	seq_printf(m, "fractos-epoch:\t%u\n", fos_epoch);
 	seq_printf(m, "fractos-caps:\t%d\n", atomic_read(&s->ncaps));
-	seq_printf(m, "fractos-contacts:\t%u\n", contacts);
-	seq_printf(m, "fractos-stealable:\t%u\n", marks);
+	fos_contacts_show(s, m);
 }
 
 const struct file_operations fos_space_fops = {

@@ -3,12 +3,13 @@
  * fractctl space: the capability spaces open on this node, as ss -p shows
  * sockets.  Each open file of /dev/fractos is a space; its process's
  * /proc/PID/fdinfo/FD says how many capabilities it holds, how many
- * contacts it names and how much Memory it marked stealable
- * ("Contacts" in the uAPI header).  A process whose /proc entries the
- * caller may not read (another user's, unless root) is left out and
- * counted on stderr.
+ * contacts it names and how much Memory it marked stealable, and has one
+ * line per contact ("Contacts" in the uAPI header).  A process whose /proc
+ * entries the caller may not read (another user's, unless root) is left
+ * out and counted on stderr.
  *
  *   fractctl [-j] space [list]
+ *   fractctl [-j] space contacts
  */
 #include "fractctl.hpp"
 
@@ -21,6 +22,15 @@
 namespace fractctl {
 namespace {
 
+/* One "fractos-contact:" line of a space's fdinfo. */
+struct contact_row {
+	std::uint64_t id = 0;
+	std::uint64_t node = 0, epoch = 0, oid = 0; /* its Request's name */
+	bool armed = false;
+	std::uint64_t stealable = 0;
+	bool revoked = false;
+};
+
 struct space_row {
 	long pid = 0;
 	int fd = -1;
@@ -28,7 +38,51 @@ struct space_row {
 	std::uint64_t caps = 0;
 	std::uint64_t contacts = 0;
 	std::uint64_t stealable = 0;
+	std::vector<contact_row> contact_list;
 };
+
+/*
+ * "ID NODE:EPOCH:OID armed A stealable N revoked R"; nullopt if the line
+ * is not that (a newer module's format: left out rather than misread).
+ */
+std::optional<contact_row> parse_contact(std::string_view l)
+{
+	contact_row c;
+	auto word = [&l]() {
+		while (!l.empty() && (l[0] == ' ' || l[0] == '\t'))
+			l.remove_prefix(1);
+		std::size_t n = l.find_first_of(" \t");
+		std::string_view w = l.substr(0, n);
+		l.remove_prefix(n == std::string_view::npos ? l.size() : n);
+		return w;
+	};
+	auto num = [&](std::string_view w, std::uint64_t hi, std::uint64_t &out) {
+		auto v = parse_uint(w, 0, hi);
+		if (v)
+			out = *v;
+		return v.has_value();
+	};
+	auto named = [&](std::string_view name, std::uint64_t hi, std::uint64_t &out) {
+		return word() == name && num(word(), hi, out);
+	};
+	std::uint64_t armed, revoked;
+
+	if (!num(word(), UINT32_MAX, c.id))
+		return std::nullopt;
+	std::string_view name = word();
+	std::size_t a = name.find(':'), b = name.rfind(':');
+	if (a == std::string_view::npos || a == b ||
+	    !num(name.substr(0, a), UINT32_MAX, c.node) ||
+	    !num(name.substr(a + 1, b - a - 1), UINT32_MAX, c.epoch) ||
+	    !num(name.substr(b + 1), UINT64_MAX, c.oid))
+		return std::nullopt;
+	if (!named("armed", 1, armed) || !named("stealable", UINT32_MAX, c.stealable) ||
+	    !named("revoked", 1, revoked) || !word().empty())
+		return std::nullopt;
+	c.armed = armed;
+	c.revoked = revoked;
+	return c;
+}
 
 /* A directory's numeric entries (pids, fds), in ascending order. */
 std::vector<long> numeric_entries(const std::string &dir)
@@ -74,6 +128,10 @@ bool read_fdinfo(const std::string &path, space_row &row)
 		caps |= field("fractos-caps:", row.caps);
 		field("fractos-contacts:", row.contacts);
 		field("fractos-stealable:", row.stealable);
+		constexpr std::string_view contact_key = "fractos-contact:";
+		if (std::string_view(line).substr(0, contact_key.size()) == contact_key)
+			if (auto c = parse_contact(std::string_view(line).substr(contact_key.size())))
+				row.contact_list.push_back(*c);
 	}
 	return caps;
 }
@@ -149,11 +207,56 @@ int space_list(const options &opts, int argc, char **argv)
 	return exit_ok;
 }
 
+/* Every contact of every space: one line (or object) each. */
+int space_contacts(const options &opts, int argc, char **argv)
+{
+	if (argc > 0)
+		return usage_error("space", "unexpected argument \"%s\"", argv[0]);
+	unsigned hidden;
+	auto rows = list_spaces(hidden);
+	if (hidden)
+		std::fprintf(stderr, "%s: space: %u processes not readable (not shown)\n",
+			     progname, hidden);
+	if (opts.json) {
+		json_writer j(json_writer::top::array);
+		for (const auto &r : rows)
+			for (const auto &c : r.contact_list) {
+				j.begin();
+				j.num("pid", std::uint64_t(r.pid));
+				j.str("comm", r.comm);
+				j.num("fd", std::uint64_t(r.fd));
+				j.num("id", c.id);
+				j.begin("request");
+				j.num("node", c.node);
+				j.num("epoch", c.epoch);
+				j.num("oid", c.oid);
+				j.end();
+				j.boolean("armed", c.armed);
+				j.num("stealable", c.stealable);
+				j.boolean("revoked", c.revoked);
+				j.end();
+			}
+		std::printf("%s\n", j.finish().c_str());
+		return exit_ok;
+	}
+	for (const auto &r : rows)
+		for (const auto &c : r.contact_list)
+			std::printf("pid %ld (%s) fd %d contact %" PRIu64 ": request %" PRIu64
+				    ":%" PRIu64 ":%" PRIu64 " armed %s stealable %" PRIu64
+				    "%s\n",
+				    r.pid, r.comm.c_str(), r.fd, c.id, c.node, c.epoch, c.oid,
+				    c.armed ? "yes" : "no", c.stealable,
+				    c.revoked ? " revoked" : "");
+	return exit_ok;
+}
+
 int space_help(const options &, int, char **)
 {
-	std::printf("Usage: %s [-j] space [ list ]\n"
+	std::printf("Usage: %s [-j] space [ list | contacts ]\n"
 		    "Every open space of this node: its process, fd, capabilities,\n"
-		    "contacts and Memory marked stealable.\n",
+		    "contacts and Memory marked stealable; or every contact of every\n"
+		    "space: its Request, whether another node keeps it armed for node\n"
+		    "loss, the Memory marked for it, and whether it was revoked.\n",
 		    progname);
 	return exit_ok;
 }
@@ -161,6 +264,7 @@ int space_help(const options &, int, char **)
 const subcommand space_subcommands[] = {
 	{"list", space_list},
 	{"show", space_list},
+	{"contacts", space_contacts},
 	{"help", space_help},
 };
 

@@ -24,6 +24,7 @@
  *   fractctl secret row [FILE]        install this node's row
  *   fractctl [-j] space [list]        the spaces open on this node, their
  *                                     contacts and stealable Memory
+ *   fractctl [-j] space contacts      every contact of every space
  *   fractctl [-j] [-s] blk [list]     block devices served as volumes
  *   fractctl blk attach DEVICE name NAME [uid UID] [format]
  *   fractctl blk detach {ID | name NAME}
@@ -566,7 +567,7 @@ void usage(FILE *f)
 		     "       %s [-j] link [ list ]\n"
 		     "       %s [-j] stats\n"
 		     "       %s [-j] ping ID [ -c COUNT ]\n"
-		     "       %s [-j] space [ list ]\n"
+		     "       %s [-j] space [ list | contacts ]\n"
 		     "       %s [-j] [-s] blk [ list ]\n"
 		     "       %s blk attach DEVICE name NAME [ uid UID ] [ format ]\n"
 		     "       %s blk detach { ID | name NAME }\n"

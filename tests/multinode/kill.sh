@@ -6,7 +6,8 @@
 # (5 x fabric_heartbeat_ms, plus slack), then delete it cleanly.  Node 2
 # connects and arms a contact on node 1 (lost_node arm: a killed child's
 # contact first, which its own note tells and disarms), and waits to be
-# killed; node 1's Request must then be told that node 2 was lost, once.
+# killed (fractctl space contacts there lists it, armed); node 1's Request
+# must then be told that node 2 was lost, once.
 . ./lib.sh
 other=$((3 - me))
 
@@ -18,10 +19,21 @@ if [ $me = 1 ]; then
 	lost=$!
 else
 	./lost_node arm > $out &
+	lost=$!
 fi
 wait_ready $out
 grep '^#' $out
-barrier ready >/dev/null || { diag "barrier failed"; finish; }
+listed=-
+if [ $me != 1 ]; then
+	# fractctl lists the space's one contact left, armed at node 1; its
+	# verdict travels to node 1 in the barrier, since node 2 is killed.
+	l=$(../../tools/fractctl space contacts | grep "^pid $lost ")
+	diag "fractctl space contacts: $l"
+	[ "$(printf '%s\n' "$l" | wc -l)" = 1 ] &&
+		printf '%s\n' "$l" | grep -q "^pid $lost (lost_node) fd [0-9]* contact 2: request 1:[0-9]*:[0-9]* armed yes stealable 0\$"
+	listed=$?
+fi
+b=$(barrier ready "$listed") || { diag "barrier failed"; finish; }
 if [ $me != 1 ]; then
 	sleep 120
 	diag "node $me was not killed"
@@ -37,6 +49,8 @@ while [ $same -lt 10 ] && [ $i -lt 150 ]; do
 done
 [ $same = 10 ]
 ok $? "node 1: one contact of node 2's armed here (the killed child's and the removed one disarmed)"
+printf '%s\n' "$b" | grep -Eq '(^|[[:space:]])N2=0([[:space:]]|$)'
+ok $? "node 2: fractctl space contacts lists contact 2 only, node 1's Request, armed"
 wait_down_bg 2 30 /tmp/down.$$
 sleep 1.5
 r=$($CTL kill 2)

@@ -304,23 +304,35 @@ out:
 }
 
 /*
- * For test_fractctl.sh: a space with one contact and two Memory objects
- * marked for it, held until stdin ends; "ready FD" on stdout first.
+ * For test_fractctl.sh: a space with two contacts, the first with two
+ * Memory objects marked for it, the second's Request revoked since, held
+ * until stdin ends; "ready FD" on stdout first, then each contact's id
+ * and its Request's name as CAP_INFO gives it.
  */
 static int hold(void)
 {
 	static char buf[2][64];
-	__u32 r, id, m[2];
-	int s = dev_open();
+	struct fractos_cap_info ci[2] = {};
+	__u32 r[2], id[2], m[2];
+	int s = dev_open(), i;
 	char c;
 
-	if (req_new(s, NONE, TAG, NULL, 0, NULL, 0, &r) ||
-	    contact(s, FRACTOS_CONTACT_ADD, r, 0, &id) ||
+	if (req_new(s, NONE, TAG, NULL, 0, NULL, 0, &r[0]) ||
+	    contact(s, FRACTOS_CONTACT_ADD, r[0], 0, &id[0]) ||
 	    mem_new(s, buf[0], sizeof(buf[0]), FRACTOS_PERM_ALL, &m[0]) ||
 	    mem_new(s, buf[1], sizeof(buf[1]), FRACTOS_PERM_ALL, &m[1]) ||
-	    steal(s, id, m[0]) || steal(s, id, m[1]))
+	    steal(s, id[0], m[0]) || steal(s, id[0], m[1]) ||
+	    req_new(s, NONE, TAG, NULL, 0, NULL, 0, &r[1]) ||
+	    contact(s, FRACTOS_CONTACT_ADD, r[1], 0, &id[1]) ||
+	    cap_revoke(s, r[1]))
 		return 1;
+	for (i = 0; i < 2; i++)
+		if (cap_info(s, r[i], &ci[i]))
+			return 1;
 	printf("ready %d\n", s);
+	for (i = 0; i < 2; i++)
+		printf("contact %u %u:%u:%llu\n", id[i], ci[i].oid.node,
+		       ci[i].oid.epoch, (unsigned long long)ci[i].oid.id);
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;

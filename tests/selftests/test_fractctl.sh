@@ -75,7 +75,7 @@ if [ -z "$addr" ] || [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "1..0 # SKIP no IPv4 address on eth0 or no rxe0"
 	exit 0
 fi
-echo "1..36"
+echo "1..37"
 
 id=$(cat $params/node_id)
 epoch=$(cat $params/epoch)
@@ -259,12 +259,30 @@ while ! grep -q '^ready' "$tmp/hold.out" 2>/dev/null && [ $i -lt 50 ]; do
 done
 hfd=$(sed -n 's/^ready //p' "$tmp/hold.out")
 fc space
-has "$out" "^pid $hpid (steal) fd $hfd: caps 3 contacts 1 stealable 2\$"
+has "$out" "^pid $hpid (steal) fd $hfd: caps 4 contacts 2 stealable 2\$"
 rcs=$?
 fc -j space
 [ $rcs = 0 ] && [ $rc = 0 ] &&
 	json "[x for x in d if x['pid'] == $hpid][0]['stealable'] == 2"
-ok $? "space: pid $hpid fd $hfd, caps 3, contacts 1, stealable 2 (and -j)"
+ok $? "space: pid $hpid fd $hfd, caps 4, contacts 2, stealable 2 (and -j)"
+
+# fractctl space contacts: each contact with its Request's name as
+# CAP_INFO gave it to the holder, its marks, and the revoked one as such;
+# local Requests are not armed for node loss.
+c1=$(sed -n 's/^contact 1 //p' "$tmp/hold.out")
+c2=$(sed -n 's/^contact 2 //p' "$tmp/hold.out")
+fc space contacts
+has "$out" "^pid $hpid (steal) fd $hfd contact 1: request $c1 armed no stealable 2\$" &&
+	has "$out" "^pid $hpid (steal) fd $hfd contact 2: request $c2 armed no stealable 0 revoked\$" &&
+	[ "$(printf '%s\n' "$out" | grep -c "^pid $hpid ")" = 2 ]
+rcs=$?
+fc -j space contacts
+export C1=$c1
+[ -n "$c1" ] && [ $rcs = 0 ] && [ $rc = 0 ] && json "
+[(x['id'], '%d:%d:%d' % (x['request']['node'], x['request']['epoch'],
+  x['request']['oid']), x['armed'], x['stealable'], x['revoked'])
+ for x in d if x['pid'] == $hpid][0] == (1, env['C1'], False, 2, False)"
+ok $? "space contacts: ids 1 and 2 with their Requests ($c1, $c2), marks, the revoked one (and -j)"
 exec 8>&-
 wait $hpid
 fc space

@@ -938,6 +938,16 @@ struct fractos_name {
  * own capabilities and the marks together must stay within
  * FRACTOS_REQ_MAX_CAPS, else the note is lost (E2BIG).  The module's
  * total stolen_memories counts the objects handed over.
+ *
+ * Seeing them: the space's fdinfo (/proc/PID/fdinfo/FD, readable by
+ * whoever may ptrace the process) counts its contacts and marks
+ * (fractos-contacts, fractos-stealable) and has one line per contact,
+ * "fractos-contact: ID NODE:EPOCH:OID armed A stealable N revoked R":
+ * the contact's id, its Request's name as FRACTOS_IOC_CAP_INFO gives it,
+ * 1 if the Request's node was asked to keep it armed for node loss (best
+ * effort, as above), the Memory marked for it, and 1 if the Request was
+ * revoked since (such a contact is told nothing).  fractctl space
+ * contacts lists them.
  */
 #define FRACTOS_MAX_CONTACTS	8
 #define FRACTOS_MAX_STEAL	8	/* Memory marks per contact */
