@@ -33,46 +33,7 @@ add_peer $other
 wait_up $other 30
 epoch=$(fosnet get $other epoch)
 barrier up >/dev/null
-done_file=/tmp/flap-done.$$
-rm -f "$done_file"
-DELAY=/sys/kernel/debug/fractos/fault_read_delay_ms
-TOTALS=/sys/class/misc/fractos/totals
-retries=$(cat $TOTALS/pull_retries)
-if [ $me = 1 ]; then
-	echo 200 > $DELAY || ok 1 "node 1: debugfs fault_read_delay_ms"
-	(
-		sleep 3
-		for i in 1 2 3; do
-			$CTL link 2 down >/dev/null
-			sleep 4
-			$CTL link 2 up >/dev/null
-			sleep 6
-		done
-		touch "$done_file"
-	) &
-	flapper=$!
-	out=$(./flap_node call "$done_file")
-	rc=$?
-	wait $flapper
-	echo 0 > $DELAY
-else
-	out=$(./flap_node serve)
-	rc=$?
-fi
-echo "$out" | sed 's/^# //; s/^/# /'
-ok $rc "node $me: every invocation served once across three link flaps"
-if [ $me = 1 ]; then
-	retries=$(($(cat $TOTALS/pull_retries) - retries))
-	[ $retries -ge 1 ]
-	ok $? "node $me: copies cut by the flaps were asked for again ($retries windows) and brought the right bytes"
-fi
-line=$(fosnet list $other)
-diag "$line"
-[ "$(kv disconnects "$line")" -ge 1 ] && [ "$(kv link_grace "$line")" -ge 1 ]
-ok $? "node $me: connections ended, the session kept ($(kv disconnects "$line") disconnects, $(kv link_grace "$line") grace periods, $(kv retransmits "$line") retransmitted, $(kv duplicates "$line") duplicates dropped)"
-[ "$(kv session_ends "$line")" = 0 ] && [ "$(kv epoch_changes "$line")" = 0 ] &&
-	[ "$(kv proto_errors "$line")" = 0 ] && [ "$(kv epoch "$line")" = "$epoch" ]
-ok $? "node $me: no session ended, same epoch, no protocol error"
+stream_cut "three link flaps" "$CTL link 2 down" "$CTL link 2 up" 4 3
 barrier streamed >/dev/null
 
 # The grace period ends with the link still down.

@@ -134,6 +134,60 @@ wait_ready() {
 	done
 }
 
+# stream_cut WHAT CUT RESTORE SECS TIMES (2 nodes, a grace period set, the
+# epoch of the other node in $epoch): flap_node streams numbered
+# invocations both ways, and node 1 copies node 2's Memory with its RDMA
+# READs held back 200 ms, while node 1 runs CUT, waits SECS and runs
+# RESTORE, TIMES times, 6 s apart (RESTORE's answers go to $cut_log).
+# Every number must be served once on each side, the copies cut asked for
+# again with the right bytes, and the session kept through the
+# connections that ended, with the same epoch and no protocol error.
+cut_log=/tmp/stream-cut.$$
+stream_cut() {
+	local what=$1 cut=$2 restore=$3 secs=$4 times=$5
+	local done_file=/tmp/stream-done.$$ out rc cutter line i
+	local delay=/sys/kernel/debug/fractos/fault_read_delay_ms
+	local totals=/sys/class/misc/fractos/totals retries
+
+	rm -f "$done_file" "$cut_log"
+	retries=$(cat $totals/pull_retries)
+	if [ $me = 1 ]; then
+		echo 200 > $delay || ok 1 "node 1: debugfs fault_read_delay_ms"
+		(
+			sleep 3
+			for i in $(seq 1 "$times"); do
+				$cut >/dev/null
+				sleep "$secs"
+				$restore >> "$cut_log"
+				sleep 6
+			done
+			touch "$done_file"
+		) &
+		cutter=$!
+		out=$(./flap_node call "$done_file")
+		rc=$?
+		wait $cutter
+		echo 0 > $delay
+	else
+		out=$(./flap_node serve)
+		rc=$?
+	fi
+	echo "$out" | sed 's/^# //; s/^/# /'
+	ok $rc "node $me: every invocation served once across $what"
+	if [ $me = 1 ]; then
+		retries=$(($(cat $totals/pull_retries) - retries))
+		[ $retries -ge 1 ]
+		ok $? "node $me: copies cut by the $what were asked for again ($retries windows) and brought the right bytes"
+	fi
+	line=$(fosnet list $other)
+	diag "$line"
+	[ "$(kv disconnects "$line")" -ge 1 ] && [ "$(kv link_grace "$line")" -ge 1 ]
+	ok $? "node $me: connections ended, the session kept ($(kv disconnects "$line") disconnects, $(kv link_grace "$line") grace periods, $(kv retransmits "$line") retransmitted, $(kv duplicates "$line") duplicates dropped)"
+	[ "$(kv session_ends "$line")" = 0 ] && [ "$(kv epoch_changes "$line")" = 0 ] &&
+		[ "$(kv proto_errors "$line")" = 0 ] && [ "$(kv epoch "$line")" = "$epoch" ]
+	ok $? "node $me: no session ended, same epoch, no protocol error"
+}
+
 # kv KEY LINE: the value of KEY=... in a fosnet line.
 kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 

@@ -125,7 +125,7 @@ run_script() {
 	run "$1" "$2" ${prog:+"$prog"}
 }
 
-run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart flap fuzz kill}
+run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart flap rdmadrop fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
 # MULTINODE_APPS=0: the transport's tests only (mesh, relay), not the
