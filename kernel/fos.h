@@ -220,6 +220,10 @@ struct fos_dead {
  * @map: the inode of the object's mappable capability fds (memmap.c) or
  *	NULL; taken away, and its mappings unmapped, by revocation; under
  *	fos_tree_lock
+ * @granting: a Memory MEMORY_GRANT made and is handing to another node's
+ *	Request: set and cleared by that call alone, before and after the
+ *	invocation, while nobody else can reach the object; the INVOKE's
+ *	description of it says so (FOS_WIRE_CAP_GRANTED)
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -244,6 +248,7 @@ struct fos_object {
 	struct fos_export *export;
 	struct fos_proxy *proxy;
 	struct fos_objmap *map;
+	bool granting;
 	struct list_head work;
 	struct list_head reap;
 };

@@ -103,7 +103,9 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL);
  * memory_grants: buffers handed over by MEMORY_GRANT; pull_retries:
  * windows of remote copies asked for again because the connection of
- * their region ended (with fabric_grace_ms).
+ * their region ended (with fabric_grace_ms); grant_copies: buffers
+ * another node's MEMORY_GRANT handed to a Request of ours, copied here
+ * (kernel/remote/handover.c).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -116,6 +118,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(stolen_memories, FOS_TOTAL_STOLEN_MEMORIES),
 	FOS_TOTAL_ATTR(memory_grants, FOS_TOTAL_MEMORY_GRANTS),
 	FOS_TOTAL_ATTR(pull_retries, FOS_TOTAL_PULL_RETRIES),
+	FOS_TOTAL_ATTR(grant_copies, FOS_TOTAL_GRANT_COPIES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

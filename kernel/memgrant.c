@@ -187,7 +187,13 @@ int fos_op_memory_grant(struct fos_space *s, struct fos_call *c)
 	kcap.cap.len = mem->len;
 	kcap.cap.perms = FRACTOS_PERM_ALL;
 	if (req.obj) {
+		/*
+		 * Another node's receiver gets a copy in its node's memory
+		 * (kernel/remote/handover.c): the INVOKE says so.
+		 */
+		WRITE_ONCE(obj->granting, true);
 		ret = fos_invoke_k(&req, NULL, 0, kcaps, 1, NULL);
+		WRITE_ONCE(obj->granting, false);
 		if (!ret) {
 			/* Delivered: the receiver's to revoke now. */
 			fos_obj_give_to_receiver(obj, req.obj);

@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 11
+ * DOC: Wire format, version 12
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -110,8 +110,10 @@
  *     are numbered per peer and retransmitted after a reconnection
  * 11: GRANT_REPLY names its region's connection (copies across one);
  *     CONTACT (18) arms a contact for node loss, AUTH moves to 19
+ * 12: a Memory handed over by MEMORY_GRANT is flagged in INVOKE
+ *     (FOS_WIRE_CAP_GRANTED): the receiver's node copies it
  */
-#define FOS_WIRE_VERSION	11
+#define FOS_WIRE_VERSION	12
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

@@ -340,7 +340,7 @@ struct workqueue_struct *fos_forward_wq;
 
 /* ---- the owner's side: receive handlers (registered by remote.c) ---- */
 
-static void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
+void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 {
 	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
 
@@ -461,6 +461,22 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 	return -EINPROGRESS;
 }
 
+/*
+ * Is @wc a Memory its sender hands over (FOS_WIRE_CAP_GRANTED)?  1 if so,
+ * 0 if not; -EPROTO if it is not the sender's own (the wire checks said
+ * the rest).  Passed on to a third node, it is an ordinary capability.
+ */
+static int fos_invoke_granted(struct fos_peer *peer,
+			      const struct fos_wire_cap *wc)
+{
+	if (!(le32_to_cpu(wc->flags) & FOS_WIRE_CAP_GRANTED))
+		return 0;
+	if (le32_to_cpu(wc->node) != fos_peer_node_id(peer) ||
+	    le32_to_cpu(wc->epoch) != fos_peer_epoch(peer))
+		return -EPROTO;
+	return 1;
+}
+
 /* Is @obj's provider on a third node (see "Forwarding" in remote.c)? */
 static bool fos_invoke_forwarded(struct fos_object *obj)
 {
@@ -477,7 +493,7 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 	const struct fos_wire_cap *wc = (const void *)(iv + 1);
 	u32 ncaps = le32_to_cpu(iv->ncaps), imm_len = le32_to_cpu(iv->imm_len);
 	const u8 *imm = (const u8 *)(wc + ncaps);
-	u32 i = 0, n = 0, from = fos_peer_node_id(peer);
+	u32 i = 0, n = 0, from = fos_peer_node_id(peer), granted = 0;
 	struct fos_object *obj = NULL;
 	struct fos_req *req = NULL;
 	struct fos_cap *caps;
@@ -513,11 +529,25 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 	 * fos_cap_resolve(), those after it below.
 	 */
 	for (ret = 0; i < ncaps && !ret; i++) {
+		ret = fos_invoke_granted(peer, &wc[i]);
+		if (ret < 0)
+			break;	/* @wc[i] is disowned below */
+		if (ret)
+			granted |= BIT(i);
 		ret = fos_cap_resolve(peer, &wc[i], &caps[n]);
 		if (!ret)
 			n++;
 	}
-	if (!ret && forward) {
+	if (!ret && granted && !forward) {
+		ret = fos_handover_queue(peer, cookie, obj, req, imm, imm_len,
+					 caps, n, granted);
+		if (ret == -EINPROGRESS) {
+			obj = NULL;	/* the work's now, and the caps */
+			req = NULL;
+			caps = NULL;
+			n = 0;
+		}
+	} else if (!ret && forward) {
 		ret = fos_forward_queue(peer, cookie, obj, imm, imm_len, caps, n);
 		if (ret == -EINPROGRESS) {
 			obj = NULL;	/* the work's now, and the caps */

@@ -213,6 +213,7 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 void fos_rpcs_fail_node(u32 node);
 
 /* call.c: invoke, revoke and lookup; the owner's receive handlers */
+void fos_send_ack(struct fos_peer *peer, u64 cookie, int status);
 void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 		      const struct fos_wire_lookup *l);
 
@@ -229,6 +230,12 @@ int fos_grant_inline(struct fos_peer *peer, u64 cookie,
 extern struct workqueue_struct *fos_copy_wq;
 /* call.c: forwarded invocations ("Forwarding" in remote.c) */
 extern struct workqueue_struct *fos_forward_wq;
+/* handover.c: another node's MEMORY_GRANT, copied here on arrival */
+struct fos_req;
+int fos_handover_queue(struct fos_peer *peer, u64 cookie,
+		       struct fos_object *obj, struct fos_req *req,
+		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
+		       u32 ncaps, u32 granted);
 int fos_copy_local_view(struct fos_peer *peer,
 			const struct fos_wire_cap *wc, u32 perm,
 			u64 off, u64 len, struct fos_cap *out);

@@ -91,6 +91,15 @@ struct fos_wire_cap {
 
 /* fos_wire_cap.flags: the sender's capability was already revoked. */
 #define FOS_WIRE_CAP_REVOKED	0x1U
+/*
+ * fos_wire_cap.flags, in INVOKE only, on one capability at most: the
+ * sender hands this Memory over (MEMORY_GRANT): its own object, the whole
+ * of it with every right, which nobody else holds.  The receiver's node
+ * copies it into memory of its own, delivers that instead and drops this
+ * capability, which frees the source ("Memory grant" in the uAPI header;
+ * kernel/remote/handover.c).
+ */
+#define FOS_WIRE_CAP_GRANTED	0x2U
 
 /**
  * struct fos_wire_invoke - payload of INVOKE
@@ -411,14 +420,22 @@ static_assert(sizeof(struct fos_wire_invoke) +
 	      FOS_WIRE_MAX_CAPS * sizeof(struct fos_wire_cap) +
 	      FOS_WIRE_MAX_IMM <= FOS_FABRIC_PAYLOAD_MAX);
 
-/* A capability: known type, a view that fits the type, a real epoch. */
-static inline int fos_wire_check_cap(const struct fos_wire_cap *c)
+/*
+ * A capability: known type, a view that fits the type, a real epoch, and
+ * flags among @flags (GRANTED: a whole Memory with every right, not
+ * revoked; whether the sender owns it is the receiver's check).
+ */
+static inline int fos_wire_check_cap_flags(const struct fos_wire_cap *c,
+					   u32 flags)
 {
 	u64 off = le64_to_cpu(c->off), len = le64_to_cpu(c->len);
-	u32 perms = le32_to_cpu(c->perms);
+	u32 perms = le32_to_cpu(c->perms), f = le32_to_cpu(c->flags);
 
-	if (!c->epoch || c->reserved ||
-	    (le32_to_cpu(c->flags) & ~FOS_WIRE_CAP_REVOKED))
+	if (!c->epoch || c->reserved || (f & ~flags))
+		return -EPROTO;
+	if ((f & FOS_WIRE_CAP_GRANTED) &&
+	    (f != FOS_WIRE_CAP_GRANTED || off || perms != FRACTOS_PERM_ALL ||
+	     le32_to_cpu(c->type) != FRACTOS_OBJ_MEMORY))
 		return -EPROTO;
 	switch (le32_to_cpu(c->type)) {
 	case FRACTOS_OBJ_MEMORY:
@@ -432,11 +449,16 @@ static inline int fos_wire_check_cap(const struct fos_wire_cap *c)
 	}
 }
 
+static inline int fos_wire_check_cap(const struct fos_wire_cap *c)
+{
+	return fos_wire_check_cap_flags(c, FOS_WIRE_CAP_REVOKED);
+}
+
 static inline int fos_wire_check_invoke(const void *payload, u32 len)
 {
 	const struct fos_wire_invoke *iv = payload;
 	const struct fos_wire_cap *caps = (const void *)(iv + 1);
-	u32 imm_len, ncaps, i;
+	u32 imm_len, ncaps, i, granted = 0;
 
 	if (len < sizeof(*iv))
 		return -EPROTO;
@@ -446,10 +468,15 @@ static inline int fos_wire_check_invoke(const void *payload, u32 len)
 	    ncaps > FOS_WIRE_MAX_CAPS ||
 	    len != sizeof(*iv) + ncaps * sizeof(*caps) + imm_len)
 		return -EPROTO;
-	for (i = 0; i < ncaps; i++)
-		if (fos_wire_check_cap(&caps[i]))
+	for (i = 0; i < ncaps; i++) {
+		if (fos_wire_check_cap_flags(&caps[i], FOS_WIRE_CAP_REVOKED |
+					     FOS_WIRE_CAP_GRANTED))
 			return -EPROTO;
-	return 0;
+		if (le32_to_cpu(caps[i].flags) & FOS_WIRE_CAP_GRANTED)
+			granted++;
+	}
+	/* MEMORY_GRANT hands over one Memory per invocation. */
+	return granted > 1 ? -EPROTO : 0;
 }
 
 static inline int fos_wire_check_ack(const void *payload, u32 len)

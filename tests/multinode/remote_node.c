@@ -26,8 +26,10 @@
  * Memory of its own stealable for it and die by SIGKILL: node 1 gets the
  * note with a proxy of that Memory (node 2's, owned by no space there)
  * and reads the child's bytes through it.  Then node 2 grants a Memory
- * of its own to R (MEMORY_GRANT): node 1 gets a proxy of the new object
- * and reads the bytes; node 2's own mapping of them is gone.
+ * of its own to R (MEMORY_GRANT): node 1 gets a copy in its own memory
+ * (a local Memory its space owns, totals/grant_copies), maps it and reads
+ * the bytes; node 2's own mapping of them is gone, and so, once node 1
+ * dropped its capability to the source, is the source.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
@@ -42,6 +44,8 @@
 #define TAG_R	0x1234
 #define TAG_K	0x77
 #define TAG_K3	0x78
+/* What node 2 grants to R: three pages, the stolen Memory one. */
+#define GRANT_LEN	(3 * 4096)
 
 /* A capability to another node's object with this view. */
 static int is_remote(int fd, uint32_t cid, uint32_t node, uint32_t type,
@@ -267,17 +271,32 @@ static int provider(void)
 			continue;
 		}
 		if (!ret && m.imm_len == 5 && !memcmp(m.imm, "hello", 5)) {
-			tap_ok(m.ncaps == 2 && same_cap(fd, mdim, fd, m.caps[0]) &&
-			       is_remote(fd, m.caps[1], 2, FRACTOS_OBJ_MEMORY, 0,
-					 4096, FRACTOS_PERM_ALL),
-			       "node 1: node 2's MEMORY_GRANT to R brings its Memory (%u caps)",
-			       m.ncaps);
-			fos_fill(want2, sizeof(want2), 6);
-			ret = m.ncaps == 2 ?
-			      fos_copy(fd, m.caps[1], 0, local, 0, 4096, &copied) : -1;
-			tap_ok(!ret && copied == 4096 &&
-			       !memcmp(buf + 4096, want2, sizeof(want2)),
-			       "node 1: it holds node 2's bytes (RDMA READ, ret %d)", ret);
+			static unsigned char gwant[GRANT_LEN];
+			struct fractos_cap_info gi = {};
+			unsigned char *gm = MAP_FAILED;
+			long long copies = fos_total("grant_copies");
+			int gfd = -1, same;
+
+			same = m.ncaps == 2 && same_cap(fd, mdim, fd, m.caps[0]);
+			if (m.ncaps == 2)
+				fos_info(fd, m.caps[1], &gi);
+			tap_ok(same && gi.type == FRACTOS_OBJ_MEMORY &&
+			       gi.oid.node == 1 && gi.offset == 0 &&
+			       gi.len == GRANT_LEN && gi.perms == FRACTOS_PERM_ALL &&
+			       gi.info_flags == FRACTOS_INFO_OWNED && copies == 1,
+			       "node 1: node 2's MEMORY_GRANT to R brings a copy in our memory, ours (%u caps, node %u, %llu bytes, flags %#x, grant_copies %lld)",
+			       m.ncaps, gi.oid.node, (unsigned long long)gi.len,
+			       gi.info_flags, copies);
+			fos_fill(gwant, sizeof(gwant), 6);
+			if (m.ncaps == 2 && !fos_export(fd, m.caps[1], 0, &gfd))
+				gm = mmap(NULL, GRANT_LEN, PROT_READ | PROT_WRITE,
+					  MAP_SHARED, gfd, 0);
+			tap_ok(gm != MAP_FAILED && !memcmp(gm, gwant, sizeof(gwant)),
+			       "node 1: mapped, it holds node 2's bytes");
+			if (gm != MAP_FAILED)
+				munmap(gm, GRANT_LEN);
+			if (gfd >= 0)
+				close(gfd);
 			close_all(fd, &m);
 			continue;
 		}
@@ -463,17 +482,30 @@ static int client(void)
 	       "node 2: a child named R as contact, marked its Memory and was killed");
 	{
 		struct fractos_memory_grant ga = { .req = r };
-		unsigned char *gb = fos_anon_mem(fd, 4096, &ga.cid);
+		unsigned char *gb = fos_anon_mem(fd, GRANT_LEN, &ga.cid);
+		long long pinned = fos_live("pinned_pages"), now = pinned;
 		uint32_t again;
+		int i;
 
 		if (gb)
-			fos_fill(gb, 4096, 6);
+			fos_fill(gb, GRANT_LEN, 6);
 		ret = gb ? ioctl(fd, FRACTOS_IOC_MEMORY_GRANT, &ga) : -1;
 		tap_ok(!ret && ga.new_cid == FRACTOS_CID_INVALID &&
 		       fos_mem_create(fd, gb, 4096, FRACTOS_PERM_ALL, &again) &&
 		       errno == EFAULT,
 		       "node 2: MEMORY_GRANT of a Memory to node 1's R; our mapping of it is gone (ret %d)",
 		       ret);
+		/*
+		 * Its three pages go once node 1 has its copy and has dropped
+		 * the source (the stolen Memory, one page, may go too).
+		 */
+		for (i = 0; i < 300 && now > pinned - 3; i++) {
+			usleep(10000);
+			now = fos_live("pinned_pages");
+		}
+		tap_ok(now <= pinned - 3,
+		       "node 2: the granted Memory is freed here once node 1 has its copy (pinned pages %lld -> %lld)",
+		       pinned, now);
 	}
 
 	snprintf(done, sizeof(done), "done%u", tap_failed);

@@ -700,6 +700,40 @@ static void views(void)
 				  m, sizeof(*mh) + sizeof(*ct));
 		}
 		{
+			/* Only the sender's whole Memory is handed over. */
+			struct w_invoke *iv = (struct w_invoke *)(mh + 1);
+			struct w_cap *ic = (struct w_cap *)(iv + 1);
+
+			*iv = (struct w_invoke){ .oid = 1, .epoch = 1,
+						 .ncaps = 1 };
+			*ic = given;
+			ic->flags = W_CAP_GRANTED;
+			*mh = (struct w_hdr){ .version = W_VERSION,
+					      .type = W_INVOKE,
+					      .len = sizeof(*iv) + sizeof(*ic) };
+			malformed(&h, lec, "an INVOKE that hands over a read-only view",
+				  m, sizeof(*mh) + sizeof(*iv) + sizeof(*ic));
+			*ic = (struct w_cap){ .node = H_NODE, .epoch = H_EPOCH,
+					      .oid = 5,
+					      .type = FRACTOS_OBJ_REQUEST,
+					      .flags = W_CAP_GRANTED };
+			malformed(&h, lec, "an INVOKE that hands over a Request",
+				  m, sizeof(*mh) + sizeof(*iv) + sizeof(*ic));
+			/* Two of our own whole Memory objects: one at most. */
+			ic[0] = (struct w_cap){ .node = H_NODE, .epoch = H_EPOCH,
+						.oid = 7, .len = 4096,
+						.type = FRACTOS_OBJ_MEMORY,
+						.perms = FRACTOS_PERM_ALL,
+						.flags = W_CAP_GRANTED };
+			ic[1] = ic[0];
+			ic[1].oid = 8;
+			iv->ncaps = 2;
+			mh->len = sizeof(*iv) + 2 * sizeof(*ic);
+			malformed(&h, lec, "an INVOKE that hands over two Memory objects",
+				  m, sizeof(*mh) + mh->len);
+			memset(iv, 0, sizeof(*iv) + 2 * sizeof(*ic));
+		}
+		{
 			struct w_copy *cp = (struct w_copy *)(mh + 1);
 
 			*cp = (struct w_copy){ .dst = given, .len = 32,
@@ -826,7 +860,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(84);
+	tap_plan(87);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 11), for the tests that play a hostile or a foreign node:
+ * version 12), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	11
+#define W_VERSION	12
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -91,6 +91,8 @@ struct w_cap {
 	uint64_t oid, off, len;
 	uint32_t type, perms, flags, reserved;
 };
+
+#define W_CAP_GRANTED	0x2	/* in INVOKE: a Memory handed over */
 
 struct w_invoke {
 	uint64_t oid;

@@ -297,7 +297,10 @@
  *                           they are a file's, or they are mapped
  *                           elsewhere too.
  *                   With req: the errors of REQUEST_INVOKE, new_cid then
- *                           holding the Memory (see "Memory grant").
+ *                           holding the Memory (see "Memory grant");
+ *                           another node's req also those of its copy
+ *                           there (EFBIG: over 1 GiB; ENOMEM, EINVAL,
+ *                           EAGAIN, ETIMEDOUT).
  *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD, _DEL, _STEAL
  *                           or _UNSTEAL; ADD with a non-zero id, DEL
  *                           with a non-zero cid.
@@ -534,11 +537,26 @@ struct fractos_memory_diminish {
  * way, with nothing to unmap.  The capability is never visible to the
  * caller's other threads unless it stays with the caller.  When the invocation fails, nothing
  * is lost: the capability is installed in the caller's space, @new_cid
- * says where, and the call fails with the invocation's errno.  With @req
- * another node's, the buffer stays on this node, owned by no space, and
- * lives while a capability to it does (its holder reads it with
- * MEMORY_COPY); moving it into memory of the recipient's node is not
- * built yet.  The module's total memory_grants counts grants.
+ * says where, and the call fails with the invocation's errno.
+ *
+ * With @req another node's Request, the receiver gets a copy in its own
+ * node's memory: that node allocates kernel pages of the buffer's size,
+ * reads the bytes from this node (RDMA), drops its capability to the
+ * buffer, which this node then frees, and delivers the copy, which
+ * belongs to the space that created @req; the call returns once that is
+ * done, so it costs a copy of the buffer across the link.  When the copy
+ * cannot be made (ENOMEM; EINVAL: larger than that node's max_pin_bytes;
+ * EFBIG: larger than 1 GiB; EAGAIN: that node serves as many of this
+ * node's requests as fabric_peer_work allows, or copies 1 GiB of grants
+ * already; the link's errors; EKEYREVOKED: the Memory revoked meanwhile)
+ * or is not done within 5 s of the invocation's arrival (ETIMEDOUT),
+ * nothing is delivered and the capability stays with the caller as
+ * above.  The copy's pages count as pinned there, charged to no user,
+ * and at most max_pin_bytes.  A Request that node forwards to a third
+ * node's provider gets the buffer as it is, still on this node, owned by
+ * no space and alive while a capability to it is.  The module's total
+ * memory_grants counts grants, and grant_copies, on the receiver's node,
+ * the copies made.
  */
 
 /**

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos remote objects: a Memory handed over by another node's
+ * MEMORY_GRANT arrives as a copy in this node's memory.
+ *
+ * The granter's INVOKE names the Memory with FOS_WIRE_CAP_GRANTED: its own
+ * object, whole, with every right, that nobody else holds (memgrant.c
+ * revoked every other capability first).  Delivering that capability as
+ * it is would leave the receiver's bytes on the granter's node, reached by
+ * RDMA for as long as the receiver keeps them.  So this node allocates
+ * kernel pages of the same size, pulls the bytes into them with the copy
+ * protocol (copy.c: GRANT, RDMA READ, RELEASE; the windows a cut
+ * connection interrupts are asked for again), drops its capability to the
+ * source, which frees it on the granter's node once the granter's call
+ * returns, and delivers the copy in its place, owned by the space that
+ * receives the Request.  The ACK goes when that is done, so the granter
+ * hears whether the receiver got it; a copy that fails, or that is done
+ * too late for the granter to be still waiting, delivers nothing and the
+ * granter keeps its Memory ("Memory grant" in the uAPI header).
+ *
+ * The work runs on fos_forward_wq, with one of the invoker's work slots
+ * (fabric_peer_work), and the copies being made on this node hold at most
+ * FOS_HANDOVER_MAX bytes together (-EAGAIN beyond; -EFBIG for one larger
+ * than that): another node cannot make this one allocate more at once.
+ * Invocations the granter sends after this one may be delivered before
+ * it.
+ */
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include "pri.h"
+#include "../memory.h"
+#include "../request.h"
+
+/* Bytes of copies being made here at once, for every granter together. */
+#define FOS_HANDOVER_MAX	((s64)SZ_1G)
+
+static atomic64_t fos_handover_bytes = ATOMIC64_INIT(0);
+
+/* One INVOKE hands over one Memory at most (fos_wire_check_invoke()). */
+static_assert(FOS_WIRE_MAX_CAPS <= 32);
+
+/**
+ * struct fos_handover - an INVOKE whose Memory is being copied here
+ * @work: on fos_forward_wq
+ * @peer: the granter's node (a reference, and a work slot), for the ACK
+ * @cookie: the INVOKE's, for the ACK
+ * @arrived: jiffies when the INVOKE arrived
+ * @obj: our Request it invokes (a reference)
+ * @req: its arguments (a reference)
+ * @granted: bit i: @caps[i] is handed over, to be copied
+ * @bytes: what it counts in fos_handover_bytes
+ * @imm_len: bytes at @imm
+ * @ncaps: entries at @caps
+ * @caps: the resolved capability arguments (a reference each)
+ * @imm: the immediates
+ */
+struct fos_handover {
+	struct work_struct work;
+	struct fos_peer *peer;
+	u64 cookie;
+	unsigned long arrived;
+	struct fos_object *obj;
+	struct fos_req *req;
+	u32 granted;
+	u64 bytes;
+	u32 imm_len;
+	u32 ncaps;
+	struct fos_cap *caps;
+	u8 imm[];
+};
+
+/*
+ * Replace @cap, another node's Memory handed over, with a copy of its
+ * bytes in kernel pages of ours (an object nobody owns yet); the source's
+ * proxy is dropped.  On error @cap is left as it was.
+ */
+static int fos_handover_take(struct fos_cap *cap)
+{
+	struct fos_object *obj;
+	struct fos_mem *mem;
+	struct fos_cap dst;
+	int ret;
+
+	mem = fos_mem_alloc_kernel(cap->len);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, NULL, &mem->c);
+	if (!obj) {
+		fos_mem_put(mem);
+		return -ENOMEM;
+	}
+	dst = (struct fos_cap){
+		.obj = obj, .len = cap->len, .perms = FRACTOS_PERM_ALL,
+	};
+	ret = fos_remote_copy(cap, 0, &dst, 0, cap->len);
+	if (ret) {
+		fos_obj_put(obj);
+		return ret;
+	}
+	fos_obj_put(cap->obj);
+	*cap = dst;
+	fos_total_add(FOS_TOTAL_GRANT_COPIES, 1);
+	return 0;
+}
+
+static void fos_handover_work_fn(struct work_struct *work)
+{
+	struct fos_handover *ho = container_of(work, struct fos_handover, work);
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < ho->ncaps && !ret; i++)
+		if (ho->granted & BIT(i))
+			ret = fos_handover_take(&ho->caps[i]);
+	/*
+	 * The granter waits FOS_REMOTE_TIMEOUT at least: deliver well
+	 * before, or not at all, so that it never keeps what was delivered.
+	 */
+	if (!ret && time_after(jiffies, ho->arrived + FOS_REMOTE_TIMEOUT / 2))
+		ret = -ETIMEDOUT;
+	if (!ret)
+		ret = fos_req_deliver(ho->req, ho->imm, ho->imm_len, ho->caps,
+				      ho->ncaps);
+	for (i = 0; i < ho->ncaps; i++) {
+		/* Delivered: the receiver's to revoke, as a local grant. */
+		if (!ret && (ho->granted & BIT(i)))
+			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
+		fos_obj_put(ho->caps[i].obj);
+	}
+	fos_send_ack(ho->peer, ho->cookie, ret);
+	atomic64_sub(ho->bytes, &fos_handover_bytes);
+	kfree(ho->caps);
+	fos_req_put(ho->req);
+	fos_obj_put(ho->obj);
+	fos_peer_res_put(ho->peer, FOS_PEER_WORK);
+	fos_peer_put(ho->peer);
+	kfree(ho);
+}
+
+/**
+ * fos_handover_queue - deliver an INVOKE once its handed-over Memory is
+ *	copied here
+ * @peer: the invoker's node
+ * @cookie: the INVOKE's
+ * @obj: our Request it invokes
+ * @req: @obj's arguments
+ * @imm: the immediates
+ * @imm_len: bytes at @imm
+ * @caps: the resolved capability arguments (an array of @ncaps)
+ * @ncaps: entries at @caps
+ * @granted: bit i: @caps[i] was described with FOS_WIRE_CAP_GRANTED
+ *
+ * Return: -EINPROGRESS when the work has taken the caller's references on
+ * @obj and @req and the array @caps with the references in it (the ACK
+ * goes when it is done); else nothing was taken: -EAGAIN without a work
+ * slot of the invoker's or room under FOS_HANDOVER_MAX, -EFBIG for more
+ * than FOS_HANDOVER_MAX, -ENOMEM.
+ */
+int fos_handover_queue(struct fos_peer *peer, u64 cookie,
+		       struct fos_object *obj, struct fos_req *req,
+		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
+		       u32 ncaps, u32 granted)
+{
+	struct fos_handover *ho;
+	u64 bytes = 0;
+	u32 i;
+
+	for (i = 0; i < ncaps; i++)
+		if (granted & BIT(i))
+			bytes += caps[i].len;	/* one of them */
+	if (bytes > FOS_HANDOVER_MAX)
+		return -EFBIG;
+	if (atomic64_add_return(bytes, &fos_handover_bytes) >
+	    FOS_HANDOVER_MAX) {
+		atomic64_sub(bytes, &fos_handover_bytes);
+		return -EAGAIN;
+	}
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
+		atomic64_sub(bytes, &fos_handover_bytes);
+		return -EAGAIN;
+	}
+	ho = kzalloc(struct_size(ho, imm, imm_len), GFP_KERNEL);
+	if (!ho) {
+		fos_peer_res_put(peer, FOS_PEER_WORK);
+		atomic64_sub(bytes, &fos_handover_bytes);
+		return -ENOMEM;
+	}
+	ho->bytes = bytes;
+	ho->peer = fos_peer_get(peer);
+	ho->cookie = cookie;
+	ho->arrived = jiffies;
+	ho->obj = obj;
+	ho->req = req;
+	ho->granted = granted;
+	ho->imm_len = imm_len;
+	ho->ncaps = ncaps;
+	ho->caps = caps;
+	memcpy(ho->imm, imm, imm_len);
+	INIT_WORK(&ho->work, fos_handover_work_fn);
+	queue_work(fos_forward_wq, &ho->work);
+	return -EINPROGRESS;
+}
