@@ -223,7 +223,7 @@ struct fos_dead {
  * @granting: a Memory MEMORY_GRANT made and is handing to another node's
  *	Request: set and cleared by that call alone, before and after the
  *	invocation, while nobody else can reach the object; the INVOKE's
- *	description of it says so (FOS_WIRE_CAP_GRANTED)
+ *	description of it says so (FOS_WIRE_CAP_GRANTED), no other one
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */

@@ -180,7 +180,9 @@ err_free:
  * @len: bytes, non-zero, at most max_pin_bytes (if set)
  *
  * The pages are zeroed, writable, and counted as pinned pages; they are
- * not charged to any user (the provider's module answers for them).
+ * not charged to any user (the provider's module answers for them).  A
+ * request the machine cannot meet fails (-ENOMEM) rather than calling the
+ * OOM killer: another node may ask for them (kernel/remote/handover.c).
  *
  * Return: the buffer, or ERR_PTR(-EINVAL or -ENOMEM).
  */
@@ -200,7 +202,8 @@ struct fos_mem *fos_mem_alloc_kernel(u64 len)
 	if (!mem->pages)
 		goto err_mem;
 	for (i = 0; i < npages; i++) {
-		mem->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		mem->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO |
+					   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		if (!mem->pages[i])
 			goto err_pages;
 	}

@@ -134,6 +134,10 @@ static int fos_invoke_describe(struct fos_invoke_call *c,
 						   c->pepoch);
 			return ret;
 		}
+		/* MEMORY_GRANT's Memory, handed over (handover.c) */
+		if (!wc[i].flags && !caps[i].obj->proxy &&
+		    READ_ONCE(caps[i].obj->granting))
+			wc[i].flags = cpu_to_le32(FOS_WIRE_CAP_GRANTED);
 	}
 	return 0;
 }
@@ -340,12 +344,13 @@ struct workqueue_struct *fos_forward_wq;
 
 /* ---- the owner's side: receive handlers (registered by remote.c) ---- */
 
-void fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
+/* Returns fos_fabric_send()'s: whether the ACK is on its way. */
+int fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 {
 	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
 
-	fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack), NULL,
-			FOS_SEND_QUEUE);
+	return fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
+			       NULL, FOS_SEND_QUEUE);
 }
 
 /**

@@ -264,6 +264,8 @@ static int fos_copy_pull_window(struct fos_peer *peer,
  * @dst: the local destination view (rights and range checked)
  * @doff: where it goes, from the start of @dst
  * @len: bytes, non-zero
+ * @until: jiffies after which no further window is asked for
+ *	(-ETIMEDOUT), or 0 for no such bound
  *
  * Asks the owner for a grant over (a window of) the source range, reads
  * it straight into the destination's pinned pages (device memory: into
@@ -279,7 +281,8 @@ static int fos_copy_pull_window(struct fos_peer *peer,
  * the pages or of a READ (fos_copy_errno()).
  */
 static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
-			 const struct fos_cap *dst, u64 doff, u64 len)
+			 const struct fos_cap *dst, u64 doff, u64 len,
+			 unsigned long until)
 {
 	struct fos_wire_grant g = {};
 	struct fos_pull pull = {};
@@ -318,6 +321,10 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 	while (done < len) {
 		u64 glen;
 
+		if (until && time_after(jiffies, until)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 		/* Device memory: each window is read into pages, then copied. */
 		glen = len - done;
 		if (fos_mem_devmem(mem))
@@ -444,12 +451,14 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
 }
 
 /**
- * fos_remote_copy - memory_copy where a view is another node's
+ * fos_remote_copy_until - memory_copy where a view is another node's
  * @src: the source view (READ and the range checked by the caller)
  * @soff: first byte, from the start of @src
  * @dst: the destination view (WRITE and the range checked)
  * @doff: where it goes, from the start of @dst
  * @len: bytes
+ * @until: when this node pulls, jiffies after which it asks for no further
+ *	window (-ETIMEDOUT); 0 for no such bound (fos_remote_copy())
  *
  * The owner of the destination pulls the bytes with RDMA READs from the
  * owner of the source (fos_copy_pull()): this node if it owns the
@@ -463,8 +472,9 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
  * -EHOSTUNREACH, -ETIMEDOUT, -EINVAL (loopback: overlapping ranges of one
  * memory), -EINTR, -ENOMEM.
  */
-int fos_remote_copy(const struct fos_cap *src, u64 soff,
-		    const struct fos_cap *dst, u64 doff, u64 len)
+int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
+			  const struct fos_cap *dst, u64 doff, u64 len,
+			  unsigned long until)
 {
 	struct fos_object *droot = fos_obj_root(dst->obj);
 	struct fos_object *sroot = fos_obj_root(src->obj);
@@ -508,7 +518,7 @@ int fos_remote_copy(const struct fos_cap *src, u64 soff,
 		goto out_free;
 	if (!droot->proxy) {
 		/* Ours: pull from the source's owner (maybe ourselves). */
-		ret = fos_copy_pull(&c->src, soff, dst, doff, len);
+		ret = fos_copy_pull(&c->src, soff, dst, doff, len, until);
 		goto out_names;
 	}
 	ret = fos_copy_describe(dst, oid.node, pepoch, &c->dst);
@@ -533,6 +543,13 @@ out_peer:
 	return ret;
 }
 
+/* fos_remote_copy_until() with no bound but the calls' own timeouts. */
+int fos_remote_copy(const struct fos_cap *src, u64 soff,
+		    const struct fos_cap *dst, u64 doff, u64 len)
+{
+	return fos_remote_copy_until(src, soff, dst, doff, len, 0);
+}
+
 /* COPY on the destination's owner. */
 static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
 {
@@ -554,7 +571,7 @@ static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
 			fos_obj_put(src.obj);
 		}
 	} else {
-		ret = fos_copy_pull(&c->src, soff, &dst, doff, len);
+		ret = fos_copy_pull(&c->src, soff, &dst, doff, len, 0);
 	}
 	fos_obj_put(dst.obj);
 	return ret;

@@ -14,9 +14,14 @@
  * source, which frees it on the granter's node once the granter's call
  * returns, and delivers the copy in its place, owned by the space that
  * receives the Request.  The ACK goes when that is done, so the granter
- * hears whether the receiver got it; a copy that fails, or that is done
- * too late for the granter to be still waiting, delivers nothing and the
- * granter keeps its Memory ("Memory grant" in the uAPI header).
+ * hears whether the receiver got it; a copy that fails, or that is not
+ * done FOS_HANDOVER_WITHIN after the INVOKE arrived (well before the
+ * granter stops waiting), delivers nothing and the granter keeps its
+ * Memory ("Memory grant" in the uAPI header).  So does a Request revoked
+ * meanwhile, and a granter that restarted meanwhile hears nothing.  An
+ * ACK that cannot be sent revokes the copy it would have announced.
+ * What stays open: an ACK sent, then lost with a link down for longer
+ * than the granter waits (documented in failures.rst).
  *
  * The work runs on fos_forward_wq, with one of the invoker's work slots
  * (fabric_peer_work), and the copies being made on this node hold at most
@@ -30,6 +35,9 @@
 #include "pri.h"
 #include "../memory.h"
 #include "../request.h"
+
+/* How long after an INVOKE's arrival its copy may still be delivered. */
+#define FOS_HANDOVER_WITHIN	(FOS_REMOTE_TIMEOUT / 2)
 
 /* Bytes of copies being made here at once, for every granter together. */
 #define FOS_HANDOVER_MAX	((s64)SZ_1G)
@@ -47,6 +55,7 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
  * @arrived: jiffies when the INVOKE arrived
  * @obj: our Request it invokes (a reference)
  * @req: its arguments (a reference)
+ * @epoch: the granter's epoch when the INVOKE arrived
  * @granted: bit i: @caps[i] is handed over, to be copied
  * @bytes: what it counts in fos_handover_bytes
  * @imm_len: bytes at @imm
@@ -61,6 +70,7 @@ struct fos_handover {
 	unsigned long arrived;
 	struct fos_object *obj;
 	struct fos_req *req;
+	u32 epoch;
 	u32 granted;
 	u64 bytes;
 	u32 imm_len;
@@ -71,10 +81,10 @@ struct fos_handover {
 
 /*
  * Replace @cap, another node's Memory handed over, with a copy of its
- * bytes in kernel pages of ours (an object nobody owns yet); the source's
- * proxy is dropped.  On error @cap is left as it was.
+ * bytes in kernel pages of ours (an object nobody owns yet), read before
+ * @until; the source's proxy is dropped.  On error @cap is left as it was.
  */
-static int fos_handover_take(struct fos_cap *cap)
+static int fos_handover_take(struct fos_cap *cap, unsigned long until)
 {
 	struct fos_object *obj;
 	struct fos_mem *mem;
@@ -92,7 +102,7 @@ static int fos_handover_take(struct fos_cap *cap)
 	dst = (struct fos_cap){
 		.obj = obj, .len = cap->len, .perms = FRACTOS_PERM_ALL,
 	};
-	ret = fos_remote_copy(cap, 0, &dst, 0, cap->len);
+	ret = fos_remote_copy_until(cap, 0, &dst, 0, cap->len, until);
 	if (ret) {
 		fos_obj_put(obj);
 		return ret;
@@ -106,28 +116,41 @@ static int fos_handover_take(struct fos_cap *cap)
 static void fos_handover_work_fn(struct work_struct *work)
 {
 	struct fos_handover *ho = container_of(work, struct fos_handover, work);
+	unsigned long until = ho->arrived + FOS_HANDOVER_WITHIN;
+	bool same = true;
 	int ret = 0;
 	u32 i;
 
 	for (i = 0; i < ho->ncaps && !ret; i++)
 		if (ho->granted & BIT(i))
-			ret = fos_handover_take(&ho->caps[i]);
+			ret = fos_handover_take(&ho->caps[i], until);
 	/*
 	 * The granter waits FOS_REMOTE_TIMEOUT at least: deliver well
 	 * before, or not at all, so that it never keeps what was delivered.
 	 */
-	if (!ret && time_after(jiffies, ho->arrived + FOS_REMOTE_TIMEOUT / 2))
+	if (!ret && time_after(jiffies, until))
 		ret = -ETIMEDOUT;
+	if (!ret && fos_obj_revoked(ho->obj))
+		ret = -EKEYREVOKED;
+	/* A granter that restarted waits for nothing of ours any more. */
+	if (fos_peer_epoch(ho->peer) != ho->epoch) {
+		same = false;
+		ret = ret ?: -ECONNRESET;
+	}
 	if (!ret)
 		ret = fos_req_deliver(ho->req, ho->imm, ho->imm_len, ho->caps,
 				      ho->ncaps);
-	for (i = 0; i < ho->ncaps; i++) {
+	for (i = 0; i < ho->ncaps && !ret; i++)
 		/* Delivered: the receiver's to revoke, as a local grant. */
-		if (!ret && (ho->granted & BIT(i)))
+		if (ho->granted & BIT(i))
 			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
+	/* Not announced, not kept: the granter will keep its Memory. */
+	if (same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret)
+		for (i = 0; i < ho->ncaps; i++)
+			if (ho->granted & BIT(i))
+				fos_obj_revoke(ho->caps[i].obj);
+	for (i = 0; i < ho->ncaps; i++)
 		fos_obj_put(ho->caps[i].obj);
-	}
-	fos_send_ack(ho->peer, ho->cookie, ret);
 	atomic64_sub(ho->bytes, &fos_handover_bytes);
 	kfree(ho->caps);
 	fos_req_put(ho->req);
@@ -189,6 +212,7 @@ int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 	ho->peer = fos_peer_get(peer);
 	ho->cookie = cookie;
 	ho->arrived = jiffies;
+	ho->epoch = fos_peer_epoch(peer);
 	ho->obj = obj;
 	ho->req = req;
 	ho->granted = granted;

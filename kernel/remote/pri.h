@@ -213,7 +213,7 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 void fos_rpcs_fail_node(u32 node);
 
 /* call.c: invoke, revoke and lookup; the owner's receive handlers */
-void fos_send_ack(struct fos_peer *peer, u64 cookie, int status);
+int fos_send_ack(struct fos_peer *peer, u64 cookie, int status);
 void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 		      const struct fos_wire_lookup *l);
 
@@ -265,6 +265,9 @@ void fos_remote_proxy_free(struct fos_proxy *p);
 bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst);
 int fos_remote_copy(const struct fos_cap *src, u64 soff,
 		    const struct fos_cap *dst, u64 doff, u64 len);
+int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
+			  const struct fos_cap *dst, u64 doff, u64 len,
+			  unsigned long until);
 
 /* Receive handlers, registered with the fabric by remote.c. */
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

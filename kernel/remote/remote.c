@@ -322,7 +322,10 @@ void fos_remote_exit(void)
 	 * already), and only then run the last events.
 	 */
 	flush_workqueue(fos_copy_wq);
-	/* (a forward's call, if sent, ends on fos_rpc_wq, below) */
+	/*
+	 * (a forward's call, if sent, ends on fos_rpc_wq, below; a handover's
+	 * copy and delivery run in its work, drained here)
+	 */
 	destroy_workqueue(fos_forward_wq);
 	flush_work(&fos_downs_work);
 	fos_armed_drop_all();

@@ -127,8 +127,6 @@ int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 			wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
 		else if (ret)
 			return ret;
-		else if (READ_ONCE(obj->granting))
-			wc->flags = cpu_to_le32(FOS_WIRE_CAP_GRANTED);
 	} else if (fos_obj_revoked(obj)) {
 		wc->flags = cpu_to_le32(FOS_WIRE_CAP_REVOKED);
 	} else if (obj->proxy->node != node) {

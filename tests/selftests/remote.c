@@ -6,7 +6,8 @@
  * capability descriptors that resolve back to the real local objects (so
  * the provider sees exactly what a local invocation gives it), the errors
  * that come back from the receiving side, derived Requests, io_uring, a
- * space's contact told through the fabric, and cleanup when the peer is
+ * space's contact told through the fabric, a MEMORY_GRANT that arrives as
+ * a copy (kernel/remote/handover.c), and cleanup when the peer is
  * deleted.  (Proxies need a second node: see
  * tests/multinode/remote_2node.sh.)
  */
@@ -510,6 +511,126 @@ static void steal(int prov)
 	       "steal: the Memory went with the provider's capability");
 }
 
+static uint64_t read_bytes(uint32_t id)
+{
+	struct fos_nl_node n;
+
+	return fos_nl_node_get(id, &n) ? 0 :
+	       n.stats[FRACTOS_STAT_RDMA_READ_BYTES];
+}
+
+/*
+ * MEMORY_GRANT to a Request through the fabric: the receiving side copies
+ * the three pages into kernel pages of its own (RDMA READ), frees the
+ * source, and delivers the copy, owned by the provider, which maps it.
+ */
+static void grant_across(int prov)
+{
+	struct fractos_memory_grant g = { 0 };
+	long long mem0 = fos_live("memories"), copies0 = fos_total("grant_copies");
+	uint64_t rd0 = read_bytes(self_id);
+	struct fractos_cap_info info = { 0 };
+	uint32_t req = FRACTOS_CID_INVALID;
+	unsigned char *buf = NULL, *map = MAP_FAILED, want[3 * 4096];
+	static unsigned char big[64 << 10];
+	int c = fos_open(), capfd = -1, ok, ret, st = 0;
+	static struct msg m;
+	pid_t pid;
+
+	ok = c >= 0 &&
+	     !req_create(prov, FRACTOS_CID_INVALID, 45, NULL, 0, NULL, 0, &req) &&
+	     !fos_export(prov, req, 0, &capfd) && !fos_import(c, capfd, &g.req);
+	if (capfd >= 0)
+		close(capfd);
+	capfd = -1;
+	if (ok)
+		buf = fos_anon_mem(c, sizeof(want), &g.cid);
+	if (!buf)
+		tap_bail("grant: setup");
+	fos_fill(buf, sizeof(want), 45);
+	fos_fill(want, sizeof(want), 45);
+	ret = ioctl(c, FRACTOS_IOC_MEMORY_GRANT, &g) ? -errno : 0;
+	tap_ok(!ret && g.new_cid == FRACTOS_CID_INVALID &&
+	       fos_total("grant_copies") == copies0 + 1 &&
+	       read_bytes(self_id) >= rd0 + sizeof(want),
+	       "grant: through the fabric, copied on arrival (ret %d, grant_copies +%lld, %llu bytes read)",
+	       ret, fos_total("grant_copies") - copies0,
+	       (unsigned long long)(read_bytes(self_id) - rd0));
+	ret = receive(prov, &m);
+	if (!ret && m.ncaps == 1)
+		fos_info(prov, m.caps[0], &info);
+	tap_ok(!ret && m.tag == 45 && m.ncaps == 1 &&
+	       info.type == FRACTOS_OBJ_MEMORY && info.len == sizeof(want) &&
+	       info.perms == FRACTOS_PERM_ALL &&
+	       info.info_flags == FRACTOS_INFO_OWNED,
+	       "grant: the provider gets the whole copy, with every right, its own (flags %#x)",
+	       info.info_flags);
+	if (!ret && m.ncaps == 1 && !fos_export(prov, m.caps[0], 0, &capfd))
+		map = mmap(NULL, sizeof(want), PROT_READ | PROT_WRITE,
+			   MAP_SHARED, capfd, 0);
+	tap_ok(map != MAP_FAILED && !memcmp(map, want, sizeof(want)),
+	       "grant: it maps the copy and reads the granter's bytes");
+	if (map != MAP_FAILED)
+		munmap(map, sizeof(want));
+	if (capfd >= 0)
+		close(capfd);
+	if (!ret)
+		close_all(prov, &m);
+	fos_close(prov, req);
+	tap_eq(fos_live_settle("memories", mem0), mem0,
+	       "grant: the copy went with the provider's capability, the source with the grant");
+
+	/*
+	 * The Request revoked while its copy is read (READs held back 300
+	 * ms; 64 KiB, more than a copy carries inline): nothing is
+	 * delivered, the granter keeps its Memory.
+	 */
+	memset(&g, 0, sizeof(g));
+	g.new_cid = FRACTOS_CID_INVALID;
+	ok = !req_create(prov, FRACTOS_CID_INVALID, 46, NULL, 0, NULL, 0, &req) &&
+	     !fos_export(prov, req, 0, &capfd) && !fos_import(c, capfd, &g.req);
+	if (capfd >= 0)
+		close(capfd);
+	capfd = -1;
+	buf = ok ? fos_anon_mem(c, sizeof(big), &g.cid) : NULL;
+	if (!buf || fos_set_debugfs("fault_read_delay_ms", 300))
+		tap_bail("grant: setup of the revoked case");
+	fos_fill(buf, sizeof(big), 46);
+	fos_fill(big, sizeof(big), 46);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (!pid) {
+		usleep(100 * 1000);
+		_exit(fos_revoke(prov, req) ? 1 : 0);
+	}
+	ret = ioctl(c, FRACTOS_IOC_MEMORY_GRANT, &g) ? -errno : 0;
+	waitpid(pid, &st, 0);
+	fos_set_debugfs("fault_read_delay_ms", 0);
+	tap_ok(ret == -EKEYREVOKED && WIFEXITED(st) && !WEXITSTATUS(st) &&
+	       g.new_cid != FRACTOS_CID_INVALID,
+	       "grant: the Request revoked during the copy: EKEYREVOKED, the Memory back at cid %u (ret %d)",
+	       g.new_cid, ret);
+	map = MAP_FAILED;
+	if (g.new_cid != FRACTOS_CID_INVALID && !fos_export(c, g.new_cid, 0, &capfd))
+		map = mmap(NULL, sizeof(big), PROT_READ | PROT_WRITE, MAP_SHARED,
+			   capfd, 0);
+	tap_ok(map != MAP_FAILED && !memcmp(map, big, sizeof(big)),
+	       "grant: the granter maps its bytes again");
+	if (map != MAP_FAILED)
+		munmap(map, sizeof(big));
+	if (capfd >= 0)
+		close(capfd);
+	fos_req_timeout_ns = 300000000ULL;
+	tap_errno(receive(prov, &m), ETIMEDOUT,
+		  "grant: the provider got nothing");
+	fos_req_timeout_ns = 5000000000ULL;
+	fos_close(prov, req);
+	close(c);
+	tap_eq(fos_live_settle("memories", mem0), mem0,
+	       "grant: its copy and the granter's Memory gone with their spaces");
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -533,7 +654,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(74);
+	tap_plan(82);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -815,6 +936,7 @@ int main(void)
 
 	contact(prov);
 	steal(prov);
+	grant_across(prov);
 	busy_poll(prov, cli);
 	linger(prov, cli, id, addr);
 

@@ -548,10 +548,13 @@ struct fractos_memory_diminish {
  * cannot be made (ENOMEM; EINVAL: larger than that node's max_pin_bytes;
  * EFBIG: larger than 1 GiB; EAGAIN: that node serves as many of this
  * node's requests as fabric_peer_work allows, or copies 1 GiB of grants
- * already; the link's errors; EKEYREVOKED: the Memory revoked meanwhile)
- * or is not done within 5 s of the invocation's arrival (ETIMEDOUT),
- * nothing is delivered and the capability stays with the caller as
- * above.  The copy's pages count as pinned there, charged to no user,
+ * already; the link's errors; EKEYREVOKED: the Memory or the Request
+ * revoked meanwhile) or is not done within 5 s of the invocation's
+ * arrival (ETIMEDOUT), nothing is delivered and the capability stays with
+ * the caller as above.  One case is left open: a copy delivered whose
+ * answer the link then loses for longer than the caller waits (10 s plus
+ * fabric_grace_ms from the call) fails the call, the receiver keeping its
+ * copy and the caller the Memory.  The copy's pages count as pinned there, charged to no user,
  * and at most max_pin_bytes.  A Request that node forwards to a third
  * node's provider gets the buffer as it is, still on this node, owned by
  * no space and alive while a capability to it is.  The module's total
