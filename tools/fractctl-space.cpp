@@ -176,22 +176,36 @@ std::vector<space_row> list_spaces(unsigned &hidden)
 	return rows;
 }
 
+/* The spaces the caller may read; how many it may not, on stderr. */
+std::vector<space_row> readable_spaces()
+{
+	unsigned hidden;
+	auto rows = list_spaces(hidden);
+
+	if (hidden)
+		std::fprintf(stderr, "%s: space: %u processes not readable (not shown)\n",
+			     progname, hidden);
+	return rows;
+}
+
+/* The keys of a space's process and descriptor, in an open JSON object. */
+void json_space(json_writer &j, const space_row &r)
+{
+	j.num("pid", std::uint64_t(r.pid));
+	j.str("comm", r.comm);
+	j.num("fd", std::uint64_t(r.fd));
+}
+
 int space_list(const options &opts, int argc, char **argv)
 {
 	if (argc > 0)
 		return usage_error("space", "unexpected argument \"%s\"", argv[0]);
-	unsigned hidden;
-	auto rows = list_spaces(hidden);
-	if (hidden)
-		std::fprintf(stderr, "%s: space: %u processes not readable (not shown)\n",
-			     progname, hidden);
+	auto rows = readable_spaces();
 	if (opts.json) {
 		json_writer j(json_writer::top::array);
 		for (const auto &r : rows) {
 			j.begin();
-			j.num("pid", std::uint64_t(r.pid));
-			j.str("comm", r.comm);
-			j.num("fd", std::uint64_t(r.fd));
+			json_space(j, r);
 			j.num("caps", r.caps);
 			j.num("contacts", r.contacts);
 			j.num("stealable", r.stealable);
@@ -212,19 +226,13 @@ int space_contacts(const options &opts, int argc, char **argv)
 {
 	if (argc > 0)
 		return usage_error("space", "unexpected argument \"%s\"", argv[0]);
-	unsigned hidden;
-	auto rows = list_spaces(hidden);
-	if (hidden)
-		std::fprintf(stderr, "%s: space: %u processes not readable (not shown)\n",
-			     progname, hidden);
+	auto rows = readable_spaces();
 	if (opts.json) {
 		json_writer j(json_writer::top::array);
 		for (const auto &r : rows)
 			for (const auto &c : r.contact_list) {
 				j.begin();
-				j.num("pid", std::uint64_t(r.pid));
-				j.str("comm", r.comm);
-				j.num("fd", std::uint64_t(r.fd));
+				json_space(j, r);
 				j.num("id", c.id);
 				j.begin("request");
 				j.num("node", c.node);

@@ -27,12 +27,7 @@
 . ./lib.sh
 other=$((3 - me))
 
-echo 500 > $PARAMS/fabric_heartbeat_ms
-echo 20000 > $PARAMS/fabric_grace_ms
-add_peer $other
-wait_up $other 30
-epoch=$(fosnet get $other epoch)
-barrier up >/dev/null
+grace_up
 stream_cut "three link flaps" "$CTL link 2 down" "$CTL link 2 up" 4 3
 barrier streamed >/dev/null
 

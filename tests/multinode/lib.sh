@@ -134,8 +134,18 @@ wait_ready() {
 	done
 }
 
-# stream_cut WHAT CUT RESTORE SECS TIMES (2 nodes, a grace period set, the
-# epoch of the other node in $epoch): flap_node streams numbered
+# grace_up (2 nodes): a 500 ms heartbeat and a 20 s grace period, the other
+# node added and up, its epoch in $epoch, and both nodes past a barrier.
+grace_up() {
+	echo 500 > $PARAMS/fabric_heartbeat_ms
+	echo 20000 > $PARAMS/fabric_grace_ms
+	add_peer $other
+	wait_up $other 30
+	epoch=$(fosnet get $other epoch)
+	barrier up >/dev/null
+}
+
+# stream_cut WHAT CUT RESTORE SECS TIMES (2 nodes, after grace_up): flap_node streams numbered
 # invocations both ways, and node 1 copies node 2's Memory with its RDMA
 # READs held back 200 ms, while node 1 runs CUT, waits SECS and runs
 # RESTORE, TIMES times, 6 s apart (RESTORE's answers go to $cut_log).

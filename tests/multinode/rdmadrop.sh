@@ -30,12 +30,7 @@ drop_rdma() {
 		"rxe0 $(rdma link show rxe0/1 | grep -ow 'state [A-Z]*')" >> "$cut_log"
 }
 
-echo 500 > $PARAMS/fabric_heartbeat_ms
-echo 20000 > $PARAMS/fabric_grace_ms
-add_peer $other
-wait_up $other 30
-epoch=$(fosnet get $other epoch)
-barrier up >/dev/null
+grace_up
 stream_cut "two cuts of RDMA alone" drop_rdma "$CTL drop off" 3 2
 if [ $me = 1 ]; then
 	sed 's/^/# /' "$cut_log"
