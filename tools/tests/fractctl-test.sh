@@ -381,7 +381,16 @@ printf 'pos:\t0\nflags:\t02\nfractos-node:\t1\nfractos-caps:\t5\nfractos-contact
 ln -s /dev/null "$procs/proc/100/fd/4"
 echo primary >"$procs/proc/200/comm"
 ln -s /dev/fractos "$procs/proc/200/fd/7"
-printf 'fractos-caps:\t12\nfractos-contacts:\t2\nfractos-stealable:\t3\n' >"$procs/proc/200/fdinfo/7"
+{
+	printf 'fractos-caps:\t12\nfractos-contacts:\t2\nfractos-stealable:\t3\n'
+	printf 'fractos-contact:\t1 2:305419896:18446744073709551615 armed 1 stealable 3 revoked 0\n'
+	printf 'fractos-contact:\t4 1:7:42 armed 0 stealable 0 revoked 1\n'
+	# a newer module's shapes: left out, not misread
+	printf 'fractos-contact:\t5 1:7:42 armed 0 stealable 0 revoked 1 extra 9\n'
+	printf 'fractos-contact:\t6 1:7 armed 0 stealable 0 revoked 0\n'
+	printf 'fractos-contact:\t7 1:7:42 armed 2 stealable 0 revoked 0\n'
+	printf 'fractos-contact:\t8 1:7:42 stealable 0 armed 0 revoked 0\n'
+} >"$procs/proc/200/fdinfo/7"
 ln -s /dev/fractos "$procs/proc/200/fd/9"
 printf 'fractos-caps:\t1\n' >"$procs/proc/200/fdinfo/9"
 ln -s /dev/fractos "$procs/proc/200/fd/11"	# closed meanwhile: no fdinfo
@@ -400,6 +409,22 @@ check "-j space: an array of objects" rc_has 0 "$out" \
 if command -v python3 >/dev/null; then
 	check "-j space: valid JSON" is_json "$out"
 fi
+run "$procs" space contacts
+contacts_listed() {
+	rc_has 0 "$out" '^pid 200 (primary) fd 7 contact 1: request 2:305419896:18446744073709551615 armed yes stealable 3$' &&
+		has "$out" '^pid 200 (primary) fd 7 contact 4: request 1:7:42 armed no stealable 0 revoked$'
+}
+check "space contacts: one line per contact, with its Request and marks" contacts_listed
+check "space contacts: lines of another shape are left out" \
+	[ "$(printf '%s\n' "$out" | wc -l)" = 2 ]
+run "$procs" -j space contacts
+check "-j space contacts: objects with the request's node, epoch and oid" rc_has 0 "$out" \
+	'^\[{"pid":200,"comm":"primary","fd":7,"id":1,"request":{"node":2,"epoch":305419896,"oid":18446744073709551615},"armed":true,"stealable":3,"revoked":false},{"pid":200,"comm":"primary","fd":7,"id":4,'
+if command -v python3 >/dev/null; then
+	check "-j space contacts: valid JSON" is_json "$out"
+fi
+run "$procs" space contacts extra
+check "space contacts: an extra argument is a usage error" rc_has 1 "$err" 'unexpected argument "extra"'
 run "$tmp/empty" space
 check "space: no /proc, no spaces" rc_has 0 "$out" '^$'
 run "$procs" space list extra
@@ -408,7 +433,7 @@ run "$procs" space extra
 check "space: an unknown subcommand is a usage error" rc_has 1 "$err" 'unknown command "extra"'
 
 run "$tmp/empty" help
-check "help lists space" rc_has 0 "$out" 'space \[ list \]'
+check "help lists space" rc_has 0 "$out" 'space \[ list | contacts \]'
 check "help lists blk" rc_has 0 "$out" 'blk attach DEVICE'
 check "help lists node add" rc_has 0 "$out" 'node add ID ADDR'
 check "help lists ping" has "$out" 'ping ID'
