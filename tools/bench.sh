@@ -35,11 +35,15 @@
 #   --ab PARAM=V1,V2[,...]
 #                  fabric mode, A/B: run the fabric group (-r 1) once per
 #                  value of module parameter PARAM, the values alternating,
-#                  $AB_ROUNDS times (default 3), after the perftest
-#                  baselines if --perftest; print each benchmark's p50
-#                  median and range per value and its ratio to V1's
-#                  (tools/bench-ab.py; --json FILE writes its JSON).  PARAM
-#                  is restored at the end.  E.g. --ab copy_inline_max=4096,0
+#                  $AB_ROUNDS times (default 3); with --perftest the
+#                  baselines run again at the start of every round, so
+#                  that each round's ratios are against perftest measured
+#                  in that round (interleaved, not one before the other;
+#                  their output in the round's perftest-N.out, not shown);
+#                  print each benchmark's p50 median and range per value
+#                  and its ratio to V1's (tools/bench-ab.py; --json FILE
+#                  writes its JSON).  PARAM is restored at the end.  E.g.
+#                  --ab copy_inline_max=4096,0
 #   --connect N    with --fabric: before the benchmark, time connection
 #                  setup N times (node add until node show says up, polled
 #                  every few ms) with the cluster secret ($FRACTOS_SECRET,
@@ -359,6 +363,12 @@ run_ab() {
 	old=$(cat "$f")
 	i=1
 	while [ $i -le "${AB_ROUNDS:-3}" ]; do
+		if [ $perftest = 1 ]; then
+			echo "bench.sh: --ab round $i: perftest baselines"
+			run_perftest > "$tmp/perftest-$i.out" 2>&1
+			grep -E '^perftest: ' "$tmp/perftest-$i.out" || :
+			echo "bench.sh: --ab round $i: $(wc -l < "$tmp/baselines" 2>/dev/null || echo 0) baselines"
+		fi
 		for v in $vals; do
 			echo "$v" > "$f" || { r=1; break 2; }
 			echo "bench.sh: --ab round $i: $param=$v"
@@ -387,7 +397,8 @@ if [ $fabric = 1 ]; then
 		run_connect || status=1
 		echo
 	fi
-	if [ $status -eq 0 ] && [ $perftest = 1 ]; then
+	# (--ab runs them in each of its rounds)
+	if [ $status -eq 0 ] && [ $perftest = 1 ] && [ -z "$ab" ]; then
 		run_perftest
 		echo
 	fi
