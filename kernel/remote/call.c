@@ -466,22 +466,6 @@ static int fos_forward_queue(struct fos_peer *peer, u64 cookie,
 	return -EINPROGRESS;
 }
 
-/*
- * Is @wc a Memory its sender hands over (FOS_WIRE_CAP_GRANTED)?  1 if so,
- * 0 if not; -EPROTO if it is not the sender's own (the wire checks said
- * the rest).  Passed on to a third node, it is an ordinary capability.
- */
-static int fos_invoke_granted(struct fos_peer *peer,
-			      const struct fos_wire_cap *wc)
-{
-	if (!(le32_to_cpu(wc->flags) & FOS_WIRE_CAP_GRANTED))
-		return 0;
-	if (le32_to_cpu(wc->node) != fos_peer_node_id(peer) ||
-	    le32_to_cpu(wc->epoch) != fos_peer_epoch(peer))
-		return -EPROTO;
-	return 1;
-}
-
 /* Is @obj's provider on a third node (see "Forwarding" in remote.c)? */
 static bool fos_invoke_forwarded(struct fos_object *obj)
 {
@@ -534,7 +518,7 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 	 * fos_cap_resolve(), those after it below.
 	 */
 	for (ret = 0; i < ncaps && !ret; i++) {
-		ret = fos_invoke_granted(peer, &wc[i]);
+		ret = fos_handover_granted(peer, &wc[i]);
 		if (ret < 0)
 			break;	/* @wc[i] is disowned below */
 		if (ret)

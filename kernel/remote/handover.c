@@ -161,6 +161,26 @@ static void fos_handover_work_fn(struct work_struct *work)
 }
 
 /**
+ * fos_handover_granted - is @wc a Memory its sender hands over?
+ * @peer: the sender's node
+ * @wc: a capability of its INVOKE (fos_wire_check_invoke() passed)
+ *
+ * Passed on to a third node, such a capability is an ordinary one.
+ *
+ * Return: 1 if it is flagged FOS_WIRE_CAP_GRANTED, 0 if not, -EPROTO if
+ * the flag names an object that is not the sender's own.
+ */
+int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc)
+{
+	if (!(le32_to_cpu(wc->flags) & FOS_WIRE_CAP_GRANTED))
+		return 0;
+	if (le32_to_cpu(wc->node) != fos_peer_node_id(peer) ||
+	    le32_to_cpu(wc->epoch) != fos_peer_epoch(peer))
+		return -EPROTO;
+	return 1;
+}
+
+/**
  * fos_handover_queue - deliver an INVOKE once its handed-over Memory is
  *	copied here
  * @peer: the invoker's node
@@ -171,7 +191,8 @@ static void fos_handover_work_fn(struct work_struct *work)
  * @imm_len: bytes at @imm
  * @caps: the resolved capability arguments (an array of @ncaps)
  * @ncaps: entries at @caps
- * @granted: bit i: @caps[i] was described with FOS_WIRE_CAP_GRANTED
+ * @granted: bit i: @caps[i] was described with FOS_WIRE_CAP_GRANTED (one
+ *	bit, fos_wire_check_invoke() allows no more)
  *
  * Return: -EINPROGRESS when the work has taken the caller's references on
  * @obj and @req and the array @caps with the references in it (the ACK
@@ -184,13 +205,9 @@ int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
 		       u32 ncaps, u32 granted)
 {
+	u64 bytes = caps[__ffs(granted)].len;
 	struct fos_handover *ho;
-	u64 bytes = 0;
-	u32 i;
 
-	for (i = 0; i < ncaps; i++)
-		if (granted & BIT(i))
-			bytes += caps[i].len;	/* one of them */
 	if (bytes > FOS_HANDOVER_MAX)
 		return -EFBIG;
 	if (atomic64_add_return(bytes, &fos_handover_bytes) >

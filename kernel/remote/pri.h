@@ -232,6 +232,7 @@ extern struct workqueue_struct *fos_copy_wq;
 extern struct workqueue_struct *fos_forward_wq;
 /* handover.c: another node's MEMORY_GRANT, copied here on arrival */
 struct fos_req;
+int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc);
 int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 		       struct fos_object *obj, struct fos_req *req,
 		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
