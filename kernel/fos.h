@@ -221,9 +221,12 @@ struct fos_dead {
  *	NULL; taken away, and its mappings unmapped, by revocation; under
  *	fos_tree_lock
  * @granting: a Memory MEMORY_GRANT made and is handing to another node's
- *	Request: set and cleared by that call alone, before and after the
- *	invocation, while nobody else can reach the object; the INVOKE's
- *	description of it says so (FOS_WIRE_CAP_GRANTED), no other one
+ *	Request (or a copy of one that this node forwards, remote/handover.c):
+ *	set and cleared by that call alone, before and after the invocation,
+ *	while nobody else can reach the object; the INVOKE's description of
+ *	it says so (FOS_WIRE_CAP_GRANTED), no other one
+ * @grant_by: while @granting, jiffies by which the receiver's node must
+ *	have delivered its copy; written with @granting
  * @work: scratch link used by revocation while holding fos_tree_lock
  * @reap: link on a local list of objects being freed (refcount zero)
  */
@@ -249,6 +252,7 @@ struct fos_object {
 	struct fos_proxy *proxy;
 	struct fos_objmap *map;
 	bool granting;
+	unsigned long grant_by;
 	struct list_head work;
 	struct list_head reap;
 };

@@ -20,6 +20,12 @@
 #include "ops.h"
 #include "request.h"
 
+/*
+ * How long another node has to deliver its copy of what is granted to its
+ * Request (the remote layer caps it at FOS_WIRE_GRANT_MS_MAX).
+ */
+#define FOS_GRANT_WITHIN	(5 * HZ)
+
 /* Pages looked up per get_user_pages_fast() call. */
 #define FOS_GRANT_BATCH	64
 
@@ -191,6 +197,7 @@ int fos_op_memory_grant(struct fos_space *s, struct fos_call *c)
 		 * Another node's receiver gets a copy in its node's memory
 		 * (kernel/remote/handover.c): the INVOKE says so.
 		 */
+		WRITE_ONCE(obj->grant_by, jiffies + FOS_GRANT_WITHIN);
 		WRITE_ONCE(obj->granting, true);
 		ret = fos_invoke_k(&req, NULL, 0, kcaps, 1, NULL);
 		WRITE_ONCE(obj->granting, false);

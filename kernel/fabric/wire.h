@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 12
+ * DOC: Wire format, version 13
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -112,8 +112,11 @@
  *     CONTACT (18) arms a contact for node loss, AUTH moves to 19
  * 12: a Memory handed over by MEMORY_GRANT is flagged in INVOKE
  *     (FOS_WIRE_CAP_GRANTED): the receiver's node copies it
+ * 13: INVOKE.flags becomes grant_ms, the time a handed-over Memory's copy
+ *     has (a node that forwards the invocation copies it, and passes on
+ *     the rest of that time)
  */
-#define FOS_WIRE_VERSION	12
+#define FOS_WIRE_VERSION	13
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

@@ -124,22 +124,30 @@ static int fos_invoke_describe(struct fos_invoke_call *c,
 	u32 i;
 	int ret;
 
+	c->iv->grant_ms = 0;
 	for (i = 0; i < c->ncaps; i++) {
-		ret = fos_cap_describe(&caps[i], c->oid.node, c->pepoch,
-				       &wc[i]);
-		if (ret) {
-			/* wc[i] failed: give back those before it. */
-			while (i--)
-				fos_cap_undescribe(&wc[i], c->oid.node,
-						   c->pepoch);
-			return ret;
-		}
 		/* MEMORY_GRANT's Memory, handed over (handover.c) */
-		if (!wc[i].flags && !caps[i].obj->proxy &&
-		    READ_ONCE(caps[i].obj->granting))
+		bool grant = !caps[i].obj->proxy &&
+			     READ_ONCE(caps[i].obj->granting);
+		u32 ms = grant ? fos_handover_ms_left(caps[i].obj) : 0;
+
+		ret = grant && !ms ? -ETIMEDOUT :
+		      fos_cap_describe(&caps[i], c->oid.node, c->pepoch,
+				       &wc[i]);
+		if (ret)
+			goto err;
+		if (grant && !wc[i].flags) {
 			wc[i].flags = cpu_to_le32(FOS_WIRE_CAP_GRANTED);
+			c->iv->grant_ms = cpu_to_le32(ms);
+		}
 	}
 	return 0;
+
+err:
+	/* wc[i] failed: give back those before it. */
+	while (i--)
+		fos_cap_undescribe(&wc[i], c->oid.node, c->pepoch);
+	return ret;
 }
 
 /* The message was not sent: its descriptions are ours to give back. */
@@ -527,9 +535,10 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 		if (!ret)
 			n++;
 	}
-	if (!ret && granted && !forward) {
+	if (!ret && granted) {
 		ret = fos_handover_queue(peer, cookie, obj, req, imm, imm_len,
-					 caps, n, granted);
+					 caps, n, granted,
+					 le32_to_cpu(iv->grant_ms));
 		if (ret == -EINPROGRESS) {
 			obj = NULL;	/* the work's now, and the caps */
 			req = NULL;

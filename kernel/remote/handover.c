@@ -15,13 +15,21 @@
  * returns, and delivers the copy in its place, owned by the space that
  * receives the Request.  The ACK goes when that is done, so the granter
  * hears whether the receiver got it; a copy that fails, or that is not
- * done FOS_HANDOVER_WITHIN after the INVOKE arrived (well before the
- * granter stops waiting), delivers nothing and the granter keeps its
- * Memory ("Memory grant" in the uAPI header).  So does a Request revoked
+ * done within the INVOKE's grant_ms of its arrival (at most half of what
+ * the granter waits), delivers nothing and the granter keeps its Memory
+ * ("Memory grant" in the uAPI header).  So does a Request revoked
  * meanwhile, and a granter that restarted meanwhile hears nothing.  An
  * ACK that cannot be sent revokes the copy it would have announced.
  * What stays open: an ACK sent, then lost with a link down for longer
  * than the granter waits (documented in failures.rst).
+ *
+ * A Request whose provider is on a third node (a derived one, "Forwarding"
+ * in remote.c) gets the same: this node makes its copy in the first half
+ * of the time, then invokes the Request with that copy handed over in
+ * turn, and the rest of the time for the next node's copy; the answer is
+ * the ACK, and this node's copy goes either way (the next node has its
+ * own, or the granter keeps its Memory).  So the bytes end on the
+ * provider's node, at the cost of one more transfer.
  *
  * The work runs on fos_forward_wq, with one of the invoker's work slots
  * (fabric_peer_work), and the copies being made on this node hold at most
@@ -36,8 +44,8 @@
 #include "../memory.h"
 #include "../request.h"
 
-/* How long after an INVOKE's arrival its copy may still be delivered. */
-#define FOS_HANDOVER_WITHIN	(FOS_REMOTE_TIMEOUT / 2)
+/* A copy delivered in time is announced before the granter gives up. */
+static_assert(FOS_WIRE_GRANT_MS_MAX * 2 * HZ <= FOS_REMOTE_TIMEOUT * 1000);
 
 /* Bytes of copies being made here at once, for every granter together. */
 #define FOS_HANDOVER_MAX	((s64)SZ_1G)
@@ -55,7 +63,10 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
  * @arrived: jiffies when the INVOKE arrived
  * @obj: our Request it invokes (a reference)
  * @req: its arguments (a reference)
+ * @by: jiffies by which the copy is delivered (the INVOKE's grant_ms)
  * @epoch: the granter's epoch when the INVOKE arrived
+ * @forward: @obj's provider is on a third node: @req is NULL, and the copy
+ *	is handed over to it in turn
  * @granted: bit i: @caps[i] is handed over, to be copied
  * @bytes: what it counts in fos_handover_bytes
  * @imm_len: bytes at @imm
@@ -70,7 +81,9 @@ struct fos_handover {
 	unsigned long arrived;
 	struct fos_object *obj;
 	struct fos_req *req;
+	unsigned long by;
 	u32 epoch;
+	bool forward;
 	u32 granted;
 	u64 bytes;
 	u32 imm_len;
@@ -113,20 +126,55 @@ static int fos_handover_take(struct fos_cap *cap, unsigned long until)
 	return 0;
 }
 
+/*
+ * Invoke @ho->obj, whose provider is on a third node, as call.c's forward
+ * does but waiting for the answer (this work waits for the copy anyway),
+ * with the copy made here handed over in turn: the next node has until
+ * @ho->by to deliver its own.
+ */
+static int fos_handover_forward(struct fos_handover *ho)
+{
+	struct fos_object *copy = ho->caps[__ffs(ho->granted)].obj;
+	struct fos_cap target = { .obj = ho->obj };
+	struct fos_kcap **kcaps;
+	u32 i;
+	int ret;
+
+	kcaps = kcalloc(max(ho->ncaps, 1U), sizeof(*kcaps), GFP_KERNEL);
+	if (!kcaps)
+		return -ENOMEM;
+	/* struct fos_kcap is a struct fos_cap and nothing else */
+	for (i = 0; i < ho->ncaps; i++)
+		kcaps[i] = container_of(&ho->caps[i], struct fos_kcap, cap);
+	WRITE_ONCE(copy->grant_by, ho->by);
+	WRITE_ONCE(copy->granting, true);
+	ret = fos_invoke_k(&target, ho->imm, ho->imm_len, kcaps, ho->ncaps,
+			   NULL);
+	WRITE_ONCE(copy->granting, false);
+	kfree(kcaps);
+	return ret;
+}
+
 static void fos_handover_work_fn(struct work_struct *work)
 {
 	struct fos_handover *ho = container_of(work, struct fos_handover, work);
-	unsigned long until = ho->arrived + FOS_HANDOVER_WITHIN;
+	/* A node that forwards leaves the next one half of the time. */
+	unsigned long until = ho->forward ?
+			      ho->by - (ho->by - ho->arrived) / 2 : ho->by;
 	bool same = true;
+	u32 i, ours = 0;
 	int ret = 0;
-	u32 i;
 
-	for (i = 0; i < ho->ncaps && !ret; i++)
-		if (ho->granted & BIT(i))
-			ret = fos_handover_take(&ho->caps[i], until);
+	for (i = 0; i < ho->ncaps && !ret; i++) {
+		if (!(ho->granted & BIT(i)))
+			continue;
+		ret = fos_handover_take(&ho->caps[i], until);
+		if (!ret)
+			ours |= BIT(i);	/* our copy, no longer the source */
+	}
 	/*
-	 * The granter waits FOS_REMOTE_TIMEOUT at least: deliver well
-	 * before, or not at all, so that it never keeps what was delivered.
+	 * The granter waits twice the time at least: deliver before, or
+	 * not at all, so that it never keeps what was delivered.
 	 */
 	if (!ret && time_after(jiffies, until))
 		ret = -ETIMEDOUT;
@@ -137,27 +185,52 @@ static void fos_handover_work_fn(struct work_struct *work)
 		same = false;
 		ret = ret ?: -ECONNRESET;
 	}
-	if (!ret)
+	if (!ret && ho->forward)
+		ret = fos_handover_forward(ho);
+	else if (!ret)
 		ret = fos_req_deliver(ho->req, ho->imm, ho->imm_len, ho->caps,
 				      ho->ncaps);
-	for (i = 0; i < ho->ncaps && !ret; i++)
+	for (i = 0; i < ho->ncaps && !ret && !ho->forward; i++)
 		/* Delivered: the receiver's to revoke, as a local grant. */
-		if (ho->granted & BIT(i))
+		if (ours & BIT(i))
 			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
-	/* Not announced, not kept: the granter will keep its Memory. */
-	if (same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret)
+	/*
+	 * Not announced, not kept: the granter will keep its Memory.  A
+	 * forwarded copy is not kept either way (the next node's is).
+	 */
+	if ((same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret) ||
+	    ho->forward)
 		for (i = 0; i < ho->ncaps; i++)
-			if (ho->granted & BIT(i))
+			if (ours & BIT(i))
 				fos_obj_revoke(ho->caps[i].obj);
 	for (i = 0; i < ho->ncaps; i++)
 		fos_obj_put(ho->caps[i].obj);
 	atomic64_sub(ho->bytes, &fos_handover_bytes);
 	kfree(ho->caps);
-	fos_req_put(ho->req);
+	if (ho->req)
+		fos_req_put(ho->req);
 	fos_obj_put(ho->obj);
 	fos_peer_res_put(ho->peer, FOS_PEER_WORK);
 	fos_peer_put(ho->peer);
 	kfree(ho);
+}
+
+/**
+ * fos_handover_ms_left - what is left of a granted Memory's time
+ * @obj: a Memory with @granting set (memgrant.c, or a copy of ours that
+ *	fos_handover_forward() hands over in turn)
+ *
+ * Return: the milliseconds its receiver's node has left to deliver its
+ * copy, at most FOS_WIRE_GRANT_MS_MAX, for an INVOKE's grant_ms; 0 if
+ * that time is over.
+ */
+u32 fos_handover_ms_left(const struct fos_object *obj)
+{
+	unsigned long by = READ_ONCE(obj->grant_by), now = jiffies;
+
+	if (!time_before(now, by))
+		return 0;
+	return min(jiffies_to_msecs(by - now), FOS_WIRE_GRANT_MS_MAX);
 }
 
 /**
@@ -186,13 +259,14 @@ int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc)
  * @peer: the invoker's node
  * @cookie: the INVOKE's
  * @obj: our Request it invokes
- * @req: @obj's arguments
+ * @req: @obj's arguments, or NULL when its provider is on a third node
  * @imm: the immediates
  * @imm_len: bytes at @imm
  * @caps: the resolved capability arguments (an array of @ncaps)
  * @ncaps: entries at @caps
  * @granted: bit i: @caps[i] was described with FOS_WIRE_CAP_GRANTED (one
  *	bit, fos_wire_check_invoke() allows no more)
+ * @grant_ms: the INVOKE's: the time the copy has, from now
  *
  * Return: -EINPROGRESS when the work has taken the caller's references on
  * @obj and @req and the array @caps with the references in it (the ACK
@@ -203,7 +277,7 @@ int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc)
 int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 		       struct fos_object *obj, struct fos_req *req,
 		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
-		       u32 ncaps, u32 granted)
+		       u32 ncaps, u32 granted, u32 grant_ms)
 {
 	u64 bytes = caps[__ffs(granted)].len;
 	struct fos_handover *ho;
@@ -229,9 +303,11 @@ int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 	ho->peer = fos_peer_get(peer);
 	ho->cookie = cookie;
 	ho->arrived = jiffies;
+	ho->by = ho->arrived + msecs_to_jiffies(grant_ms);
 	ho->epoch = fos_peer_epoch(peer);
 	ho->obj = obj;
 	ho->req = req;
+	ho->forward = !req;
 	ho->granted = granted;
 	ho->imm_len = imm_len;
 	ho->ncaps = ncaps;

@@ -233,10 +233,11 @@ extern struct workqueue_struct *fos_forward_wq;
 /* handover.c: another node's MEMORY_GRANT, copied here on arrival */
 struct fos_req;
 int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc);
+u32 fos_handover_ms_left(const struct fos_object *obj);
 int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 		       struct fos_object *obj, struct fos_req *req,
 		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
-		       u32 ncaps, u32 granted);
+		       u32 ncaps, u32 granted, u32 grant_ms);
 int fos_copy_local_view(struct fos_peer *peer,
 			const struct fos_wire_cap *wc, u32 perm,
 			u64 off, u64 len, struct fos_cap *out);

@@ -101,11 +101,22 @@ struct fos_wire_cap {
  */
 #define FOS_WIRE_CAP_GRANTED	0x2U
 
+/*
+ * The most an INVOKE's grant_ms may say: half of what the granter waits
+ * for the answer (FOS_REMOTE_TIMEOUT), so that a copy delivered in time is
+ * announced in time.
+ */
+#define FOS_WIRE_GRANT_MS_MAX	5000U
+
 /**
  * struct fos_wire_invoke - payload of INVOKE
  * @oid: the Request, an object of the receiver
  * @epoch: the receiver's epoch as the sender knows it, never zero
- * @flags: zero
+ * @grant_ms: with a capability flagged FOS_WIRE_CAP_GRANTED, the
+ *	milliseconds after this message's arrival within which the
+ *	receiver's node delivers its copy or nothing, 1 to
+ *	FOS_WIRE_GRANT_MS_MAX (a node that forwards the invocation passes
+ *	on what is left of it); zero without one
  * @imm_len: immediate bytes after the capabilities, at most 4096
  * @ncaps: struct fos_wire_cap entries after this header, at most 32
  *
@@ -114,7 +125,7 @@ struct fos_wire_cap {
 struct fos_wire_invoke {
 	__le64 oid;
 	__le32 epoch;
-	__le32 flags;
+	__le32 grant_ms;
 	__le32 imm_len;
 	__le32 ncaps;
 };
@@ -464,7 +475,7 @@ static inline int fos_wire_check_invoke(const void *payload, u32 len)
 		return -EPROTO;
 	imm_len = le32_to_cpu(iv->imm_len);
 	ncaps = le32_to_cpu(iv->ncaps);
-	if (!iv->epoch || iv->flags || imm_len > FOS_WIRE_MAX_IMM ||
+	if (!iv->epoch || imm_len > FOS_WIRE_MAX_IMM ||
 	    ncaps > FOS_WIRE_MAX_CAPS ||
 	    len != sizeof(*iv) + ncaps * sizeof(*caps) + imm_len)
 		return -EPROTO;
@@ -475,8 +486,14 @@ static inline int fos_wire_check_invoke(const void *payload, u32 len)
 		if (le32_to_cpu(caps[i].flags) & FOS_WIRE_CAP_GRANTED)
 			granted++;
 	}
-	/* MEMORY_GRANT hands over one Memory per invocation. */
-	return granted > 1 ? -EPROTO : 0;
+	/*
+	 * MEMORY_GRANT hands over one Memory per invocation, with the time
+	 * its copy has.
+	 */
+	if (granted > 1 || !granted != !iv->grant_ms ||
+	    le32_to_cpu(iv->grant_ms) > FOS_WIRE_GRANT_MS_MAX)
+		return -EPROTO;
+	return 0;
 }
 
 static inline int fos_wire_check_ack(const void *payload, u32 len)

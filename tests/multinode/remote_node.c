@@ -30,6 +30,10 @@
  * (a local Memory its space owns, totals/grant_copies), maps it and reads
  * the bytes; node 2's own mapping of them is gone, and so, once node 1
  * dropped its capability to the source, is the source.
+ * With 3 nodes node 2's report carries D, a Request it derived from node
+ * 3's "n3": node 1 grants a Memory to D, node 2 copies it and forwards the
+ * invocation with its copy handed over in turn, and node 3 receives a copy
+ * in its own memory while node 1's source is freed.
  * Other nodes report their failure count to node 1 in an invocation.
  */
 #include <signal.h>
@@ -46,6 +50,8 @@
 #define TAG_K3	0x78
 /* What node 2 grants to R: three pages, the stolen Memory one. */
 #define GRANT_LEN	(3 * 4096)
+/* What node 1 grants to node 2's D, which node 2 forwards to node 3. */
+#define GRANT3_LEN	(5 * 4096)
 
 /* A capability to another node's object with this view. */
 static int is_remote(int fd, uint32_t cid, uint32_t node, uint32_t type,
@@ -106,6 +112,33 @@ static int events(int fd, unsigned int n, const uint32_t *types,
 	return bad;
 }
 
+/*
+ * Grant a Memory of ours to @d, node 2's Request derived from node 3's:
+ * node 2 copies it and hands its copy over to node 3 in turn.
+ */
+static void grant_forwarded(int fd, uint32_t d)
+{
+	struct fractos_memory_grant ga = { .req = d };
+	unsigned char *gb = fos_anon_mem(fd, GRANT3_LEN, &ga.cid);
+	long long pinned = fos_live("pinned_pages"), now = pinned;
+	int ret, i;
+
+	if (gb)
+		fos_fill(gb, GRANT3_LEN, 8);
+	ret = gb ? ioctl(fd, FRACTOS_IOC_MEMORY_GRANT, &ga) : -1;
+	tap_ok(!ret && ga.new_cid == FRACTOS_CID_INVALID,
+	       "node 1: MEMORY_GRANT to node 2's D, derived from node 3's Request: delivered (ret %d, errno %d)",
+	       ret, ret ? errno : 0);
+	/* Five pages, freed once node 2 has its copy and dropped ours. */
+	for (i = 0; i < 300 && now > pinned - 5; i++) {
+		usleep(10000);
+		now = fos_live("pinned_pages");
+	}
+	tap_ok(now <= pinned - 5,
+	       "node 1: the granted Memory is freed here (pinned pages %lld -> %lld)",
+	       pinned, now);
+}
+
 static int provider(void)
 {
 	uint32_t mem, mdim, mdim2 = ~0U, r, local, k, k3, nd, g = ~0U, i;
@@ -118,7 +151,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(29 + 3 * (nodes - 1) + 11 * (nodes == 3));
+	tap_plan(29 + 3 * (nodes - 1) + 13 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -307,6 +340,11 @@ static int provider(void)
 			sscanf(out, "hellodone%u", &fails);
 		}
 		tap_eq(fails, 0, "node 1: a node reports %u failure(s)", fails);
+		if (!ret && nodes == 3 && m.ncaps == 2 &&
+		    is_remote(fd, m.caps[1], 2, FRACTOS_OBJ_REQUEST, 0, 0, 0))
+			grant_forwarded(fd, m.caps[1]);
+		if (!ret)
+			close_all(fd, &m);
 	}
 	ret = system("../../vm/ctl kill 2");
 	tap_eq(ret, 0, "node 1: vm/ctl kill 2");
@@ -394,13 +432,13 @@ static int steal_child(int fd, uint32_t r)
 static int client(void)
 {
 	uint32_t n, ndim, k, k3, r = FRACTOS_CID_INVALID, mdim2, g = ~0U, sub, local,
-		 cap[2], c2;
+		 cap[2], c2, d = FRACTOS_CID_INVALID;
 	char *buf, done[32], want1[4096];
 	uint64_t copied = 0;
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(18 + 2 * (nodes - 1) + 2 * (nodes == 3));
+	tap_plan(18 + 2 * (nodes - 1) + 3 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -476,6 +514,9 @@ static int client(void)
 		tap_eq(ret, 0, "node 2: NAME_LOOKUP \"n3\" on node 3");
 		tap_eq(invoke(fd, k_n3, NULL, 0, cap, 2), 0,
 		       "node 2: forward [R, Mdim2] to node 3");
+		/* Node 1 grants to D with our report; we forward it. */
+		tap_eq(req_create(fd, k_n3, 0, "via2", 4, NULL, 0, &d), 0,
+		       "node 2: D(\"via2\") derived from node 3's Request");
 	}
 
 	tap_ok(steal_child(fd, r),
@@ -509,7 +550,8 @@ static int client(void)
 	}
 
 	snprintf(done, sizeof(done), "done%u", tap_failed);
-	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
+	tap_eq(invoke(fd, r, done, strlen(done), &d,
+		      d != FRACTOS_CID_INVALID), 0,
 	       "node 2: report to node 1");
 	tap_finish();
 	fflush(stdout);
@@ -521,12 +563,13 @@ static int client(void)
 /* Node 3: gets node 1's objects forwarded by node 2. */
 static int third(void)
 {
+	struct fractos_cap_info gi = {};
 	uint32_t k, r, mdim2, mem, cap[1];
 	char done[32], want2[4096], want1[40], *buf;
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(15 + 2 * (nodes - 1));
+	tap_plan(17 + 2 * (nodes - 1));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -563,6 +606,40 @@ static int third(void)
 	tap_eq(invoke(fd, r, done, strlen(done), NULL, 0), 0,
 	       "node 3: report to node 1");
 	tap_eq(monitor(fd, r, 11), 0, "node 3: monitor_receive on R");
+	/*
+	 * Node 1's grant to node 2's D: node 2 forwarded it with its copy
+	 * handed over, and we get one in our own memory.
+	 */
+	ret = receive(fd, &m);
+	if (!ret && m.ncaps == 1)
+		fos_info(fd, m.caps[0], &gi);
+	tap_ok(!ret && m.imm_len == 4 && !memcmp(m.imm, "via2", 4) &&
+	       m.ncaps == 1 && gi.type == FRACTOS_OBJ_MEMORY &&
+	       gi.oid.node == 3 && gi.len == GRANT3_LEN &&
+	       gi.perms == FRACTOS_PERM_ALL &&
+	       gi.info_flags == FRACTOS_INFO_OWNED &&
+	       fos_total("grant_copies") == 1,
+	       "node 3: node 1's grant to D, forwarded by node 2, is a copy in our memory, ours (ret %d, %u caps, node %u, %llu bytes, flags %#x)",
+	       ret, m.ncaps, gi.oid.node, (unsigned long long)gi.len,
+	       gi.info_flags);
+	{
+		static unsigned char gwant[GRANT3_LEN];
+		unsigned char *gm = MAP_FAILED;
+		int gfd = -1;
+
+		fos_fill(gwant, sizeof(gwant), 8);
+		if (!ret && m.ncaps == 1 && !fos_export(fd, m.caps[0], 0, &gfd))
+			gm = mmap(NULL, GRANT3_LEN, PROT_READ, MAP_SHARED, gfd,
+				  0);
+		tap_ok(gm != MAP_FAILED && !memcmp(gm, gwant, sizeof(gwant)),
+		       "node 3: mapped, it holds node 1's bytes");
+		if (gm != MAP_FAILED)
+			munmap(gm, GRANT3_LEN);
+		if (gfd >= 0)
+			close(gfd);
+		if (!ret)
+			close_all(fd, &m);
+	}
 	/* Node 1 kills node 2, then tells us. */
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.imm_len == 6 && !memcmp(m.imm, "killed", 6),

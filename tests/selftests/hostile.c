@@ -705,7 +705,7 @@ static void views(void)
 			struct w_cap *ic = (struct w_cap *)(iv + 1);
 
 			*iv = (struct w_invoke){ .oid = 1, .epoch = 1,
-						 .ncaps = 1 };
+						 .grant_ms = 1000, .ncaps = 1 };
 			*ic = given;
 			ic->flags = W_CAP_GRANTED;
 			*mh = (struct w_hdr){ .version = W_VERSION,
@@ -730,6 +730,19 @@ static void views(void)
 			iv->ncaps = 2;
 			mh->len = sizeof(*iv) + 2 * sizeof(*ic);
 			malformed(&h, lec, "an INVOKE that hands over two Memory objects",
+				  m, sizeof(*mh) + mh->len);
+			/* One, with the time its copy has, and only then. */
+			iv->ncaps = 1;
+			mh->len = sizeof(*iv) + sizeof(*ic);
+			iv->grant_ms = 0;
+			malformed(&h, lec, "an INVOKE that hands over a Memory with no time for its copy",
+				  m, sizeof(*mh) + mh->len);
+			iv->grant_ms = W_GRANT_MS_MAX + 1;
+			malformed(&h, lec, "an INVOKE that gives a Memory's copy more than 5 s",
+				  m, sizeof(*mh) + mh->len);
+			iv->grant_ms = 1000;
+			ic[0].flags = 0;
+			malformed(&h, lec, "an INVOKE with a copy's time and no Memory handed over",
 				  m, sizeof(*mh) + mh->len);
 			memset(iv, 0, sizeof(*iv) + 2 * sizeof(*ic));
 		}
@@ -860,7 +873,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(87);
+	tap_plan(90);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

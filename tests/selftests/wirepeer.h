@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	12
+#define W_VERSION	13
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -94,10 +94,12 @@ struct w_cap {
 
 #define W_CAP_GRANTED	0x2	/* in INVOKE: a Memory handed over */
 
+/* grant_ms (version 13): the time a GRANTED Memory's copy has, 1-5000 */
 struct w_invoke {
 	uint64_t oid;
-	uint32_t epoch, flags, imm_len, ncaps;
+	uint32_t epoch, grant_ms, imm_len, ncaps;
 };
+#define W_GRANT_MS_MAX	5000
 
 struct w_status {
 	uint32_t status, reserved;

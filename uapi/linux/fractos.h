@@ -555,11 +555,13 @@ struct fractos_memory_diminish {
  * answer the link then loses for longer than the caller waits (10 s plus
  * fabric_grace_ms from the call) fails the call, the receiver keeping its
  * copy and the caller the Memory.  The copy's pages count as pinned there, charged to no user,
- * and at most max_pin_bytes.  A Request that node forwards to a third
- * node's provider gets the buffer as it is, still on this node, owned by
- * no space and alive while a capability to it is.  The module's total
- * memory_grants counts grants, and grant_copies, on the receiver's node,
- * the copies made.
+ * and at most max_pin_bytes.  A Request that node derived from a third
+ * node's (forwarded there) gets the same: that node copies the buffer in
+ * the first half of the time, hands its copy over in turn with the rest
+ * of it, and drops its copy either way, so the bytes end in the memory of
+ * the node of the Request's provider, at the cost of two copies.  The
+ * module's total memory_grants counts grants, and grant_copies, on each
+ * node that copies, the copies made.
  */
 
 /**
