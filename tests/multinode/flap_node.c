@@ -39,6 +39,20 @@
  *                              the numbers whose call failed) for the
  *                              script to check against node 2's FILE
  *
+ * With three nodes (flap3.sh), node 2 forwards node 1's stream to node 3:
+ *
+ *   flap_node serve3           node 3: publishes R3 as "flap.r3" and counts
+ *                              the numbers it is invoked with; at FLAP_END
+ *                              it checks that each came once
+ *   flap_node derive SECS      node 2: looks "flap.r3" up on node 3,
+ *                              derives D from it (nothing added: its
+ *                              invocations are forwarded to node 3 as they
+ *                              are) and publishes D as "flap.d", then
+ *                              holds it for SECS seconds
+ *   flap_node via DONE_FILE    node 1: looks "flap.d" up on node 2 and
+ *                              invokes it with 0, 1, 2, ... until DONE_FILE
+ *                              exists, then with FLAP_END and the count
+ *
  * Each mode prints "# flap: key=value ..." and exits 0 when it holds.
  */
 #include <pthread.h>
@@ -250,6 +264,65 @@ static int call(const char *done_file)
 	return !ok;
 }
 
+static int serve3(void)
+{
+	static uint8_t seen[FLAP_MAX];
+
+	if (meet(TAG_R, "flap.r3", 0, NULL, NULL))
+		return 1;
+	return !once(seen, serve(seen, 0, 120), "node3-got");
+}
+
+static int derive(int secs)
+{
+	uint32_t r3, d;
+
+	if (node_lookup_wait(fd, 3, "flap.r3", &r3))
+		return printf("# flap: lookup flap.r3: %s\n", strerror(errno)), 1;
+	if (req_create(fd, r3, 0, NULL, 0, NULL, 0, &d) ||
+	    publish(fd, d, "flap.d"))
+		return printf("# flap: flap.d: %s\n", strerror(errno)), 1;
+	printf("# flap: ready\n");
+	fflush(stdout);
+	sleep(secs);
+	return 0;
+}
+
+static int via(const char *done_file)
+{
+	unsigned long errors = 0, slowest = 0;
+	struct num x = { 0 };
+	struct stat st;
+	uint32_t d;
+
+	if (node_lookup_wait(fd, 2, "flap.d", &d))
+		return printf("# flap: lookup flap.d: %s\n", strerror(errno)), 1;
+	printf("# flap: ready\n");
+	fflush(stdout);
+	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
+		uint64_t t0 = now_ms(), t;
+
+		if (invoke(fd, d, &x, sizeof(x), NULL, 0)) {
+			printf("# flap: invoke %u: %s\n", x.n, strerror(errno));
+			errors++;
+		}
+		t = now_ms() - t0;
+		if (t > slowest)
+			slowest = t;
+		x.n++;
+		usleep(20000);
+	}
+	x.count = x.n;
+	x.n = FLAP_END;
+	if (invoke(fd, d, &x, sizeof(x), NULL, 0)) {
+		printf("# flap: invoke of the end: %s\n", strerror(errno));
+		errors++;
+	}
+	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
+	       errors, slowest);
+	return errors || !x.count;
+}
+
 static int serve_r(void)
 {
 	static uint8_t seen[FLAP_MAX];
@@ -419,5 +492,11 @@ int main(int argc, char **argv)
 		return record(argv[2]);
 	if (!strcmp(argv[1], "stream") && argc > 2)
 		return stream(atoi(argv[2]));
+	if (!strcmp(argv[1], "serve3"))
+		return serve3();
+	if (!strcmp(argv[1], "derive") && argc > 2)
+		return derive(atoi(argv[2]));
+	if (!strcmp(argv[1], "via") && argc > 2)
+		return via(argv[2]);
 	return 2;
 }

@@ -8,7 +8,8 @@
 # Two guests run connect, refuse, auth, link, loss, restart, flap, fuzz and kill (in that
 # order: kill ends the run), then three guests run mesh, fs (the
 # file-system service disaggregated over them), membership, relay (a
-# man in the middle of one connection), pipeline (the paper's
+# man in the middle of one connection), flap3 (forwarded invocations
+# across a flapping link), pipeline (the paper's
 # storage -> GPU -> application pipeline against the star and NVMe-oF)
 # and pipekill (its GPU node killed mid-batch: last), then three guests
 # twice more for pipekill_storage and pipekill_app (its storage node, its
@@ -128,12 +129,12 @@ run_script() {
 run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart flap rdmadrop fuzz kill}
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
-# MULTINODE_APPS=0: the transport's tests only (mesh, relay), not the
-# services' (fs, membership, the pipeline and its kills)
+# MULTINODE_APPS=0: the transport's tests only (mesh, relay, flap3), not
+# the services' (fs, membership, the pipeline and its kills)
 if [ "${MULTINODE_APPS:-1}" = 0 ]; then
-	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay}
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay flap3}
 else
-	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay pipeline pipekill}
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay flap3 pipeline pipekill}
 	# the pipeline's storage node, then its application's node, killed
 	# mid-batch (each kill ends its run)
 	late 240 pipekill_storage ||
