@@ -5,11 +5,15 @@
 # derives D from node 3's Request R3 and publishes it; node 1 invokes D
 # with 0, 1, 2, ... (flap_node via), so that node 2's kernel forwards each
 # invocation to node 3 ("Forwarding" in kernel/remote/remote.c) and
-# answers node 1 with node 3's answer.  Meanwhile node 1 takes node 3's
-# link down twice for 4 s (vm/ctl): node 2's connection to node 3 ends
-# with forwards in flight, node 1's to node 2 does not.  With a 20 s grace
-# period on every node, every invocation must succeed and node 3 must see
-# every number exactly once; nodes 2 and 3 must have kept their session
+# answers node 1 with node 3's answer.  Node 1 also copies, again and
+# again, zeroes into node 3's M3, node 2's M into M3 (node 3 pulls from
+# node 2, its RDMA READs held back 200 ms) and M3 back, checking the
+# bytes.  Meanwhile node 1 takes node 3's link down twice for 4 s
+# (vm/ctl): node 2's connection to node 3 ends with forwards in flight,
+# node 1's to node 2 does not.  With a 20 s grace period on every node,
+# every invocation and every copy must succeed, with the right bytes,
+# node 3 must have asked again for the windows the cuts interrupted, and
+# must see every number exactly once; nodes 2 and 3 must have kept their session
 # through the connections that ended, with the same epochs and no
 # protocol error, and node 2 must have sent again the forwards that a cut
 # interrupted.
@@ -28,10 +32,17 @@ eval "$(barrier up "$(self_epoch)")"
 done_file=/tmp/flap3-done.$$
 case $me in
 3)
+	delay=/sys/kernel/debug/fractos/fault_read_delay_ms
+	retries=$(cat /sys/class/misc/fractos/totals/pull_retries)
+	echo 200 > $delay || ok 1 "node 3: debugfs fault_read_delay_ms"
 	out=$(./flap_node serve3)
 	rc=$?
+	echo 0 > $delay
 	echo "$out" | sed 's/^# //; s/^/# /'
 	ok $rc "node 3: every number node 1 sent through node 2 came once"
+	retries=$(($(cat /sys/class/misc/fractos/totals/pull_retries) - retries))
+	[ $retries -ge 1 ]
+	ok $? "node 3: the copies' windows cut by the flaps were asked for again ($retries)"
 	;;
 2)
 	./flap_node derive 240 > /tmp/flap3-derive.$$ &
@@ -60,7 +71,7 @@ case $me in
 	wait $via
 	rc=$?
 	sed 's/^# //; s/^/# /' /tmp/flap3-via.$$
-	ok $rc "node 1: every invocation of node 2's D succeeded across node 3's link flaps"
+	ok $rc "node 1: every invocation of node 2's D, and every copy through node 3's M3, succeeded across node 3's link flaps, with the right bytes"
 	rm -f /tmp/flap3-via.$$ "$done_file"
 	;;
 esac

@@ -41,17 +41,24 @@
  *
  * With three nodes (flap3.sh), node 2 forwards node 1's stream to node 3:
  *
- *   flap_node serve3           node 3: publishes R3 as "flap.r3" and counts
+ *   flap_node serve3           node 3: publishes M3 (FLAP_MLEN bytes) as
+ *                              "flap.m3" and R3 as "flap.r3" and counts
  *                              the numbers it is invoked with; at FLAP_END
  *                              it checks that each came once
- *   flap_node derive SECS      node 2: looks "flap.r3" up on node 3,
- *                              derives D from it (nothing added: its
- *                              invocations are forwarded to node 3 as they
- *                              are) and publishes D as "flap.d", then
- *                              holds it for SECS seconds
+ *   flap_node derive SECS      node 2: publishes M as serve does, looks
+ *                              "flap.r3" up on node 3, derives D from it
+ *                              (nothing added: its invocations are
+ *                              forwarded to node 3 as they are) and
+ *                              publishes D as "flap.d", then holds them
+ *                              for SECS seconds
  *   flap_node via DONE_FILE    node 1: looks "flap.d" up on node 2 and
  *                              invokes it with 0, 1, 2, ... until DONE_FILE
- *                              exists, then with FLAP_END and the count
+ *                              exists, then with FLAP_END and the count;
+ *                              meanwhile, again and again, clears node 3's
+ *                              M3 with zeroes of its own, copies node 2's
+ *                              M into it (a third-party copy: node 3 pulls
+ *                              from node 2) and copies M3 back to check
+ *                              the bytes
  *
  * Each mode prints "# flap: key=value ..." and exits 0 when it holds.
  */
@@ -171,13 +178,32 @@ static void *k_thread(void *arg)
 
 struct copier {
 	const char *done_file;
-	uint32_t src;
+	uint32_t src, m3;
 	unsigned long copies, errors, wrong, slowest;
 };
 
 /*
+ * Node 3's M3 over with zeroes from @dst (ours, zeroes), node 2's M into
+ * it, then M3 back into @dst.  Return: 0, or -1 (said why).
+ */
+static int copy3(struct copier *c, uint32_t dst)
+{
+	static const char *const what[] = { "zeroes", "node 2's M", "back" };
+	uint32_t from[3] = { dst, c->src, c->m3 }, to[3] = { c->m3, c->m3, dst };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fos_copy(fd, from[i], 0, to[i], 0, FLAP_MLEN, NULL)) {
+			printf("# flap: copy %lu (%s): %s\n", c->copies,
+			       what[i], strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/*
  * Copy node 2's M into a Memory of ours until @done_file exists, each
- * time over zeroes, and check the bytes.
+ * time over zeroes, and check the bytes (through node 3's M3 with @c->m3).
  */
 static void *copy_thread(void *arg)
 {
@@ -198,7 +224,10 @@ static void *copy_thread(void *arg)
 		uint64_t t0 = now_ms();
 
 		memset(buf, 0, FLAP_MLEN);
-		if (fos_copy(fd, c->src, 0, dst, 0, FLAP_MLEN, NULL)) {
+		if (c->m3 && copy3(c, dst)) {
+			c->errors++;
+		} else if (!c->m3 &&
+			   fos_copy(fd, c->src, 0, dst, 0, FLAP_MLEN, NULL)) {
 			printf("# flap: copy %lu: %s\n", c->copies,
 			       strerror(errno));
 			c->errors++;
@@ -267,7 +296,10 @@ static int call(const char *done_file)
 static int serve3(void)
 {
 	static uint8_t seen[FLAP_MAX];
+	uint32_t m3;
 
+	if (!fos_anon_mem(fd, FLAP_MLEN, &m3) || publish(fd, m3, "flap.m3"))
+		return printf("# flap: flap.m3: %s\n", strerror(errno)), 1;
 	if (meet(TAG_R, "flap.r3", 0, NULL, NULL))
 		return 1;
 	return !once(seen, serve(seen, 0, 120), "node3-got");
@@ -275,8 +307,14 @@ static int serve3(void)
 
 static int derive(int secs)
 {
-	uint32_t r3, d;
+	unsigned char *buf;
+	uint32_t r3, d, m;
 
+	buf = fos_anon_mem(fd, FLAP_MLEN, &m);
+	if (buf)
+		fos_fill(buf, FLAP_MLEN, FLAP_SEED);
+	if (!buf || publish(fd, m, "flap.m"))
+		return printf("# flap: flap.m: %s\n", strerror(errno)), 1;
 	if (node_lookup_wait(fd, 3, "flap.r3", &r3))
 		return printf("# flap: lookup flap.r3: %s\n", strerror(errno)), 1;
 	if (req_create(fd, r3, 0, NULL, 0, NULL, 0, &d) ||
@@ -290,13 +328,18 @@ static int derive(int secs)
 
 static int via(const char *done_file)
 {
+	struct copier c = { .done_file = done_file };
 	unsigned long errors = 0, slowest = 0;
 	struct num x = { 0 };
 	struct stat st;
+	pthread_t ct;
 	uint32_t d;
 
-	if (node_lookup_wait(fd, 2, "flap.d", &d))
-		return printf("# flap: lookup flap.d: %s\n", strerror(errno)), 1;
+	if (node_lookup_wait(fd, 2, "flap.d", &d) ||
+	    node_lookup_wait(fd, 2, "flap.m", &c.src) ||
+	    node_lookup_wait(fd, 3, "flap.m3", &c.m3))
+		return printf("# flap: lookup: %s\n", strerror(errno)), 1;
+	pthread_create(&ct, NULL, copy_thread, &c);
 	printf("# flap: ready\n");
 	fflush(stdout);
 	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
@@ -312,6 +355,7 @@ static int via(const char *done_file)
 		x.n++;
 		usleep(20000);
 	}
+	pthread_join(ct, NULL);
 	x.count = x.n;
 	x.n = FLAP_END;
 	if (invoke(fd, d, &x, sizeof(x), NULL, 0)) {
@@ -320,7 +364,9 @@ static int via(const char *done_file)
 	}
 	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
 	       errors, slowest);
-	return errors || !x.count;
+	printf("# flap: copies=%lu errors=%lu wrong=%lu slowest_ms=%lu\n",
+	       c.copies, c.errors, c.wrong, c.slowest);
+	return errors || !x.count || !c.copies || c.errors || c.wrong;
 }
 
 static int serve_r(void)
