@@ -301,6 +301,10 @@ struct fos_cap_slot {
  * @contacts: id -> struct fos_contact * (a contact's Request and the Memory
  *	marked for it), allocating from 1 (contact.c; its own lock, which
  *	also guards each contact's marks)
+ * @user: the user that opened the space (a reference), charged for the
+ *	kernel pages other nodes' grants give it (remote/handover.c)
+ * @memlock: the most pages @user may have charged then: RLIMIT_MEMLOCK of
+ *	the opener at open, ULONG_MAX if it had CAP_IPC_LOCK; immutable
  */
 struct fos_space {
 	struct xarray caps;
@@ -308,6 +312,8 @@ struct fos_space {
 	struct list_head owned;
 	struct fos_ep *ep;
 	struct xarray contacts;
+	struct user_struct *user;
+	unsigned long memlock;
 };
 
 /* memmap.c */

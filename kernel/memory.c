@@ -45,6 +45,11 @@ static void fos_mem_free(struct fos_contents *c, struct fos_reaper *r)
 		} else {
 			for (i = 0; i < mem->npages; i++)
 				__free_page(mem->pages[i]);
+			if (mem->kuser) {
+				atomic_long_sub(mem->npages,
+						&mem->kuser->locked_vm);
+				free_uid(mem->kuser);
+			}
 		}
 		fos_live_add(FOS_LIVE_PINNED_PAGES, -(long)mem->npages);
 	}
@@ -218,6 +223,39 @@ err_pages:
 err_mem:
 	kfree(mem);
 	return ERR_PTR(-ENOMEM);
+}
+
+/**
+ * fos_mem_alloc_charged - kernel pages charged to a user
+ * @len: as for fos_mem_alloc_kernel()
+ * @user: the user charged (locked_vm); the buffer takes a reference
+ * @limit: the most pages @user may have charged with these (a space's
+ *	memlock: its opener's RLIMIT_MEMLOCK, or ULONG_MAX)
+ *
+ * As fos_mem_alloc_kernel(), the pages charged first and given back with
+ * them.  So another node's grants (remote/handover.c) cannot pin more of
+ * this node's memory for a user than that user may pin itself.
+ *
+ * Return: the buffer, or ERR_PTR(-ENOMEM: past @limit, or no memory;
+ * -EINVAL).
+ */
+struct fos_mem *fos_mem_alloc_charged(u64 len, struct user_struct *user,
+				      unsigned long limit)
+{
+	unsigned long npages = PAGE_ALIGN(len) >> PAGE_SHIFT;
+	struct fos_mem *mem;
+
+	if (atomic_long_add_return(npages, &user->locked_vm) > limit) {
+		atomic_long_sub(npages, &user->locked_vm);
+		return ERR_PTR(-ENOMEM);
+	}
+	mem = fos_mem_alloc_kernel(len);
+	if (IS_ERR(mem)) {
+		atomic_long_sub(npages, &user->locked_vm);
+		return mem;
+	}
+	mem->kuser = get_uid(user);
+	return mem;
 }
 
 int fos_op_memory_create(struct fos_space *s, struct fos_call *c)

@@ -35,7 +35,9 @@ struct user_struct;
  * @first_off: offset of the buffer's first byte in pages[0]
  * @len: length of the buffer in bytes
  * @user: the user charged for the pin (locked_vm, against RLIMIT_MEMLOCK),
- *	a reference held with get_uid()
+ *	a reference held with get_uid(); NULL for kernel pages and dma-bufs
+ * @kuser: kernel pages only: the user charged for them (locked_vm), a
+ *	reference held, or NULL (fos_mem_alloc_charged())
  * @mm: the mm the pin shows in (pinned_vm, not limited), grabbed with
  *	mmgrab()
  * @uaddr: where pages[0] was mapped in @mm when pinned (MEMORY_GRANT
@@ -66,6 +68,7 @@ struct fos_mem {
 	unsigned long first_off;
 	u64 len;
 	struct user_struct *user;
+	struct user_struct *kuser;
 	struct mm_struct *mm;
 	unsigned long uaddr;
 	bool writable;
@@ -108,6 +111,8 @@ void fos_mem_put(struct fos_mem *mem);
 void fos_mem_init(struct fos_mem *mem, unsigned long npages,
 		  unsigned long first_off, u64 len, bool writable);
 struct fos_mem *fos_mem_alloc_kernel(u64 len);
+struct fos_mem *fos_mem_alloc_charged(u64 len, struct user_struct *user,
+				      unsigned long limit);
 s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait);
 int fos_mem_copy_local(const struct fos_cap *src, u64 soff,

@@ -2,8 +2,12 @@
 /*
  * fractos: capability spaces and the capability operations.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include "fos.h"
@@ -203,6 +207,9 @@ static int fos_space_open(struct inode *inode, struct file *file)
 	xa_init_flags(&s->caps, XA_FLAGS_ALLOC);
 	INIT_LIST_HEAD(&s->owned);
 	fos_contacts_init(s);
+	s->user = get_current_user();
+	s->memlock = capable(CAP_IPC_LOCK) ? ULONG_MAX :
+		     rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	file->private_data = s;
 	fos_live_add(FOS_LIVE_SPACES, 1);
 	return nonseekable_open(inode, file);
@@ -233,6 +240,7 @@ static int fos_space_release(struct inode *inode, struct file *file)
 		cond_resched();
 	}
 	xa_destroy(&s->caps);
+	free_uid(s->user);
 	kfree(s);
 	fos_live_add(FOS_LIVE_SPACES, -1);
 	return 0;

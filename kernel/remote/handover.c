@@ -8,7 +8,9 @@
  * revoked every other capability first).  Delivering that capability as
  * it is would leave the receiver's bytes on the granter's node, reached by
  * RDMA for as long as the receiver keeps them.  So this node allocates
- * kernel pages of the same size, pulls the bytes into them with the copy
+ * kernel pages of the same size, charged to the user that opened the
+ * receiving space (as if it had pinned them: locked_vm, against the
+ * RLIMIT_MEMLOCK it had then), pulls the bytes into them with the copy
  * protocol (copy.c: GRANT, RDMA READ, RELEASE; the windows a cut
  * connection interrupts are asked for again), drops its capability to the
  * source, which frees it on the granter's node once the granter's call
@@ -38,6 +40,7 @@
  * Invocations the granter sends after this one may be delivered before
  * it.
  */
+#include <linux/sched/user.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include "pri.h"
@@ -93,18 +96,43 @@ struct fos_handover {
 };
 
 /*
- * Replace @cap, another node's Memory handed over, with a copy of its
- * bytes in kernel pages of ours (an object nobody owns yet), read before
- * @until; the source's proxy is dropped.  On error @cap is left as it was.
+ * The user that the copy for @req's space is charged to (a reference),
+ * and in *@limit its limit: the opener of the space that receives @req's
+ * invocations.  NULL when @req is forwarded (the copy is ours, and goes
+ * when the next node has its own) or that space is gone.
  */
-static int fos_handover_take(struct fos_cap *cap, unsigned long until)
+static struct user_struct *fos_handover_user(struct fos_object *req,
+					     unsigned long *limit)
+{
+	struct user_struct *user = NULL;
+	struct fos_space *s;
+
+	spin_lock(&fos_tree_lock);
+	s = fos_req_receiver_locked(req);
+	if (s) {
+		user = get_uid(s->user);
+		*limit = s->memlock;
+	}
+	spin_unlock(&fos_tree_lock);
+	return user;
+}
+
+/*
+ * Replace @cap, another node's Memory handed over, with a copy of its
+ * bytes in kernel pages of ours (an object nobody owns yet), charged to
+ * @user unless NULL, read before @until; the source's proxy is dropped.
+ * On error @cap is left as it was.
+ */
+static int fos_handover_take(struct fos_cap *cap, unsigned long until,
+			     struct user_struct *user, unsigned long limit)
 {
 	struct fos_object *obj;
 	struct fos_mem *mem;
 	struct fos_cap dst;
 	int ret;
 
-	mem = fos_mem_alloc_kernel(cap->len);
+	mem = user ? fos_mem_alloc_charged(cap->len, user, limit) :
+	      fos_mem_alloc_kernel(cap->len);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 	obj = fos_obj_create(FRACTOS_OBJ_MEMORY, NULL, &mem->c);
@@ -161,17 +189,23 @@ static void fos_handover_work_fn(struct work_struct *work)
 	/* A node that forwards leaves the next one half of the time. */
 	unsigned long until = ho->forward ?
 			      ho->by - (ho->by - ho->arrived) / 2 : ho->by;
+	struct user_struct *user = NULL;
+	unsigned long limit = 0;
 	bool same = true;
 	u32 i, ours = 0;
 	int ret = 0;
 
+	if (!ho->forward)
+		user = fos_handover_user(ho->obj, &limit);
 	for (i = 0; i < ho->ncaps && !ret; i++) {
 		if (!(ho->granted & BIT(i)))
 			continue;
-		ret = fos_handover_take(&ho->caps[i], until);
+		ret = fos_handover_take(&ho->caps[i], until, user, limit);
 		if (!ret)
 			ours |= BIT(i);	/* our copy, no longer the source */
 	}
+	if (user)
+		free_uid(user);
 	/*
 	 * The granter waits twice the time at least: deliver before, or
 	 * not at all, so that it never keeps what was delivered.

@@ -13,6 +13,7 @@
  */
 #include <liburing.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "tap.h"
 #include "fos_util.h"
@@ -631,6 +632,107 @@ static void grant_across(int prov)
 	       "grant: its copy and the granter's Memory gone with their spaces");
 }
 
+/*
+ * A child of another user (nobody), RLIMIT_MEMLOCK 4 pages, receives
+ * grants of 3 pages through the fabric: the copies are charged to it.
+ * Its Request's cid in @c comes back on @up; then it reports each copy.
+ */
+static void charged_child(int c, int up, int down)
+{
+	struct rlimit rl = { 4 * 4096, 4 * 4096 };
+	uint32_t req = FRACTOS_CID_INVALID;
+	int p, capfd = -1, v, i;
+	struct msg m;
+
+	if (setgid(65534) || setuid(65534) || setrlimit(RLIMIT_MEMLOCK, &rl))
+		_exit(1);
+	p = fos_open();
+	if (p < 0 ||
+	    req_create(p, FRACTOS_CID_INVALID, 47, NULL, 0, NULL, 0, &req) ||
+	    fos_export(p, req, 0, &capfd) || fos_import(c, capfd, &req))
+		_exit(2);
+	close(capfd);
+	if (write(up, &req, sizeof(req)) != sizeof(req))
+		_exit(3);
+	/* The first copy, kept until told; then the second. */
+	for (i = 0; i < 2; i++) {
+		v = !receive(p, &m) && m.ncaps == 1;
+		if (write(up, &v, sizeof(v)) != sizeof(v) ||
+		    read(down, &v, sizeof(v)) != sizeof(v))
+			_exit(4);
+		if (m.ncaps == 1)
+			fos_close(p, m.caps[0]);
+	}
+	_exit(0);
+}
+
+/*
+ * A grant through the fabric charges its copy to the user that opened the
+ * receiving space, against the RLIMIT_MEMLOCK it had (nobody: 4 pages):
+ * a second copy of 3 pages while the first is held is ENOMEM, the granter
+ * keeps its Memory; once the first copy is closed, the same grant passes.
+ */
+static void grant_charged(void)
+{
+	struct fractos_memory_grant g = { 0 };
+	long long mem0 = fos_live("memories");
+	int c = fos_open(), up[2], down[2], v = 0, st = 0, ret;
+	uint32_t req = FRACTOS_CID_INVALID, second;
+	pid_t pid;
+
+	if (c < 0 || pipe(up) || pipe(down))
+		tap_bail("grant: charged: setup");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (!pid)
+		charged_child(c, up[1], down[0]);
+	if (read(up[0], &req, sizeof(req)) != sizeof(req))
+		tap_bail("grant: charged: the child's Request");
+	g.req = req;
+	if (!fos_anon_mem(c, 3 * 4096, &g.cid))
+		tap_bail("grant: charged: Memory");
+	ret = ioctl(c, FRACTOS_IOC_MEMORY_GRANT, &g) ? -errno : 0;
+	tap_ok(!ret && read(up[0], &v, sizeof(v)) == sizeof(v) && v,
+	       "grant: charged: 3 pages to nobody's space (RLIMIT_MEMLOCK 4 pages) arrive (ret %d)",
+	       ret);
+	memset(&g, 0, sizeof(g));
+	g.req = req;
+	if (!fos_anon_mem(c, 3 * 4096, &g.cid))
+		tap_bail("grant: charged: Memory");
+	ret = ioctl(c, FRACTOS_IOC_MEMORY_GRANT, &g) ? -errno : 0;
+	second = g.new_cid;
+	tap_ok(ret == -ENOMEM && second != FRACTOS_CID_INVALID,
+	       "grant: charged: 3 more while it holds them: ENOMEM, the Memory back at cid %u (ret %d)",
+	       second, ret);
+	/* The child closes its copy: its pages are no longer charged. */
+	v = 1;
+	if (write(down[1], &v, sizeof(v)) != sizeof(v))
+		tap_bail("grant: charged: pipe");
+	memset(&g, 0, sizeof(g));
+	g.req = req;
+	g.cid = second;
+	ret = second == FRACTOS_CID_INVALID ? -EINVAL :
+	      ioctl(c, FRACTOS_IOC_MEMORY_GRANT, &g) ? -errno : 0;
+	v = 0;
+	tap_ok(!ret && read(up[0], &v, sizeof(v)) == sizeof(v) && v,
+	       "grant: charged: the first copy closed, the same grant arrives (ret %d)",
+	       ret);
+	if (write(down[1], &v, sizeof(v)) != sizeof(v))
+		tap_diag("grant: charged: pipe");
+	waitpid(pid, &st, 0);
+	close(c);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	tap_ok(WIFEXITED(st) && !WEXITSTATUS(st) &&
+	       fos_live_settle("memories", mem0) == mem0,
+	       "grant: charged: the child is done (status %#x), every copy gone",
+	       st);
+}
+
 int main(void)
 {
 	struct fractos_cap_info info;
@@ -654,7 +756,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(82);
+	tap_plan(86);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -937,6 +1039,7 @@ int main(void)
 	contact(prov);
 	steal(prov);
 	grant_across(prov);
+	grant_charged();
 	busy_poll(prov, cli);
 	linger(prov, cli, id, addr);
 

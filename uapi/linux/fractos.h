@@ -299,8 +299,9 @@
  *                   With req: the errors of REQUEST_INVOKE, new_cid then
  *                           holding the Memory (see "Memory grant");
  *                           another node's req also those of its copy
- *                           there (EFBIG: over 1 GiB; ENOMEM, EINVAL,
- *                           EAGAIN, ETIMEDOUT).
+ *                           there (EFBIG: over 1 GiB; ENOMEM, also past
+ *                           the RLIMIT_MEMLOCK of the receiving space's
+ *                           opener; EINVAL, EAGAIN, ETIMEDOUT).
  *   SPACE_CONTACT   EINVAL  op is not FRACTOS_CONTACT_ADD, _DEL, _STEAL
  *                           or _UNSTEAL; ADD with a non-zero id, DEL
  *                           with a non-zero cid.
@@ -554,8 +555,11 @@ struct fractos_memory_diminish {
  * the caller as above.  One case is left open: a copy delivered whose
  * answer the link then loses for longer than the caller waits (10 s plus
  * fabric_grace_ms from the call) fails the call, the receiver keeping its
- * copy and the caller the Memory.  The copy's pages count as pinned there, charged to no user,
- * and at most max_pin_bytes.  A Request that node derived from a third
+ * copy and the caller the Memory.  The copy's pages count as pinned there,
+ * at most max_pin_bytes, and are charged as the receiver's own pins are:
+ * to the user that opened the receiving space, against the RLIMIT_MEMLOCK
+ * it had when it opened it (unless it had CAP_IPC_LOCK then), ENOMEM past
+ * it, until the copy is freed.  A Request that node derived from a third
  * node's (forwarded there) gets the same: that node copies the buffer in
  * the first half of the time, hands its copy over in turn with the rest
  * of it, and drops its copy either way, so the bytes end in the memory of
