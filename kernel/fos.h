@@ -328,12 +328,15 @@ void fos_contacts_init(struct fos_space *s);
 void fos_contacts_fire(struct fos_space *s);
 void fos_contacts_show(struct fos_space *s, struct seq_file *m);
 
-/* object.c */
-extern spinlock_t fos_tree_lock;
-int fos_object_init(void);
+/* oid.c */
+void fos_oid_init(void);
 u64 fos_oid_public(u64 id);
 u64 fos_oid_private(u64 pub);
 void fos_obj_oid(struct fos_object *obj, struct fractos_oid *oid);
+
+/* object.c */
+extern spinlock_t fos_tree_lock;
+int fos_object_init(void);
 void fos_object_exit(void);
 struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 				  struct fos_contents *contents);
