@@ -254,8 +254,9 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		ret = fos_invoke_describe(c, caps);
 		if (ret)
 			break;
-		ret = fos_rpc(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
-			      &c->rpc);
+		ret = fos_rpc_timeout(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
+				      &c->rpc, c->iv->grant_ms ?
+				      FOS_GRANT_TIMEOUT : FOS_REMOTE_TIMEOUT);
 		if (!c->rpc.sent)
 			fos_invoke_undescribe(c);
 		if (ret != -EAGAIN || !wait)

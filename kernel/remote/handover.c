@@ -45,6 +45,7 @@
 #include <linux/slab.h>
 #include "pri.h"
 #include "../memory.h"
+#include "../provider.h"
 #include "../request.h"
 
 /* A copy delivered in time is announced before the granter gives up. */
@@ -61,6 +62,7 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
 /**
  * struct fos_handover - an INVOKE whose Memory is being copied here
  * @work: on fos_forward_wq
+ * @done: a forwarded one's: the provider's node answered
  * @peer: the granter's node (a reference, and a work slot), for the ACK
  * @cookie: the INVOKE's, for the ACK
  * @arrived: jiffies when the INVOKE arrived
@@ -70,7 +72,9 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
  * @epoch: the granter's epoch when the INVOKE arrived
  * @forward: @obj's provider is on a third node: @req is NULL, and the copy
  *	is handed over to it in turn
+ * @same: the granter's epoch had not changed when the copy was made
  * @granted: bit i: @caps[i] is handed over, to be copied
+ * @ours: bit i: @caps[i] is our copy now, no longer the source
  * @bytes: what it counts in fos_handover_bytes
  * @imm_len: bytes at @imm
  * @ncaps: entries at @caps
@@ -79,6 +83,7 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
  */
 struct fos_handover {
 	struct work_struct work;
+	struct fos_invoke_done done;
 	struct fos_peer *peer;
 	u64 cookie;
 	unsigned long arrived;
@@ -87,7 +92,9 @@ struct fos_handover {
 	unsigned long by;
 	u32 epoch;
 	bool forward;
+	bool same;
 	u32 granted;
+	u32 ours;
 	u64 bytes;
 	u32 imm_len;
 	u32 ncaps;
@@ -155,14 +162,53 @@ static int fos_handover_take(struct fos_cap *cap, unsigned long until,
 }
 
 /*
+ * The end of @ho with @ret: the ACK, what is not kept revoked, everything
+ * put.  A copy delivered here is the receiver's; one this node forwarded
+ * goes either way (the next node has its own, or the granter keeps its
+ * Memory); one that is not announced goes (the granter will keep its
+ * Memory).
+ */
+static void fos_handover_end(struct fos_handover *ho, int ret)
+{
+	bool drop = ho->forward;
+	u32 i;
+
+	for (i = 0; i < ho->ncaps && !ret && !ho->forward; i++)
+		/* Delivered: the receiver's to revoke, as a local grant. */
+		if (ho->ours & BIT(i))
+			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
+	if (ho->same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret)
+		drop = true;
+	for (i = 0; i < ho->ncaps; i++) {
+		if (drop && (ho->ours & BIT(i)))
+			fos_obj_revoke(ho->caps[i].obj);
+		fos_obj_put(ho->caps[i].obj);
+	}
+	atomic64_sub(ho->bytes, &fos_handover_bytes);
+	kfree(ho->caps);
+	if (ho->req)
+		fos_req_put(ho->req);
+	fos_obj_put(ho->obj);
+	fos_peer_res_put(ho->peer, FOS_PEER_WORK);
+	fos_peer_put(ho->peer);
+	kfree(ho);
+}
+
+/* The provider's node answered a forwarded handover (process context). */
+static void fos_handover_forwarded(struct fos_invoke_done *d, int result)
+{
+	fos_handover_end(container_of(d, struct fos_handover, done), result);
+}
+
+/*
  * Invoke @ho->obj, whose provider is on a third node, as call.c's forward
- * does but waiting for the answer (this work waits for the copy anyway),
- * with the copy made here handed over in turn: the next node has until
- * @ho->by to deliver its own.
+ * does, with the copy made here handed over in turn: the next node has
+ * until @ho->by to deliver its own.  Return: -EINPROGRESS when
+ * fos_handover_forwarded() ends @ho (it may have already), else the error.
  */
 static int fos_handover_forward(struct fos_handover *ho)
 {
-	struct fos_object *copy = ho->caps[__ffs(ho->granted)].obj;
+	struct fos_object *copy = ho->caps[__ffs(ho->ours)].obj;
 	struct fos_cap target = { .obj = ho->obj };
 	struct fos_kcap **kcaps;
 	u32 i;
@@ -174,11 +220,16 @@ static int fos_handover_forward(struct fos_handover *ho)
 	/* struct fos_kcap is a struct fos_cap and nothing else */
 	for (i = 0; i < ho->ncaps; i++)
 		kcaps[i] = container_of(&ho->caps[i], struct fos_kcap, cap);
+	/* Ours while the flag is up: @ho may end before the call returns. */
+	fos_obj_get(copy);
 	WRITE_ONCE(copy->grant_by, ho->by);
 	WRITE_ONCE(copy->granting, true);
+	ho->done.fn = fos_handover_forwarded;
 	ret = fos_invoke_k(&target, ho->imm, ho->imm_len, kcaps, ho->ncaps,
-			   NULL);
+			   &ho->done);
+	/* (the message holds what it needs of the arguments now) */
 	WRITE_ONCE(copy->granting, false);
+	fos_obj_put(copy);
 	kfree(kcaps);
 	return ret;
 }
@@ -191,9 +242,8 @@ static void fos_handover_work_fn(struct work_struct *work)
 			      ho->by - (ho->by - ho->arrived) / 2 : ho->by;
 	struct user_struct *user = NULL;
 	unsigned long limit = 0;
-	bool same = true;
-	u32 i, ours = 0;
 	int ret = 0;
+	u32 i;
 
 	if (!ho->forward)
 		user = fos_handover_user(ho->obj, &limit);
@@ -202,7 +252,7 @@ static void fos_handover_work_fn(struct work_struct *work)
 			continue;
 		ret = fos_handover_take(&ho->caps[i], until, user, limit);
 		if (!ret)
-			ours |= BIT(i);	/* our copy, no longer the source */
+			ho->ours |= BIT(i);	/* our copy, not the source */
 	}
 	if (user)
 		free_uid(user);
@@ -215,38 +265,18 @@ static void fos_handover_work_fn(struct work_struct *work)
 	if (!ret && fos_obj_revoked(ho->obj))
 		ret = -EKEYREVOKED;
 	/* A granter that restarted waits for nothing of ours any more. */
-	if (fos_peer_epoch(ho->peer) != ho->epoch) {
-		same = false;
+	ho->same = fos_peer_epoch(ho->peer) == ho->epoch;
+	if (!ho->same)
 		ret = ret ?: -ECONNRESET;
-	}
-	if (!ret && ho->forward)
+	if (!ret && ho->forward) {
 		ret = fos_handover_forward(ho);
-	else if (!ret)
+		if (ret == -EINPROGRESS)
+			return;	/* @ho is fos_handover_forwarded()'s */
+	} else if (!ret) {
 		ret = fos_req_deliver(ho->req, ho->imm, ho->imm_len, ho->caps,
 				      ho->ncaps);
-	for (i = 0; i < ho->ncaps && !ret && !ho->forward; i++)
-		/* Delivered: the receiver's to revoke, as a local grant. */
-		if (ours & BIT(i))
-			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
-	/*
-	 * Not announced, not kept: the granter will keep its Memory.  A
-	 * forwarded copy is not kept either way (the next node's is).
-	 */
-	if ((same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret) ||
-	    ho->forward)
-		for (i = 0; i < ho->ncaps; i++)
-			if (ours & BIT(i))
-				fos_obj_revoke(ho->caps[i].obj);
-	for (i = 0; i < ho->ncaps; i++)
-		fos_obj_put(ho->caps[i].obj);
-	atomic64_sub(ho->bytes, &fos_handover_bytes);
-	kfree(ho->caps);
-	if (ho->req)
-		fos_req_put(ho->req);
-	fos_obj_put(ho->obj);
-	fos_peer_res_put(ho->peer, FOS_PEER_WORK);
-	fos_peer_put(ho->peer);
-	kfree(ho);
+	}
+	fos_handover_end(ho, ret);
 }
 
 /**

@@ -21,6 +21,13 @@
 /* How long an invoker waits for the owner's answer. */
 #define FOS_REMOTE_TIMEOUT	(10 * HZ)
 
+/*
+ * How long the sender of an INVOKE that hands a Memory over waits: more,
+ * since a node that forwards it may wait up to 5 s for a send credit
+ * (FOS_SEND_WAIT) before the next node's grant_ms starts (handover.c).
+ */
+#define FOS_GRANT_TIMEOUT	(FOS_REMOTE_TIMEOUT + 5 * HZ)
+
 /**
  * struct fos_view - what a description names of an object
  * @off: start (Memory; 0 for a Request)

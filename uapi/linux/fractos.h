@@ -552,10 +552,13 @@ struct fractos_memory_diminish {
  * already; the link's errors; EKEYREVOKED: the Memory or the Request
  * revoked meanwhile) or is not done within 5 s of the invocation's
  * arrival (ETIMEDOUT), nothing is delivered and the capability stays with
- * the caller as above.  One case is left open: a copy delivered whose
- * answer the link then loses for longer than the caller waits (10 s plus
- * fabric_grace_ms from the call) fails the call, the receiver keeping its
- * copy and the caller the Memory.  The copy's pages count as pinned there,
+ * the caller as above.  The caller waits 15 s plus fabric_grace_ms for
+ * the answer.  One case is left open: a copy delivered whose answer the
+ * link then loses for longer than the caller waits fails the call, the
+ * receiver keeping its copy and the caller the Memory (so does, with a
+ * forwarding node, an answer of the provider's node that the link loses
+ * there, and a chain of more than one forwarding node whose sends each
+ * wait long for a credit).  The copy's pages count as pinned there,
  * at most max_pin_bytes, and are charged as the receiver's own pins are:
  * to the user that opened the receiving space, against the RLIMIT_MEMLOCK
  * it had when it opened it (unless it had CAP_IPC_LOCK then), ENOMEM past
