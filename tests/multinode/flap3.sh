@@ -82,13 +82,7 @@ esac
 if [ $me != 1 ]; then
 	peer=$((5 - me))
 	eval "want=\$N$peer"
-	line=$(fosnet list $peer)
-	diag "$line"
-	[ "$(kv disconnects "$line")" -ge 1 ] && [ "$(kv link_grace "$line")" -ge 1 ]
-	ok $? "node $me: node $peer's connections ended, the session kept ($(kv disconnects "$line") disconnects, $(kv link_grace "$line") grace periods, $(kv retransmits "$line") retransmitted, $(kv duplicates "$line") duplicates dropped)"
-	[ "$(kv session_ends "$line")" = 0 ] && [ "$(kv epoch_changes "$line")" = 0 ] &&
-		[ "$(kv proto_errors "$line")" = 0 ] && [ "$(kv epoch "$line")" = "$want" ]
-	ok $? "node $me: node $peer: no session ended, same epoch ($want), no protocol error"
+	session_kept $peer "$want"
 fi
 # Node 1's calls are one at a time, with a pause of 20 ms: each cut finds a
 # forward in flight or sent into it before the link is found down, and

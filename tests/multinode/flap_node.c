@@ -245,14 +245,52 @@ static void *copy_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Invoke @r with 0, 1, 2, ... until @done_file exists; then, the copier
+ * @ct (@c) done, with FLAP_END and the count.  Says what it saw.
+ * Return: the count; *@errors: the calls that failed.
+ */
+static uint32_t stream_numbers(uint32_t r, const char *done_file,
+			       pthread_t ct, struct copier *c,
+			       unsigned long *errors)
+{
+	unsigned long slowest = 0;
+	struct num x = { 0 };
+	struct stat st;
+
+	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
+		uint64_t t0 = now_ms(), t;
+
+		if (invoke(fd, r, &x, sizeof(x), NULL, 0)) {
+			printf("# flap: invoke %u: %s\n", x.n, strerror(errno));
+			(*errors)++;
+		}
+		t = now_ms() - t0;
+		if (t > slowest)
+			slowest = t;
+		x.n++;
+		usleep(20000);
+	}
+	pthread_join(ct, NULL);
+	x.count = x.n;
+	x.n = FLAP_END;
+	if (invoke(fd, r, &x, sizeof(x), NULL, 0)) {
+		printf("# flap: invoke of the end: %s\n", strerror(errno));
+		(*errors)++;
+	}
+	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
+	       *errors, slowest);
+	printf("# flap: copies=%lu errors=%lu wrong=%lu slowest_ms=%lu\n",
+	       c->copies, c->errors, c->wrong, c->slowest);
+	return x.count;
+}
+
 static int call(const char *done_file)
 {
 	struct copier c = { .done_file = done_file };
-	struct num x = { 0 };
-	unsigned long errors = 0, slowest = 0;
+	unsigned long errors = 0;
 	pthread_t th, ct;
-	struct stat st;
-	uint32_t r;
+	uint32_t r, n;
 	int ok;
 
 	if (meet(TAG_K, "flap.k", 2, "flap.r", &r))
@@ -262,33 +300,10 @@ static int call(const char *done_file)
 			      strerror(errno)), 1;
 	pthread_create(&th, NULL, k_thread, NULL);
 	pthread_create(&ct, NULL, copy_thread, &c);
-	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
-		uint64_t t0 = now_ms(), t;
-
-		if (invoke(fd, r, &x, sizeof(x), NULL, 0)) {
-			printf("# flap: invoke %u: %s\n", x.n, strerror(errno));
-			errors++;
-		}
-		t = now_ms() - t0;
-		if (t > slowest)
-			slowest = t;
-		x.n++;
-		usleep(20000);
-	}
 	/* Node 2 exits at FLAP_END: its M goes with it. */
-	pthread_join(ct, NULL);
-	x.count = x.n;
-	x.n = FLAP_END;
-	if (invoke(fd, r, &x, sizeof(x), NULL, 0)) {
-		printf("# flap: invoke of the end: %s\n", strerror(errno));
-		errors++;
-	}
+	n = stream_numbers(r, done_file, ct, &c, &errors);
 	pthread_join(th, NULL);
-	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
-	       errors, slowest);
-	printf("# flap: copies=%lu errors=%lu wrong=%lu slowest_ms=%lu\n",
-	       c.copies, c.errors, c.wrong, c.slowest);
-	ok = !errors && k_end == x.count && once(seen_k, k_end, "node1-got") &&
+	ok = !errors && k_end == n && once(seen_k, k_end, "node1-got") &&
 	     c.copies && !c.errors && !c.wrong;
 	return !ok;
 }
@@ -329,11 +344,9 @@ static int derive(int secs)
 static int via(const char *done_file)
 {
 	struct copier c = { .done_file = done_file };
-	unsigned long errors = 0, slowest = 0;
-	struct num x = { 0 };
-	struct stat st;
+	unsigned long errors = 0;
 	pthread_t ct;
-	uint32_t d;
+	uint32_t d, n;
 
 	if (node_lookup_wait(fd, 2, "flap.d", &d) ||
 	    node_lookup_wait(fd, 2, "flap.m", &c.src) ||
@@ -342,31 +355,8 @@ static int via(const char *done_file)
 	pthread_create(&ct, NULL, copy_thread, &c);
 	printf("# flap: ready\n");
 	fflush(stdout);
-	while (stat(done_file, &st) && x.n < FLAP_MAX - 1) {
-		uint64_t t0 = now_ms(), t;
-
-		if (invoke(fd, d, &x, sizeof(x), NULL, 0)) {
-			printf("# flap: invoke %u: %s\n", x.n, strerror(errno));
-			errors++;
-		}
-		t = now_ms() - t0;
-		if (t > slowest)
-			slowest = t;
-		x.n++;
-		usleep(20000);
-	}
-	pthread_join(ct, NULL);
-	x.count = x.n;
-	x.n = FLAP_END;
-	if (invoke(fd, d, &x, sizeof(x), NULL, 0)) {
-		printf("# flap: invoke of the end: %s\n", strerror(errno));
-		errors++;
-	}
-	printf("# flap: invoked=%u errors=%lu slowest_ms=%lu\n", x.count,
-	       errors, slowest);
-	printf("# flap: copies=%lu errors=%lu wrong=%lu slowest_ms=%lu\n",
-	       c.copies, c.errors, c.wrong, c.slowest);
-	return errors || !x.count || !c.copies || c.errors || c.wrong;
+	n = stream_numbers(d, done_file, ct, &c, &errors);
+	return errors || !n || !c.copies || c.errors || c.wrong;
 }
 
 static int serve_r(void)

@@ -189,13 +189,20 @@ stream_cut() {
 		[ $retries -ge 1 ]
 		ok $? "node $me: copies cut by the $what were asked for again ($retries windows) and brought the right bytes"
 	fi
-	line=$(fosnet list $other)
+	session_kept $other "$epoch"
+}
+
+# session_kept ID EPOCH: two TAP checks that node ID's connections ended
+# and its session was kept through them (same EPOCH, no protocol error);
+# its fosnet line is left in $line.
+session_kept() {
+	line=$(fosnet list "$1")
 	diag "$line"
 	[ "$(kv disconnects "$line")" -ge 1 ] && [ "$(kv link_grace "$line")" -ge 1 ]
-	ok $? "node $me: connections ended, the session kept ($(kv disconnects "$line") disconnects, $(kv link_grace "$line") grace periods, $(kv retransmits "$line") retransmitted, $(kv duplicates "$line") duplicates dropped)"
+	ok $? "node $me: node $1's connections ended, the session kept ($(kv disconnects "$line") disconnects, $(kv link_grace "$line") grace periods, $(kv retransmits "$line") retransmitted, $(kv duplicates "$line") duplicates dropped)"
 	[ "$(kv session_ends "$line")" = 0 ] && [ "$(kv epoch_changes "$line")" = 0 ] &&
-		[ "$(kv proto_errors "$line")" = 0 ] && [ "$(kv epoch "$line")" = "$epoch" ]
-	ok $? "node $me: no session ended, same epoch, no protocol error"
+		[ "$(kv proto_errors "$line")" = 0 ] && [ "$(kv epoch "$line")" = "$2" ]
+	ok $? "node $me: node $1: no session ended, same epoch ($2), no protocol error"
 }
 
 # kv KEY LINE: the value of KEY=... in a fosnet line.

@@ -112,6 +112,19 @@ static int events(int fd, unsigned int n, const uint32_t *types,
 	return bad;
 }
 
+/* The pinned pages, once @n fewer than @from (up to 3 s), or as they are. */
+static long long pinned_fell(long long from, long long n)
+{
+	long long now = fos_live("pinned_pages");
+	int i;
+
+	for (i = 0; i < 300 && now > from - n; i++) {
+		usleep(10000);
+		now = fos_live("pinned_pages");
+	}
+	return now;
+}
+
 /*
  * Grant a Memory of ours to @d, node 2's Request derived from node 3's:
  * node 2 copies it and hands its copy over to node 3 in turn.
@@ -120,8 +133,8 @@ static void grant_forwarded(int fd, uint32_t d)
 {
 	struct fractos_memory_grant ga = { .req = d };
 	unsigned char *gb = fos_anon_mem(fd, GRANT3_LEN, &ga.cid);
-	long long pinned = fos_live("pinned_pages"), now = pinned;
-	int ret, i;
+	long long pinned = fos_live("pinned_pages"), now;
+	int ret;
 
 	if (gb)
 		fos_fill(gb, GRANT3_LEN, 8);
@@ -130,10 +143,7 @@ static void grant_forwarded(int fd, uint32_t d)
 	       "node 1: MEMORY_GRANT to node 2's D, derived from node 3's Request: delivered (ret %d, errno %d)",
 	       ret, ret ? errno : 0);
 	/* Five pages, freed once node 2 has its copy and dropped ours. */
-	for (i = 0; i < 300 && now > pinned - 5; i++) {
-		usleep(10000);
-		now = fos_live("pinned_pages");
-	}
+	now = pinned_fell(pinned, 5);
 	tap_ok(now <= pinned - 5,
 	       "node 1: the granted Memory is freed here (pinned pages %lld -> %lld)",
 	       pinned, now);
@@ -524,9 +534,8 @@ static int client(void)
 	{
 		struct fractos_memory_grant ga = { .req = r };
 		unsigned char *gb = fos_anon_mem(fd, GRANT_LEN, &ga.cid);
-		long long pinned = fos_live("pinned_pages"), now = pinned;
+		long long pinned = fos_live("pinned_pages"), now;
 		uint32_t again;
-		int i;
 
 		if (gb)
 			fos_fill(gb, GRANT_LEN, 6);
@@ -540,10 +549,7 @@ static int client(void)
 		 * Its three pages go once node 1 has its copy and has dropped
 		 * the source (the stolen Memory, one page, may go too).
 		 */
-		for (i = 0; i < 300 && now > pinned - 3; i++) {
-			usleep(10000);
-			now = fos_live("pinned_pages");
-		}
+		now = pinned_fell(pinned, 3);
 		tap_ok(now <= pinned - 3,
 		       "node 2: the granted Memory is freed here once node 1 has its copy (pinned pages %lld -> %lld)",
 		       pinned, now);
