@@ -89,6 +89,30 @@ void fos_mem_put(struct fos_mem *mem)
 	fos_contents_put(&mem->c);
 }
 
+/**
+ * fos_memlock_limit - the pages the caller's user may have pinned
+ *
+ * Return: the caller's RLIMIT_MEMLOCK in pages, or ULONG_MAX with
+ * CAP_IPC_LOCK.
+ */
+unsigned long fos_memlock_limit(void)
+{
+	if (capable(CAP_IPC_LOCK))
+		return ULONG_MAX;
+	return rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+}
+
+/* Charge @npages to @user's locked_vm, at most @limit in all, or -ENOMEM. */
+static int fos_user_charge(struct user_struct *user, unsigned long npages,
+			   unsigned long limit)
+{
+	if (atomic_long_add_return(npages, &user->locked_vm) > limit) {
+		atomic_long_sub(npages, &user->locked_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
  * Charge @npages to the user's locked_vm against RLIMIT_MEMLOCK, as
  * io_uring does for its registered buffers: a space outlives the process
@@ -98,15 +122,11 @@ void fos_mem_put(struct fos_mem *mem)
 static int fos_mem_charge(struct user_struct *user, struct mm_struct *mm,
 			  unsigned long npages)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long locked = atomic_long_add_return(npages, &user->locked_vm);
+	int ret = fos_user_charge(user, npages, fos_memlock_limit());
 
-	if (locked > limit && !capable(CAP_IPC_LOCK)) {
-		atomic_long_sub(npages, &user->locked_vm);
-		return -ENOMEM;
-	}
-	atomic64_add(npages, &mm->pinned_vm);
-	return 0;
+	if (!ret)
+		atomic64_add(npages, &mm->pinned_vm);
+	return ret;
 }
 
 static struct fos_mem *fos_mem_pin(u64 addr, u64 len, bool writable)
@@ -244,11 +264,10 @@ struct fos_mem *fos_mem_alloc_charged(u64 len, struct user_struct *user,
 {
 	unsigned long npages = PAGE_ALIGN(len) >> PAGE_SHIFT;
 	struct fos_mem *mem;
+	int ret = fos_user_charge(user, npages, limit);
 
-	if (atomic_long_add_return(npages, &user->locked_vm) > limit) {
-		atomic_long_sub(npages, &user->locked_vm);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (ret)
+		return ERR_PTR(ret);
 	mem = fos_mem_alloc_kernel(len);
 	if (IS_ERR(mem)) {
 		atomic_long_sub(npages, &user->locked_vm);

@@ -110,6 +110,7 @@ static inline struct fos_mem *fos_mem_of(struct fos_contents *c)
 void fos_mem_put(struct fos_mem *mem);
 void fos_mem_init(struct fos_mem *mem, unsigned long npages,
 		  unsigned long first_off, u64 len, bool writable);
+unsigned long fos_memlock_limit(void);
 struct fos_mem *fos_mem_alloc_kernel(u64 len);
 struct fos_mem *fos_mem_alloc_charged(u64 len, struct user_struct *user,
 				      unsigned long limit);

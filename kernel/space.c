@@ -2,15 +2,14 @@
 /*
  * fractos: capability spaces and the capability operations.
  */
-#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/module.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include "fos.h"
+#include "memory.h"
 #include "monitor.h"
 #include "ops.h"
 #include "queue.h"
@@ -208,8 +207,7 @@ static int fos_space_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&s->owned);
 	fos_contacts_init(s);
 	s->user = get_current_user();
-	s->memlock = capable(CAP_IPC_LOCK) ? ULONG_MAX :
-		     rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s->memlock = fos_memlock_limit();
 	file->private_data = s;
 	fos_live_add(FOS_LIVE_SPACES, 1);
 	return nonseekable_open(inode, file);

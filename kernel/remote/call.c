@@ -491,7 +491,8 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 	const struct fos_wire_cap *wc = (const void *)(iv + 1);
 	u32 ncaps = le32_to_cpu(iv->ncaps), imm_len = le32_to_cpu(iv->imm_len);
 	const u8 *imm = (const u8 *)(wc + ncaps);
-	u32 i = 0, n = 0, from = fos_peer_node_id(peer), granted = 0;
+	u32 i = 0, n = 0, from = fos_peer_node_id(peer);
+	int granted = -1;
 	struct fos_object *obj = NULL;
 	struct fos_req *req = NULL;
 	struct fos_cap *caps;
@@ -531,12 +532,12 @@ static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 		if (ret < 0)
 			break;	/* @wc[i] is disowned below */
 		if (ret)
-			granted |= BIT(i);
+			granted = n;	/* the one Memory handed over */
 		ret = fos_cap_resolve(peer, &wc[i], &caps[n]);
 		if (!ret)
 			n++;
 	}
-	if (!ret && granted) {
+	if (!ret && granted >= 0) {
 		ret = fos_handover_queue(peer, cookie, obj, req, imm, imm_len,
 					 caps, n, granted,
 					 le32_to_cpu(iv->grant_ms));

@@ -56,9 +56,6 @@ static_assert(FOS_WIRE_GRANT_MS_MAX * 2 * HZ <= FOS_REMOTE_TIMEOUT * 1000);
 
 static atomic64_t fos_handover_bytes = ATOMIC64_INIT(0);
 
-/* One INVOKE hands over one Memory at most (fos_wire_check_invoke()). */
-static_assert(FOS_WIRE_MAX_CAPS <= 32);
-
 /**
  * struct fos_handover - an INVOKE whose Memory is being copied here
  * @work: on fos_forward_wq
@@ -72,9 +69,9 @@ static_assert(FOS_WIRE_MAX_CAPS <= 32);
  * @epoch: the granter's epoch when the INVOKE arrived
  * @forward: @obj's provider is on a third node: @req is NULL, and the copy
  *	is handed over to it in turn
- * @same: the granter's epoch had not changed when the copy was made
- * @granted: bit i: @caps[i] is handed over, to be copied
- * @ours: bit i: @caps[i] is our copy now, no longer the source
+ * @granted: @caps[@granted] is the Memory handed over (an INVOKE hands
+ *	over one at most: fos_wire_check_invoke())
+ * @copied: @caps[@granted] is our copy now, no longer the source
  * @bytes: what it counts in fos_handover_bytes
  * @imm_len: bytes at @imm
  * @ncaps: entries at @caps
@@ -92,9 +89,8 @@ struct fos_handover {
 	unsigned long by;
 	u32 epoch;
 	bool forward;
-	bool same;
+	bool copied;
 	u32 granted;
-	u32 ours;
 	u64 bytes;
 	u32 imm_len;
 	u32 ncaps;
@@ -170,20 +166,21 @@ static int fos_handover_take(struct fos_cap *cap, unsigned long until,
  */
 static void fos_handover_end(struct fos_handover *ho, int ret)
 {
+	struct fos_object *copy = ho->caps[ho->granted].obj;
 	bool drop = ho->forward;
 	u32 i;
 
-	for (i = 0; i < ho->ncaps && !ret && !ho->forward; i++)
-		/* Delivered: the receiver's to revoke, as a local grant. */
-		if (ho->ours & BIT(i))
-			fos_obj_give_to_receiver(ho->caps[i].obj, ho->obj);
-	if (ho->same && fos_send_ack(ho->peer, ho->cookie, ret) && !ret)
+	/* Delivered: the receiver's to revoke, as a local grant. */
+	if (!ret && !ho->forward)
+		fos_obj_give_to_receiver(copy, ho->obj);
+	/* A granter that restarted waits for nothing of ours any more. */
+	if (fos_peer_epoch(ho->peer) == ho->epoch &&
+	    fos_send_ack(ho->peer, ho->cookie, ret) && !ret)
 		drop = true;
-	for (i = 0; i < ho->ncaps; i++) {
-		if (drop && (ho->ours & BIT(i)))
-			fos_obj_revoke(ho->caps[i].obj);
+	if (drop && ho->copied)
+		fos_obj_revoke(copy);
+	for (i = 0; i < ho->ncaps; i++)
 		fos_obj_put(ho->caps[i].obj);
-	}
 	atomic64_sub(ho->bytes, &fos_handover_bytes);
 	kfree(ho->caps);
 	if (ho->req)
@@ -208,7 +205,7 @@ static void fos_handover_forwarded(struct fos_invoke_done *d, int result)
  */
 static int fos_handover_forward(struct fos_handover *ho)
 {
-	struct fos_object *copy = ho->caps[__ffs(ho->ours)].obj;
+	struct fos_object *copy = ho->caps[ho->granted].obj;
 	struct fos_cap target = { .obj = ho->obj };
 	struct fos_kcap **kcaps;
 	u32 i;
@@ -242,18 +239,12 @@ static void fos_handover_work_fn(struct work_struct *work)
 			      ho->by - (ho->by - ho->arrived) / 2 : ho->by;
 	struct user_struct *user = NULL;
 	unsigned long limit = 0;
-	int ret = 0;
-	u32 i;
+	int ret;
 
 	if (!ho->forward)
 		user = fos_handover_user(ho->obj, &limit);
-	for (i = 0; i < ho->ncaps && !ret; i++) {
-		if (!(ho->granted & BIT(i)))
-			continue;
-		ret = fos_handover_take(&ho->caps[i], until, user, limit);
-		if (!ret)
-			ho->ours |= BIT(i);	/* our copy, not the source */
-	}
+	ret = fos_handover_take(&ho->caps[ho->granted], until, user, limit);
+	ho->copied = !ret;
 	if (user)
 		free_uid(user);
 	/*
@@ -265,9 +256,8 @@ static void fos_handover_work_fn(struct work_struct *work)
 	if (!ret && fos_obj_revoked(ho->obj))
 		ret = -EKEYREVOKED;
 	/* A granter that restarted waits for nothing of ours any more. */
-	ho->same = fos_peer_epoch(ho->peer) == ho->epoch;
-	if (!ho->same)
-		ret = ret ?: -ECONNRESET;
+	if (!ret && fos_peer_epoch(ho->peer) != ho->epoch)
+		ret = -ECONNRESET;
 	if (!ret && ho->forward) {
 		ret = fos_handover_forward(ho);
 		if (ret == -EINPROGRESS)
@@ -328,8 +318,8 @@ int fos_handover_granted(struct fos_peer *peer, const struct fos_wire_cap *wc)
  * @imm_len: bytes at @imm
  * @caps: the resolved capability arguments (an array of @ncaps)
  * @ncaps: entries at @caps
- * @granted: bit i: @caps[i] was described with FOS_WIRE_CAP_GRANTED (one
- *	bit, fos_wire_check_invoke() allows no more)
+ * @granted: @caps[@granted] was described with FOS_WIRE_CAP_GRANTED (one
+ *	at most: fos_wire_check_invoke())
  * @grant_ms: the INVOKE's: the time the copy has, from now
  *
  * Return: -EINPROGRESS when the work has taken the caller's references on
@@ -343,7 +333,7 @@ int fos_handover_queue(struct fos_peer *peer, u64 cookie,
 		       const u8 *imm, u32 imm_len, struct fos_cap *caps,
 		       u32 ncaps, u32 granted, u32 grant_ms)
 {
-	u64 bytes = caps[__ffs(granted)].len;
+	u64 bytes = caps[granted].len;
 	struct fos_handover *ho;
 
 	if (bytes > FOS_HANDOVER_MAX)

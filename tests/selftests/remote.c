@@ -656,11 +656,12 @@ static void charged_child(int c, int up, int down)
 		_exit(3);
 	/* The first copy, kept until told; then the second. */
 	for (i = 0; i < 2; i++) {
-		v = !receive(p, &m) && m.ncaps == 1;
-		if (write(up, &v, sizeof(v)) != sizeof(v) ||
+		int got = !receive(p, &m) && m.ncaps == 1;
+
+		if (write(up, &got, sizeof(got)) != sizeof(got) ||
 		    read(down, &v, sizeof(v)) != sizeof(v))
 			_exit(4);
-		if (m.ncaps == 1)
+		if (got)
 			fos_close(p, m.caps[0]);
 	}
 	_exit(0);
