@@ -663,6 +663,9 @@ static void charged_child(int c, int up, int down)
 			_exit(4);
 		if (got)
 			fos_close(p, m.caps[0]);
+		/* Closed: the parent may count on the pages' charge back. */
+		if (write(up, &got, sizeof(got)) != sizeof(got))
+			_exit(5);
 	}
 	_exit(0);
 }
@@ -707,10 +710,16 @@ static void grant_charged(void)
 	tap_ok(ret == -ENOMEM && second != FRACTOS_CID_INVALID,
 	       "grant: charged: 3 more while it holds them: ENOMEM, the Memory back at cid %u (ret %d)",
 	       second, ret);
-	/* The child closes its copy: its pages are no longer charged. */
+	/*
+	 * The child closes its copy and says so; the copy's pages give their
+	 * charge back when the Memory is freed, which the reaper may do a
+	 * moment later: wait for only the refused Memory to be left.
+	 */
 	v = 1;
-	if (write(down[1], &v, sizeof(v)) != sizeof(v))
+	if (write(down[1], &v, sizeof(v)) != sizeof(v) ||
+	    read(up[0], &v, sizeof(v)) != sizeof(v))
 		tap_bail("grant: charged: pipe");
+	fos_live_settle("memories", mem0 + 1);
 	memset(&g, 0, sizeof(g));
 	g.req = req;
 	g.cid = second;
