@@ -331,7 +331,7 @@ run_connect() {
 
 # ---- costs: the fabric group under the kernel's trace --------------------------
 cost_events="fractos/fos_msg_tx fractos/fos_msg_rx workqueue/workqueue_execute_start
-sched/sched_wakeup sched/sched_switch"
+sched/sched_wakeup sched/sched_switch ${BENCH_EVENTS:-}"
 run_costs() {
 	local tr=/sys/kernel/tracing e r=0
 	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null || tr=/sys/kernel/debug/tracing
@@ -345,6 +345,8 @@ run_costs() {
 	echo 0 > $tr/tracing_on
 	for e in $cost_events; do echo 0 > "$tr/events/$e/enable"; done
 	cat $tr/trace > "$tmp/trace"
+	# (BENCH_TRACE=FILE keeps the raw trace, for a timeline)
+	[ -z "${BENCH_TRACE:-}" ] || cp "$tmp/trace" "$BENCH_TRACE"
 	echo > $tr/trace
 	echo 1408 > $tr/buffer_size_kb
 	grep -E "^# entries-in-buffer" "$tmp/trace" | sed 's/^# /bench.sh: trace: /'

@@ -366,6 +366,7 @@ struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	conn->nbufs = clamp(READ_ONCE(fos_fabric_ring), FOS_WIRE_CREDITS_MIN,
 			    FOS_WIRE_CREDITS_MAX);
 	INIT_LIST_HEAD(&conn->tx_free);
+	INIT_LIST_HEAD(&conn->tx_sent);
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->link);
 	mutex_init(&conn->setup_mutex);

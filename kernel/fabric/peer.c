@@ -182,8 +182,10 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
  * sent yet, and a user who saw the message and deleted the node would
  * otherwise fail the invoker's call.  So the deletion waits, up to
  * FOS_LINGER_MS, until no message handler runs on the connection and
- * nothing is in its backlog or in flight on its send queue.  A peer that
- * is down, or does not complete our sends, costs at most that bound.
+ * nothing is in its backlog or in flight on its send queue (when only
+ * unsignalled sends are left, a heartbeat asks for the completion that
+ * tells).  A peer that is down, or does not complete our sends, costs at
+ * most that bound.
  */
 #define FOS_LINGER_MS	1000
 
@@ -195,6 +197,14 @@ static bool fos_conn_drained(struct fos_conn *conn)
 	spin_lock(&conn->lock);
 	idle = conn->state != FOS_CONN_UP ||
 	       (!busy && !conn->sends && !conn->nbacklog);
+	/*
+	 * Only unsignalled sends left ("Unsignalled sends" in tx.c): a
+	 * heartbeat's completion says they are out (no credit: next poll).
+	 */
+	if (!idle && !busy && !conn->nbacklog &&
+	    conn->sends == conn->unsignalled)
+		fos_conn_post_raw(conn, FOS_WIRE_HEARTBEAT, 0, NULL, 0, NULL,
+				  true, 0);
 	spin_unlock(&conn->lock);
 	return idle;
 }

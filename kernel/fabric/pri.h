@@ -80,7 +80,8 @@ struct fos_ibdev {
  * @data: FOS_WIRE_MSG_MAX bytes
  * @dma: its DMA address
  * @done: send buffers: the sender's completion, or NULL
- * @free: send buffers: on fos_conn.tx_free while unused
+ * @free: send buffers: on fos_conn.tx_free while unused, on
+ *	fos_conn.tx_sent, in the order they were posted, until reclaimed
  */
 struct fos_buf {
 	struct ib_cqe cqe;
@@ -115,8 +116,9 @@ enum fos_conn_state {
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @held, @tx_free, @sends,
- *	@backlog, @rdma_wrs, @sq_progress, @quiet and @tx_seq
+ * @lock: protects @state, @tx_credits, @owed, @held, @tx_free, @tx_sent,
+ *	@sends, @unsignalled, @backlog, @rdma_wrs, @sq_progress, @quiet and
+ *	@tx_seq
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
  * @was_up: reached FOS_CONN_UP once
  * @tx_credits: messages we may send
@@ -129,7 +131,10 @@ enum fos_conn_state {
  * @rx: receive buffers
  * @tx: send buffers
  * @tx_free: unused send buffers
- * @sends: messages posted and not completed
+ * @tx_sent: send buffers posted and not reclaimed, oldest first
+ * @sends: entries on @tx_sent
+ * @unsignalled: the newest entries of @tx_sent that asked for none: no
+ *	completion will reclaim them until a later send asks for one
  * @backlog: struct fos_pending queued by FOS_SEND_QUEUE, oldest first
  * @nbacklog: entries on @backlog
  * @rdma_wrs: RDMA READs and REG_MRs posted and not completed, at most
@@ -190,7 +195,9 @@ struct fos_conn {
 	struct fos_buf *rx;
 	struct fos_buf *tx;
 	struct list_head tx_free;
+	struct list_head tx_sent;
 	u32 sends;
+	u32 unsignalled;
 	struct list_head backlog;
 	u32 nbacklog;
 	u32 rdma_wrs;
@@ -355,6 +362,8 @@ extern struct list_head fos_conns;
 extern struct list_head fos_devs;
 extern struct xarray fos_peers;
 extern unsigned int fos_fabric_ring;
+extern unsigned int fos_fabric_tx_signal;
+extern bool fos_fabric_tx_bh;
 extern unsigned int fos_fabric_hb_ms;
 extern unsigned int fos_fabric_grace_ms;
 extern struct workqueue_struct *fos_fabric_wq;
@@ -440,6 +449,24 @@ extern u32 fos_fault_read_delay_ms;
 void fos_conn_fail(struct fos_conn *conn);
 void fos_conn_sq_posted(struct fos_conn *conn);
 bool fos_conn_sq_done(struct fos_conn *conn);
+
+/* Around a post: "Sending with BH off" in tx.c.  Not in hard IRQ context. */
+static inline bool fos_tx_bh_begin(void)
+{
+	bool bh = READ_ONCE(fos_fabric_tx_bh);
+
+	if (bh)
+		local_bh_disable();
+	return bh;
+}
+
+static inline void fos_tx_bh_end(bool bh)
+{
+	if (bh)
+		local_bh_enable();
+}
+
+void fos_conn_tx_reclaim(struct fos_conn *conn, struct fos_buf *b);
 void fos_conn_flush(struct fos_conn *conn);
 void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);
 void fos_dev_put(struct fos_ibdev *d);

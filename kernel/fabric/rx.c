@@ -450,8 +450,7 @@ void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	b->done = NULL;
 	spin_lock(&conn->lock);
-	list_add_tail(&b->free, &conn->tx_free);
-	conn->sends--;
+	fos_conn_tx_reclaim(conn, b);
 	fos_conn_sq_done(conn);
 	spin_unlock(&conn->lock);
 	if (done)
