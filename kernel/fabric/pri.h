@@ -450,22 +450,6 @@ void fos_conn_fail(struct fos_conn *conn);
 void fos_conn_sq_posted(struct fos_conn *conn);
 bool fos_conn_sq_done(struct fos_conn *conn);
 
-/* Around a post: "Sending with BH off" in tx.c.  Not in hard IRQ context. */
-static inline bool fos_tx_bh_begin(void)
-{
-	bool bh = READ_ONCE(fos_fabric_tx_bh);
-
-	if (bh)
-		local_bh_disable();
-	return bh;
-}
-
-static inline void fos_tx_bh_end(bool bh)
-{
-	if (bh)
-		local_bh_enable();
-}
-
 void fos_conn_tx_reclaim(struct fos_conn *conn, struct fos_buf *b);
 void fos_conn_flush(struct fos_conn *conn);
 void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);

@@ -377,13 +377,12 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
  * schedules a tasklet for a kernel QP's send queue, and one raised in
  * process context waits for ksoftirqd, a wake-up and a context switch
  * per message.  With fabric_tx_bh, fos_send() posts with bottom halves
- * disabled (fos_tx_bh_begin()), so that the tasklet runs as it enables
- * them again, on the sender's CPU, after the peer's and connection's
- * locks are dropped.  RDMA READs keep the hop: posted so, a 64 KiB copy
- * measured no faster (Documentation/benchmarks.rst, "Sends without a
- * hop").
- * A driver that rings a doorbell (a NIC, rxe on 6.12 whose tasks are work
- * items) loses nothing.
+ * disabled, so that the tasklet runs as it enables them again, on the
+ * sender's CPU, after the peer's and connection's locks are dropped.
+ * RDMA READs keep the hop: posted so, a 64 KiB copy measured no faster
+ * (Documentation/benchmarks.rst, "Sends without a hop").  A driver that
+ * rings a doorbell (a NIC, rxe on 6.12 whose tasks are work items) loses
+ * nothing.
  */
 
 /*
@@ -458,11 +457,15 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
 	if (len > FOS_FABRIC_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	for (;;) {
-		bool bh = fos_tx_bh_begin();
+		/* "Sending with BH off" above (never in hard IRQ context) */
+		bool bh = READ_ONCE(fos_fabric_tx_bh);
 
+		if (bh)
+			local_bh_disable();
 		ret = fos_peer_try_send(peer, type, cookie, payload, len, done,
 					flags);
-		fos_tx_bh_end(bh);
+		if (bh)
+			local_bh_enable();
 		if (ret != -EAGAIN || !(flags & FOS_SEND_WAIT))
 			return ret;
 		left = wait_event_interruptible_timeout(peer->wq,
