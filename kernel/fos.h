@@ -380,7 +380,9 @@ struct fos_invoke_done;
  *	remote layer too (the fabric loops this node back to itself)
  * @invoke: invoke @target, a proxy or a Request derived from one (or any
  *	Request that @invoke_wanted); may sleep.  With @done it returns once the
- *	message is sent: -EINPROGRESS, and @done->fn gets the owner's answer
+ *	message is sent: -EINPROGRESS, and @done->fn gets the owner's answer.
+ *	@flags: FRACTOS_INVOKE_WAIT, or FRACTOS_INVOKE_NOACK (without @done:
+ *	0 once sent, the owner answers only a refusal)
  * @revoke: CAP_REVOKE of a proxy: ask its owner, then revoke it; may sleep
  * @grants_out: some range of ours is registered for a peer (a racy hint)
  * @grants_sync: after a revocation, wait until no peer can read a revoked
@@ -412,7 +414,7 @@ struct fos_invoke_done;
 struct fos_remote_ops {
 	bool (*invoke_wanted)(struct fos_object *target);
 	int (*invoke)(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      const struct fos_cap *caps, u32 ncaps, u32 flags,
 		      struct fos_invoke_done *done);
 	int (*revoke)(struct fos_object *obj);
 	bool (*grants_out)(void);

@@ -105,7 +105,9 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * windows of remote copies asked for again because the connection of
  * their region ended (with fabric_grace_ms); grant_copies: buffers
  * another node's MEMORY_GRANT handed to a Request of ours, copied here
- * (kernel/remote/handover.c).
+ * (kernel/remote/handover.c); noack_invokes, noack_refused: invocations
+ * sent to another node with FRACTOS_INVOKE_NOACK, and those its owner
+ * refused ("Invocations without an answer" in kernel/remote/remote.c).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -119,6 +121,8 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(memory_grants, FOS_TOTAL_MEMORY_GRANTS),
 	FOS_TOTAL_ATTR(pull_retries, FOS_TOTAL_PULL_RETRIES),
 	FOS_TOTAL_ATTR(grant_copies, FOS_TOTAL_GRANT_COPIES),
+	FOS_TOTAL_ATTR(noack_invokes, FOS_TOTAL_NOACK_INVOKES),
+	FOS_TOTAL_ATTR(noack_refused, FOS_TOTAL_NOACK_REFUSED),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

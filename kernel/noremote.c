@@ -21,7 +21,7 @@ static bool fos_local_invoke_wanted(struct fos_object *target)
 
 static int fos_local_invoke(struct fos_object *target, const u8 *imm,
 			    u32 imm_len, const struct fos_cap *caps, u32 ncaps,
-			    bool wait, struct fos_invoke_done *done)
+			    u32 flags, struct fos_invoke_done *done)
 {
 	return -EHOSTUNREACH;
 }

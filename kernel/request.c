@@ -461,7 +461,7 @@ static void fos_invoke_later_fn(struct fos_invoke_done *rdone, int result)
  * the answer came when that comes later (-EINPROGRESS).
  */
 static int fos_invoke_remote(struct fos_object *target, struct fos_msg *msg,
-			     struct fos_args_buf *b, bool wait,
+			     struct fos_args_buf *b, u32 flags,
 			     struct fos_invoke_done *done)
 {
 	struct fos_invoke_later *l = NULL;
@@ -479,7 +479,7 @@ static int fos_invoke_remote(struct fos_object *target, struct fos_msg *msg,
 		l->done = done;
 	}
 	ret = fos_remote()->invoke(target, msg->imm, msg->imm_len, msg->caps,
-				   msg->ncaps, wait, l ? &l->rdone : NULL);
+				   msg->ncaps, flags, l ? &l->rdone : NULL);
 	if (ret == -EINPROGRESS)
 		return ret;		/* @l and @msg are fos_invoke_later_fn's */
 	kfree(l);
@@ -494,7 +494,8 @@ out:
  * fos_invoke - invoke the Request @cap with the arguments @src
  * @cap: a Request capability (the caller holds its reference)
  * @src: the invocation's own arguments
- * @wait: FRACTOS_INVOKE_WAIT: wait for room in the provider's queue
+ * @flags: FRACTOS_INVOKE_WAIT: wait for room in the provider's queue;
+ *	FRACTOS_INVOKE_NOACK: another node's provider answers no success
  * @nowait: io_uring's inline issue: never sleep (-EAGAIN instead)
  * @done: NULL, or (kernel callers) where an answer from another node is
  *	delivered, instead of waiting for it
@@ -505,7 +506,7 @@ out:
  * those later).
  */
 static int fos_invoke(const struct fos_cap *cap,
-		      const struct fos_args_src *src, bool wait, bool nowait,
+		      const struct fos_args_src *src, u32 flags, bool nowait,
 		      struct fos_invoke_done *done)
 {
 	struct fos_args_buf b;
@@ -559,11 +560,12 @@ static int fos_invoke(const struct fos_cap *cap,
 	ret = fos_args_add_src(&b, src);
 	msg->imm_len = b.imm_len;
 	if (!ret && remote) {
-		ret = fos_invoke_remote(cap->obj, msg, &b, wait, done);
+		ret = fos_invoke_remote(cap->obj, msg, &b, flags, done);
 		goto out_req;
 	}
 	if (!ret)
-		ret = fos_ep_send(req->ep, msg, wait, nowait);
+		ret = fos_ep_send(req->ep, msg, flags & FRACTOS_INVOKE_WAIT,
+				  nowait);
 	if (ret) {
 		fos_args_undelegate(&b);
 		fos_msg_free(msg);
@@ -587,7 +589,9 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	struct fos_cap cap;
 	int ret;
 
-	if ((a->flags & ~FRACTOS_INVOKE_WAIT) ||
+	if ((a->flags & ~(FRACTOS_INVOKE_WAIT | FRACTOS_INVOKE_NOACK)) ||
+	    (a->flags & FRACTOS_INVOKE_WAIT &&
+	     a->flags & FRACTOS_INVOKE_NOACK) ||
 	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
 		return -EINVAL;
 	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
@@ -596,8 +600,7 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	ret = fos_req_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	ret = fos_invoke(&cap, &src, a->flags & FRACTOS_INVOKE_WAIT, c->nowait,
-			 NULL);
+	ret = fos_invoke(&cap, &src, a->flags, c->nowait, NULL);
 	fos_obj_put(cap.obj);
 	return ret;
 }
@@ -667,6 +670,6 @@ int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
 		return -E2BIG;
 	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
 		return -EOPNOTSUPP;
-	return fos_invoke(cap, &src, false, false, done);
+	return fos_invoke(cap, &src, 0, false, done);
 }
 

@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 13
+ * DOC: Wire format, version 14
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -115,8 +115,10 @@
  * 13: INVOKE.flags becomes grant_ms, the time a handed-over Memory's copy
  *     has (a node that forwards the invocation copies it, and passes on
  *     the rest of that time)
+ * 14: an INVOKE with cookie 0 wants no answer (FRACTOS_INVOKE_NOACK): the
+ *     receiver sends an ACK, with cookie 0, only when it refused it
  */
-#define FOS_WIRE_VERSION	13
+#define FOS_WIRE_VERSION	14
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

@@ -31,6 +31,8 @@
  * @root: the proxy, or with fabric_loopback the local target (a reference)
  * @oid: the target, as its owner names it
  * @pepoch: the owner's epoch when the call began
+ * @handed: the export of a looped-back target (@root is local) went with
+ *	a message that wants no answer: its receiver puts it
  * @ncaps: capability descriptions in @iv
  * @imm_len: immediates in @iv
  * @len: bytes of the message
@@ -43,6 +45,7 @@ struct fos_invoke_call {
 	struct fos_object *root;
 	struct fractos_oid oid;
 	u32 pepoch;
+	bool handed;
 	u32 ncaps;
 	u32 imm_len;
 	u32 len;
@@ -165,7 +168,7 @@ static int fos_invoke_end(struct fos_invoke_call *c, int ret)
 {
 	struct fos_object *root = c->root;
 
-	if (!root->proxy)
+	if (!root->proxy && !c->handed)
 		fos_export_put(c->oid.id, c->oid.node, c->pepoch, 1, NULL);
 	if (ret == -ECONNRESET)
 		ret = -EKEYREVOKED;	/* the node is gone: so are its objects */
@@ -208,6 +211,25 @@ static int fos_invoke_async(struct fos_invoke_call *c,
 	return fos_invoke_end(c, ret);
 }
 
+/*
+ * Send @c's INVOKE, described, without waiting for an answer
+ * (FRACTOS_INVOKE_NOACK; "Invocations without an answer" in remote.c).
+ * Sent, its descriptions are the receiver's, and so is a looped-back
+ * target's export: the receiver puts it (fos_invoke_recv()).
+ */
+static int fos_invoke_post(struct fos_invoke_call *c)
+{
+	int ret = fos_rpc_post(c->peer, FOS_WIRE_INVOKE, c->iv, c->len);
+
+	if (ret) {
+		fos_invoke_undescribe(c);
+		return ret;
+	}
+	c->handed = !c->root->proxy;
+	fos_total_add(FOS_TOTAL_NOACK_INVOKES, 1);
+	return 0;
+}
+
 /**
  * fos_remote_invoke - invoke a Request whose provider is reached by fabric
  * @target: the Request object (a proxy, a local child of one, contents
@@ -216,12 +238,13 @@ static int fos_invoke_async(struct fos_invoke_call *c,
  * @imm_len: bytes at @imm
  * @caps: capability arguments to append
  * @ncaps: entries at @caps
- * @wait: FRACTOS_INVOKE_WAIT: retry while the provider's queue is full
+ * @flags: FRACTOS_INVOKE_WAIT: retry while the provider's queue is full;
+ *	FRACTOS_INVOKE_NOACK: return once sent (see fos_invoke_post())
  * @done: NULL: return once the owner has answered; else return once the
  *	message is sent (-EINPROGRESS), and @done->fn gets the answer
  *
  * Process context.  With @done it sleeps only for a send credit (5 s at
- * most), and @wait is ignored.
+ * most), and @flags is ignored.
  *
  * Return: 0 (queued on the provider), the owner's errno (EKEYREVOKED,
  * EAGAIN, E2BIG, ...), -EHOSTUNREACH (the node is not configured or not
@@ -233,9 +256,10 @@ static int fos_invoke_async(struct fos_invoke_call *c,
  * (@done->fn will run, with one of the others).
  */
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      const struct fos_cap *caps, u32 ncaps, u32 flags,
 		      struct fos_invoke_done *done)
 {
+	bool wait = flags & FRACTOS_INVOKE_WAIT;
 	struct fos_invoke_call *c;
 	int ret;
 
@@ -254,6 +278,11 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		ret = fos_invoke_describe(c, caps);
 		if (ret)
 			break;
+		/* A Memory handed over waits: the answer says who keeps it. */
+		if ((flags & FRACTOS_INVOKE_NOACK) && !c->iv->grant_ms) {
+			ret = fos_invoke_post(c);
+			break;
+		}
 		ret = fos_rpc_timeout(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
 				      &c->rpc, c->iv->grant_ms ?
 				      FOS_GRANT_TIMEOUT : FOS_REMOTE_TIMEOUT);
@@ -353,10 +382,16 @@ struct workqueue_struct *fos_forward_wq;
 
 /* ---- the owner's side: receive handlers (registered by remote.c) ---- */
 
-/* Returns fos_fabric_send()'s: whether the ACK is on its way. */
+/*
+ * Returns fos_fabric_send()'s: whether the ACK is on its way.  A call that
+ * wants no answer (cookie 0) is answered only when it failed.
+ */
 int fos_send_ack(struct fos_peer *peer, u64 cookie, int status)
 {
 	struct fos_wire_ack ack = { .status = cpu_to_le32(-status) };
+
+	if (!cookie && !status)
+		return 0;
 
 	return fos_fabric_send(peer, FOS_WIRE_ACK, cookie, &ack, sizeof(ack),
 			       NULL, FOS_SEND_QUEUE);
@@ -576,8 +611,17 @@ out_disown:
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {
-	int ret = fos_invoke_deliver(peer, rx->cookie, payload);
+	const struct fos_wire_invoke *iv = payload;
+	u32 from = fos_peer_node_id(peer);
+	int ret = fos_invoke_deliver(peer, rx->cookie, iv);
 
+	/*
+	 * Looped back without an answer: the invoker handed us its export
+	 * of the target (fos_invoke_post()), as for an argument's.
+	 */
+	if (!rx->cookie && from == fos_node_id &&
+	    le32_to_cpu(iv->epoch) == fos_epoch)
+		fos_export_put(le64_to_cpu(iv->oid), from, fos_epoch, 1, NULL);
 	if (ret != -EINPROGRESS)
 		fos_send_ack(peer, rx->cookie, ret);
 }
@@ -586,9 +630,17 @@ void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		  const void *payload, u32 len)
 {
 	const struct fos_wire_ack *a = payload;
+	int status = -(int)le32_to_cpu(a->status);
 
-	fos_rpc_complete(peer, FOS_WIRE_ACK, rx->cookie,
-			 -(int)le32_to_cpu(a->status), NULL, NULL, NULL, 0);
+	if (!rx->cookie) {
+		/* An invocation that wanted no answer was refused. */
+		if (status)
+			fos_total_add(FOS_TOTAL_NOACK_REFUSED, 1);
+		trace_fos_remote_refused(fos_peer_node_id(peer), status);
+		return;
+	}
+	fos_rpc_complete(peer, FOS_WIRE_ACK, rx->cookie, status, NULL, NULL,
+			 NULL, 0);
 }
 
 /**

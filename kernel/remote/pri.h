@@ -204,6 +204,8 @@ int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,
 /* rpc.c: a message and its answer */
 extern struct xarray fos_rpcs;
 extern struct workqueue_struct *fos_rpc_wq;
+int fos_rpc_post(struct fos_peer *peer, u8 type, const void *payload,
+		 u32 len);
 int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 		    const void *payload, u32 len,
 		    struct fos_rpc_wait *w, unsigned long timeout);
@@ -260,7 +262,7 @@ void fos_remote_node_down(u32 node, u32 epoch);
 /* The entry points of struct fos_remote_ops (remote.c registers them). */
 bool fos_remote_invoke_wanted(struct fos_object *target);
 int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
-		      const struct fos_cap *caps, u32 ncaps, bool wait,
+		      const struct fos_cap *caps, u32 ncaps, u32 flags,
 		      struct fos_invoke_done *done);
 int fos_remote_revoke(struct fos_object *obj);
 bool fos_remote_grants_out(void);

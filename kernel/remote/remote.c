@@ -141,6 +141,20 @@
  * launch Request derived from node 2's GPU service: node 1's kernel adds
  * the launch's arguments and no process of node 1 wakes up.
  *
+ * Invocations without an answer (FRACTOS_INVOKE_NOACK): the INVOKE goes
+ * with cookie 0, which no call is given (rpc.c), and the call returns
+ * once it is sent (fos_invoke_post()): one message instead of two, and no
+ * wait for the owner's handler.  The owner treats it as any INVOKE and
+ * answers only a refusal: an ACK with cookie 0 and the errno, which the
+ * invoker's node counts (totals/noack_refused) and traces
+ * (fos_remote_refused); a forwarder does the same with the owner's
+ * answer.  Nothing else changes: the arguments are described and
+ * resolved, every bound holds (a full queue refuses), and a session's
+ * retransmission delivers it once.  A looped-back target's export for the
+ * call travels with the message, as an argument's description does, and
+ * the receiver puts it.  A call that hands a Memory over waits all the
+ * same: the answer decides who keeps it.
+ *
  * Limits of this step: a Memory view that is a local child of a proxy
  * cannot be sent to another node (EOPNOTSUPP).  Counting errs on the side of
  * keeping objects exported: a DROP lost with its connection (or to

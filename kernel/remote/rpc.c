@@ -42,7 +42,8 @@ static u32 fos_rpc_next;
 
 static int fos_rpc_alloc(u32 *cookie, struct fos_rpc_wait *w)
 {
-	int ret = xa_alloc_cyclic(&fos_rpcs, cookie, w, xa_limit_32b,
+	/* Never 0: that cookie names a call that wants no answer. */
+	int ret = xa_alloc_cyclic(&fos_rpcs, cookie, w, XA_LIMIT(1, U32_MAX),
 				  &fos_rpc_next, GFP_KERNEL);
 
 	return ret < 0 ? ret : 0;	/* 1: it wrapped */
@@ -173,6 +174,27 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	if (ret)
 		return ret;
 	return fos_rpc_status(w);
+}
+
+/**
+ * fos_rpc_post - send a call whose answer nobody waits for
+ * @peer: the receiver
+ * @type: the message type
+ * @payload: the message
+ * @len: bytes at @payload
+ *
+ * Its cookie is 0, which fos_rpc_alloc() never hands out: the receiver
+ * answers only a failure, which fos_ack_recv() counts.  Sleeps for a
+ * send credit (5 s at most).
+ *
+ * Return: 0 (sent), or fos_rpc_send_errno()'s (nothing was sent).
+ */
+int fos_rpc_post(struct fos_peer *peer, u8 type, const void *payload,
+		 u32 len)
+{
+	might_sleep();
+	return fos_rpc_send_errno(fos_fabric_send(peer, type, 0, payload, len,
+						  NULL, FOS_SEND_WAIT));
 }
 
 int fos_rpc_timeout(struct fos_peer *peer, u8 type,

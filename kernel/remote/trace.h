@@ -35,6 +35,21 @@ TRACE_EVENT(fos_remote_invoke,
 		  __entry->ncaps, __entry->ret)
 );
 
+/* @node refused an invocation sent with FRACTOS_INVOKE_NOACK. */
+TRACE_EVENT(fos_remote_refused,
+	TP_PROTO(u32 node, int ret),
+	TP_ARGS(node, ret),
+	TP_STRUCT__entry(
+		__field(u32, node)
+		__field(int, ret)
+	),
+	TP_fast_assign(
+		__entry->node = node;
+		__entry->ret = ret;
+	),
+	TP_printk("node=%u ret=%d", __entry->node, __entry->ret)
+);
+
 TRACE_EVENT(fos_remote_copy,
 	TP_PROTO(u32 node, u64 len, int ret),
 	TP_ARGS(node, len, ret),

@@ -54,7 +54,9 @@ static_assert(FOS_WIRE_CONTACT == FOS_FABRIC_TYPE_LAST);
  * receiver (oid, epoch = the receiver's epoch) and carries the immediates
  * and capability arguments appended to the Request's own.  The receiver
  * answers ACK with the same cookie and status 0 (queued on the provider)
- * or a positive errno (nothing was delivered).  REVOKE_REQ (a holder asks
+ * or a positive errno (nothing was delivered).  An INVOKE with cookie 0
+ * (version 14) wants no answer: the receiver answers only a failure, with
+ * an ACK of cookie 0.  REVOKE_REQ (a holder asks
  * the owner to revoke) is answered with ACK too.  LOOKUP asks the
  * receiver's name service; LOOKUP_REPLY carries the status and, on
  * success, the capability.

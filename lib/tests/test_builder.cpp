@@ -86,6 +86,10 @@ TEST(Builder, InvokeEncoding)
 	EXPECT_EQ(a.reserved[0] | a.reserved[1], 0u);
 	b.set_wait(false);
 	EXPECT_EQ(b.invoke_arg().flags, 0u);
+	b.set_noack();
+	EXPECT_EQ(b.invoke_arg().flags, FRACTOS_INVOKE_NOACK);
+	b.set_noack(false);
+	EXPECT_EQ(b.invoke_arg().flags, 0u);
 
 	request_builder empty(sp, 12);
 	fractos_request_invoke e = empty.invoke_arg();

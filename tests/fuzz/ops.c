@@ -841,8 +841,13 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 
 		if (op == OP_INVOKE) {
 			a.iv.cid = pick_cid(st, r, s, K_REQ);
-			a.iv.flags = chance(r, 90) ? 0 : pick_flags(r, FRACTOS_INVOKE_WAIT);
-			c.must_fail = !!(a.iv.flags & ~FRACTOS_INVOKE_WAIT);
+			const uint32_t both = FRACTOS_INVOKE_WAIT |
+					      FRACTOS_INVOKE_NOACK;
+
+			a.iv.flags = chance(r, 90) ? 0 : pick_flags(r, both);
+			/* unknown bits, or WAIT with NOACK */
+			c.must_fail = (a.iv.flags & ~both) ||
+				      (a.iv.flags & both) == both;
 			c.blocking = (a.iv.flags & FRACTOS_INVOKE_WAIT) ||
 				     fz_opts.loopback || fz_opts.peer;
 		} else {

@@ -25,15 +25,22 @@ static inline int req_create(int fd, uint32_t base, uint64_t tag, const void *im
 	return ret;
 }
 
-static inline int invoke(int fd, uint32_t cid, const void *imm, uint32_t imm_len,
-		  const uint32_t *caps, uint32_t ncaps)
+static inline int invoke_flags(int fd, uint32_t cid, uint32_t flags,
+				const void *imm, uint32_t imm_len,
+				const uint32_t *caps, uint32_t ncaps)
 {
 	struct fractos_request_invoke a = {
-		.cid = cid, .imms = (uintptr_t)imm, .imm_len = imm_len,
-		.caps = (uintptr_t)caps, .ncaps = ncaps,
+		.cid = cid, .flags = flags, .imms = (uintptr_t)imm,
+		.imm_len = imm_len, .caps = (uintptr_t)caps, .ncaps = ncaps,
 	};
 
 	return ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a);
+}
+
+static inline int invoke(int fd, uint32_t cid, const void *imm, uint32_t imm_len,
+		  const uint32_t *caps, uint32_t ncaps)
+{
+	return invoke_flags(fd, cid, 0, imm, imm_len, caps, ncaps);
 }
 
 struct msg {

@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 9;
+ * kernel/remote/wire.h, version 14;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -378,6 +378,33 @@ static void views(void)
 		tap_ok(ok && ack.status == EPROTO && v[0] == (uint8_t)(110 * 7 + 3),
 		       "an inline COPY into it with WRITE added: EPROTO, nothing written (status %u)",
 		       ack.status);
+		h.payload_out = msg;
+	}
+	{
+		/*
+		 * Version 14: an INVOKE of cookie 0 wants no answer; the
+		 * node answers only a refusal, with cookie 0.  An ACK of
+		 * cookie 0 that nothing asked for is counted, no more.
+		 */
+		struct w_invoke iv = { .oid = 0x5eed, .epoch = h.theirs.epoch };
+		long long ref0 = fos_total("noack_refused");
+		struct w_status bogus = { .status = EINVAL };
+
+		h.payload_out = &ack;
+		ack.status = 999;
+		cookie = 1;
+		ok = !hp_send(&h, W_INVOKE, 0, &iv, sizeof(iv)) &&
+		     !hp_recv(&h, W_ACK, 10000, &cookie);
+		tap_ok(ok && cookie == 0 && ack.status == EKEYREVOKED,
+		       "INVOKE of cookie 0 naming nothing: refused with an ACK of cookie 0, EKEYREVOKED (status %u)",
+		       ack.status);
+		ok = !hp_send(&h, W_ACK, 0, &bogus, sizeof(bogus));
+		for (st = 0; ok && st < 200 && fos_total("noack_refused") == ref0;
+		     st++)
+			usleep(10 * 1000);
+		tap_ok(ok && fos_total("noack_refused") == ref0 + 1,
+		       "an unasked ACK of cookie 0: counted as a refusal (noack_refused +%lld), nothing else",
+		       fos_total("noack_refused") - ref0);
 		h.payload_out = msg;
 	}
 	tap_eq(node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) - pe0, 5,
@@ -873,7 +900,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(90);
+	tap_plan(92);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -285,13 +285,18 @@ struct Peer {
 		if (receive(sp, 0, TAG_REPLY) != READY)
 			die("fabric ping-pong setup: bad ready");
 	}
-	void rt(uint64_t x)
+	/* @flags: 0, or FRACTOS_INVOKE_NOACK after begin(true) */
+	void rt(uint64_t x, uint32_t flags = 0)
 	{
-		invoke(sp, service, &x);
+		invoke(sp, service, &x, nullptr, 0, flags);
 		if (__builtin_expect(receive(sp, 0, TAG_REPLY) != x, 0))
 			die("fabric ping-pong: payload mismatch");
 	}
-	void begin() { send_byte(f.ctl[0], 'F'); }
+	/* @noack: the peer's replies go with FRACTOS_INVOKE_NOACK too */
+	void begin(bool noack = false)
+	{
+		send_byte(f.ctl[0], noack ? 'N' : 'F');
+	}
 	void end() { rt(QUIT); }
 	void stop()
 	{
@@ -353,6 +358,14 @@ void bench_fabric()
 		measure("fabric invoke/receive rt", 1, [&] { p.rt(++seq); },
 			[&] { set_loopback(true); p.begin(); },
 			[&] { p.end(); set_loopback(false); });
+		/* Both invocations with FRACTOS_INVOKE_NOACK: two messages. */
+		wire_count("fabric invoke/receive rt noack", 200,
+			   [&] { p.rt(++seq, FRACTOS_INVOKE_NOACK); },
+			   [&] { p.begin(true); }, [&] { p.end(); });
+		measure("fabric invoke/receive rt noack", 1,
+			[&] { p.rt(++seq, FRACTOS_INVOKE_NOACK); },
+			[&] { set_loopback(true); p.begin(true); },
+			[&] { p.end(); set_loopback(false); });
 		run_group();
 		p.stop();
 	}
@@ -379,10 +392,10 @@ void bench_fabric()
 			fos(sp, FRACTOS_IOC_MEMORY_CREATE, &mc);
 			mems[i] = mc.cid;
 		}
-		auto op = [sp, req, &mems, &got](unsigned n) {
+		auto op = [sp, req, &mems, &got](unsigned n, uint32_t fl = 0) {
 			uint64_t imm = n;
 
-			invoke(sp, req, &imm, mems, n);
+			invoke(sp, req, &imm, mems, n, fl);
 			if (__builtin_expect(receive(sp, 0, tag, got, n) != n, 0))
 				die("invoke+receive: payload mismatch");
 			for (unsigned i = 0; i < n; i++)
@@ -391,6 +404,8 @@ void bench_fabric()
 		for (unsigned n : cap_counts)
 			wire_count("fabric invoke+receive " + std::to_string(n) +
 				   " caps", 100, [&op, n] { op(n); });
+		wire_count("fabric invoke+receive 0 caps noack", 100,
+			   [&op] { op(0, FRACTOS_INVOKE_NOACK); });
 		for (unsigned n : cap_counts) {
 			std::string ns = std::to_string(n);
 
@@ -400,6 +415,9 @@ void bench_fabric()
 				[&op, n] { op(n); }, [] { set_loopback(true); },
 				[] { set_loopback(false); });
 		}
+		measure("fabric invoke+receive 0 caps noack", 1,
+			[&op] { op(0, FRACTOS_INVOKE_NOACK); },
+			[] { set_loopback(true); }, [] { set_loopback(false); });
 		run_group();
 		for (uint32_t m : mems)
 			cap_close(sp, m);

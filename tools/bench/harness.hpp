@@ -80,11 +80,13 @@ void cap_close(int fd, uint32_t cid);
 uint32_t request_create(int fd, uint64_t tag);
 
 inline void invoke(int fd, uint32_t cid, const uint64_t *imm,
-		   const uint32_t *caps = nullptr, uint32_t ncaps = 0)
+		   const uint32_t *caps = nullptr, uint32_t ncaps = 0,
+		   uint32_t flags = 0)
 {
 	struct fractos_request_invoke a {};
 
 	a.cid = cid;
+	a.flags = flags;
 	a.imms = (uintptr_t)imm;
 	a.imm_len = sizeof(*imm);
 	a.caps = (uintptr_t)caps;

@@ -122,6 +122,15 @@ void compute_ratios()
 		  "fabric invoke+receive 0 caps", "perftest ib_send_lat 8B x2");
 	add_ratio("fabric invoke+receive 0 caps / ib_send_lat 48B x2",
 		  "fabric invoke+receive 0 caps", "perftest ib_send_lat 48B x2");
+	/* FRACTOS_INVOKE_NOACK: one message per invocation, not two */
+	add_ratio("fabric rt noack / ib_send_lat 8B x2",
+		  "fabric invoke/receive rt noack", "perftest ib_send_lat 8B x2");
+	add_ratio("fabric invoke+receive noack / ib_send_lat 8B x2",
+		  "fabric invoke+receive 0 caps noack",
+		  "perftest ib_send_lat 8B x2");
+	add_ratio("fabric invoke+receive noack / ib_send_lat 8B",
+		  "fabric invoke+receive 0 caps noack",
+		  "perftest ib_send_lat 8B");
 	for (const char *w : {"local", "fabric"}) {
 		std::string base = std::string(w) + " invoke+receive ";
 		for (unsigned n : {1u, 8u, 32u})

@@ -182,10 +182,13 @@ void pin(int cpu, const char *who)
 	for (;;) {
 		char c = recv_byte(ctl);
 
-		if (c == 'F') {
+		if (c == 'F' || c == 'N') {
+			/* N: the replies want no answer (FRACTOS_INVOKE_NOACK) */
+			uint32_t fl = c == 'N' ? FRACTOS_INVOKE_NOACK : 0;
+
 			do {
 				v = receive(sp, 0, TAG_SERVICE);
-				invoke(sp, reply, &v);
+				invoke(sp, reply, &v, nullptr, 0, fl);
 			} while (v != QUIT);
 		} else if (c == 'P') {
 			do {

@@ -224,6 +224,8 @@
  *                   EAGAIN  the provider's queue holds max_queue messages
  *                           (module parameter) and FRACTOS_INVOKE_WAIT is
  *                           not set.
+ *                   EINVAL  flags has an unknown bit, or both
+ *                           FRACTOS_INVOKE_WAIT and FRACTOS_INVOKE_NOACK.
  *                   EINTR   a signal handler ran while waiting (never
  *                           restarted, even with SA_RESTART; a signal
  *                           without handler, such as a stop and continue,
@@ -757,6 +759,7 @@ struct fractos_request_create {
 
 /* fractos_request_invoke.flags */
 #define FRACTOS_INVOKE_WAIT	0x1U	/* wait while the receive queue is full */
+#define FRACTOS_INVOKE_NOACK	0x2U	/* another node's: return once sent */
 
 /**
  * struct fractos_request_invoke - FRACTOS_IOC_REQUEST_INVOKE
@@ -771,6 +774,25 @@ struct fractos_request_create {
  * Queues one message on the provider's receive queue: the Request's tag,
  * its immediates followed by @imms, its capabilities followed by @caps.
  * The caller learns nothing about the provider.
+ *
+ * FRACTOS_INVOKE_NOACK: when the provider is on another node (or
+ * fabric_loopback carries the call), return as soon as the invocation is
+ * sent instead of waiting for the owner's answer: 0 means "sent", and
+ * the arguments count as delegated from then on.  What only the owner can
+ * find (EKEYREVOKED, EAGAIN for a full queue, ENOMEM, EPROTO, an argument
+ * that does not resolve) is not returned: the owner answers only such a
+ * refusal, which the invoker's node counts (totals/noack_refused) and
+ * traces (fractos:fos_remote_refused); the invocation is then not
+ * delivered, and its arguments are dropped.  An application that uses it
+ * learns of failures another way: an error continuation the provider
+ * invokes, a monitor on the Request (the owner's revocation reaches every
+ * importer), its own timeout.  Every error of the invoker's own node is
+ * returned as without the flag (EHOSTUNREACH, ETIMEDOUT and EINTR while
+ * waiting for a fabric credit, EBADF, E2BIG, ...).  Calls that hand a
+ * Memory over (MEMORY_GRANT) wait for the answer all the same, since it
+ * decides who keeps the Memory.  A local provider's answer is known at
+ * once: the flag changes nothing there.  It cannot be combined with
+ * FRACTOS_INVOKE_WAIT (EINVAL), whose retries need the answer.
  */
 struct fractos_request_invoke {
 	__u32 cid;

@@ -88,7 +88,8 @@ result<cap> request_derive(const cap &base, std::span<const std::byte> imms = {}
 			   std::span<const std::uint32_t> cids = {}) noexcept;
 /// FRACTOS_IOC_REQUEST_INVOKE: queues one message on @p req's provider,
 /// with @p imms and @p cids appended for this invocation only.
-/// @p flags: FRACTOS_INVOKE_* (FRACTOS_INVOKE_WAIT waits for room).
+/// @p flags: FRACTOS_INVOKE_* (FRACTOS_INVOKE_WAIT waits for room;
+/// FRACTOS_INVOKE_NOACK returns once another node's invocation is sent).
 result<void> request_invoke(const cap &req, std::span<const std::byte> imms = {},
 			    std::span<const std::uint32_t> cids = {},
 			    std::uint32_t flags = 0) noexcept;
@@ -181,6 +182,15 @@ public:
 	request_builder &set_wait(bool wait = true) noexcept
 	{
 		flags_ = wait ? flags_ | FRACTOS_INVOKE_WAIT : flags_ & ~FRACTOS_INVOKE_WAIT;
+		return *this;
+	}
+	/// FRACTOS_INVOKE_NOACK: invoke() returns once another node's
+	/// invocation is sent; the owner's refusals are counted, not returned
+	/// (the uAPI header says what is still returned).  Not with
+	/// set_wait() (EINVAL).
+	request_builder &set_noack(bool noack = true) noexcept
+	{
+		flags_ = noack ? flags_ | FRACTOS_INVOKE_NOACK : flags_ & ~FRACTOS_INVOKE_NOACK;
 		return *this;
 	}
 
