@@ -360,6 +360,30 @@ int fos_kinvoke(const struct fos_kcap *req, const void *imm, u32 imm_len,
 }
 EXPORT_SYMBOL_GPL(fos_kinvoke);
 
+/**
+ * fos_kinvoke_post - invoke a Request, not waiting for another node at all
+ * @req: the Request
+ * @imm: immediates appended to the Request's own
+ * @imm_len: bytes at @imm
+ * @caps: capabilities appended (delegated; the caller keeps its handles)
+ * @ncaps: entries at @caps
+ *
+ * fos_kinvoke() with FRACTOS_INVOKE_NOACK: when the provider is on
+ * another node, return once the invocation is sent (waiting for a send
+ * credit at most, 5 s); that node answers only a refusal, which is
+ * counted (totals/noack_refused), not returned.  For answers whose
+ * failure the caller could not act on anyway: a continuation's.
+ *
+ * Return: 0 (queued on a local provider, or sent), or what fos_kinvoke()
+ * returns but the other node's answers.
+ */
+int fos_kinvoke_post(const struct fos_kcap *req, const void *imm,
+		     u32 imm_len, struct fos_kcap *const *caps, u32 ncaps)
+{
+	return fos_invoke_k_post(&req->cap, imm, imm_len, caps, ncaps);
+}
+EXPORT_SYMBOL_GPL(fos_kinvoke_post);
+
 static void fos_kinvoke_answered(struct fos_invoke_done *core, int result)
 {
 	struct fos_kinvoke_done *done = container_of(core,

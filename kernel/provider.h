@@ -213,6 +213,8 @@ struct fos_kcap *fos_kreq_derive(struct fos_provider *p,
 struct fos_kcap *fos_kmem_create(struct fos_provider *p, u64 len);
 int fos_kinvoke(const struct fos_kcap *req, const void *imm, u32 imm_len,
 		struct fos_kcap *const *caps, u32 ncaps);
+int fos_kinvoke_post(const struct fos_kcap *req, const void *imm,
+		     u32 imm_len, struct fos_kcap *const *caps, u32 ncaps);
 int fos_kinvoke_async(struct fos_provider *p, const struct fos_kcap *req,
 		      const void *imm, u32 imm_len,
 		      struct fos_kcap *const *caps, u32 ncaps,

@@ -640,6 +640,25 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
 			    &delegated);
 }
 
+static int __fos_invoke_k(const struct fos_cap *cap, const void *imm,
+			  u32 imm_len, struct fos_kcap *const *caps, u32 ncaps,
+			  u32 flags, struct fos_invoke_done *done)
+{
+	struct fos_args_src src = {
+		.kimm = imm,
+		.kcaps = caps,
+		.imm_len = imm_len,
+		.ncaps = ncaps,
+	};
+
+	might_sleep();
+	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
+		return -E2BIG;
+	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
+		return -EOPNOTSUPP;
+	return fos_invoke(cap, &src, flags, false, done);
+}
+
 /**
  * fos_invoke_k - invoke a Request from kernel code (fos_kinvoke())
  * @cap: the Request capability
@@ -658,18 +677,17 @@ int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
 		 struct fos_kcap *const *caps, u32 ncaps,
 		 struct fos_invoke_done *done)
 {
-	struct fos_args_src src = {
-		.kimm = imm,
-		.kcaps = caps,
-		.imm_len = imm_len,
-		.ncaps = ncaps,
-	};
+	return __fos_invoke_k(cap, imm, imm_len, caps, ncaps, 0, done);
+}
 
-	might_sleep();
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
-		return -E2BIG;
-	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
-		return -EOPNOTSUPP;
-	return fos_invoke(cap, &src, 0, false, done);
+/*
+ * fos_invoke_k() with FRACTOS_INVOKE_NOACK (fos_kinvoke_post()): another
+ * node's provider is sent the invocation and not waited for.
+ */
+int fos_invoke_k_post(const struct fos_cap *cap, const void *imm,
+		      u32 imm_len, struct fos_kcap *const *caps, u32 ncaps)
+{
+	return __fos_invoke_k(cap, imm, imm_len, caps, ncaps,
+			      FRACTOS_INVOKE_NOACK, NULL);
 }
 

@@ -62,5 +62,7 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
 int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
 		 struct fos_kcap *const *caps, u32 ncaps,
 		 struct fos_invoke_done *done);
+int fos_invoke_k_post(const struct fos_cap *cap, const void *imm,
+		      u32 imm_len, struct fos_kcap *const *caps, u32 ncaps);
 
 #endif /* FRACTOS_REQUEST_H */

@@ -19,6 +19,11 @@
  *   -q DEPTH               I/Os in flight (1)
  *   -t SECONDS             how long (5), after 0.5 s of warm-up
  *   -n NODE                the device's node when it is another node's
+ *   -A                     fractos mode: invoke the volume Requests with
+ *                          FRACTOS_INVOKE_NOACK (the device's node sends
+ *                          no ACK; a refusal would be counted there, not
+ *                          answered, so a lost I/O ends the run by the
+ *                          receive's 30 s timeout)
  *   -o OFFSET              --raw: the range starts there (0); keep the
  *                          adaptor's label (its first 32 KiB) out of it
  *   -j                     one JSON object instead of the text line
@@ -73,6 +78,7 @@ struct options {
 	std::uint64_t size = 64 << 20;
 	bool write = false;
 	std::uint32_t bs = 4096, depth = 1, node = 0;
+	bool noack = false;	/* -A */
 	std::uint64_t offset = 0;	/* --raw: where the range starts */
 	double secs = 5;
 	bool json = false;
@@ -100,7 +106,7 @@ struct stats {
 	std::fprintf(stderr,
 		     "usage: fractos-blkbench { -d NAME | --raw DEVICE | -F SERVICE [--dax] } [-s SIZE]\n"
 		     "                        [-m randread|randwrite]\n"
-		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-o OFFSET] [-j] [-l LABEL]\n");
+		     "                        [-b BYTES] [-q DEPTH] [-t SECONDS] [-n NODE] [-A] [-o OFFSET] [-j] [-l LABEL]\n");
 	std::exit(1);
 }
 
@@ -277,8 +283,16 @@ int run_fractos(const options &o)
 	std::mt19937_64 rng(12345);
 	auto issue = [&](std::uint32_t slot) {
 		std::uint64_t off = (rng() % blocks) * o.bs;
-		auto r = o.write ? vol->write_async(views[slot], off, o.bs, conts[slot])
-				 : vol->read_async(views[slot], off, o.bs, conts[slot]);
+		fractos_blk_io io{};
+		io.offset = off;
+		io.len = o.bs;
+		/* what write_async()/read_async() do, with -A's flag */
+		auto r = sp->request(o.write ? vol->write_request() : vol->read_request())
+				 .set_imm(io)
+				 .set_cap(views[slot])
+				 .set_cap(conts[slot])
+				 .set_noack(o.noack)
+				 .invoke();
 		if (!r)
 			die("invoke", r.error());
 	};
@@ -531,6 +545,8 @@ int main(int argc, char **argv)
 			o.secs = std::strtod(next(), nullptr);
 		else if (a == "-n")
 			o.node = std::uint32_t(std::strtoul(next(), nullptr, 0));
+		else if (a == "-A")
+			o.noack = true;
 		else if (a == "-o")
 			o.offset = parse_size(next());
 		else if (a == "-j")

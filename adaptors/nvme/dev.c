@@ -257,53 +257,21 @@ u64 fblk_free_bytes(struct fblk_dev *dev)
 /* ---- the management Request ---- */
 
 /**
- * struct fblk_answer - an answer on its way to another node
- * @done: fos_kinvoke_async()'s
- * @dev: the device (a reference), which counts it if it fails
- */
-struct fblk_answer {
-	struct fos_kinvoke_done done;
-	struct fblk_dev *dev;
-};
-
-static void fblk_answered(struct fos_kinvoke_done *done, int result)
-{
-	struct fblk_answer *a = container_of(done, struct fblk_answer, done);
-
-	if (result)
-		fblk_stat(a->dev, FBLK_CONT_FAILED, 1);
-	fblk_dev_put(a->dev);
-	kfree(a);
-}
-
-/**
  * fblk_answer - invoke a continuation with @imm, without waiting for it
  * @dev: the device (counts a continuation that fails)
  * @to: the continuation
  * @imm: the answer's immediates
  * @len: bytes at @imm
  *
- * A continuation on another node is not waited for (fos_kinvoke_async()):
- * the receive callback goes on with the next message meanwhile.
+ * A continuation on another node is posted (fos_kinvoke_post(): no ACK):
+ * the receive callback goes on with the next message meanwhile, and that
+ * node's refusal is counted in fractos's totals/noack_refused, not here.
  */
 void fblk_answer(struct fblk_dev *dev, struct fos_kcap *to, const void *imm,
 		 u32 len)
 {
-	struct fblk_answer *a = kmalloc(sizeof(*a), GFP_KERNEL);
-	int ret;
-
-	if (!a) {
-		/* No room to wait apart: wait here. */
-		if (fos_kinvoke(to, imm, len, NULL, 0))
-			fblk_stat(dev, FBLK_CONT_FAILED, 1);
-		return;
-	}
-	a->done.fn = fblk_answered;
-	a->dev = dev;
-	kref_get(&dev->ref);
-	ret = fos_kinvoke_async(dev->prov, to, imm, len, NULL, 0, &a->done);
-	if (ret != -EINPROGRESS)
-		fblk_answered(&a->done, ret);
+	if (fos_kinvoke_post(to, imm, len, NULL, 0))
+		fblk_stat(dev, FBLK_CONT_FAILED, 1);
 }
 
 /**

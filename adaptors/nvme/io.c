@@ -34,7 +34,6 @@
  * @error: the first bio error (negative errno), else 0
  * @work: runs the completion in process context
  * @stage_work: fills the staging buffer of a write, then submits
- * @answered: the continuation's answer, when it comes from another node
  */
 struct fblk_cmd {
 	struct fblk_dev *dev;
@@ -52,7 +51,6 @@ struct fblk_cmd {
 	int error;
 	struct work_struct work;
 	struct work_struct stage_work;
-	struct fos_kinvoke_done answered;
 };
 
 /* Give the staging buffer and its bytes back (no-op without one). */
@@ -103,13 +101,10 @@ static void fblk_active_put(struct fblk_dev *dev, struct fblk_vol *vol)
 
 /*
  * The continuation took the answer, or could not (@result): the command
- * is over.  Runs in fblk_cmd_work(), or on fractos's workqueue once a
- * continuation on another node answered (fos_kinvoke_async()).
+ * is over.
  */
-static void fblk_cmd_answered(struct fos_kinvoke_done *answered, int result)
+static void fblk_cmd_answered(struct fblk_cmd *cmd, int result)
 {
-	struct fblk_cmd *cmd = container_of(answered, struct fblk_cmd,
-					    answered);
 	struct fblk_dev *dev = cmd->dev;
 	struct fblk_vol *vol = cmd->vol;
 
@@ -124,9 +119,10 @@ static void fblk_cmd_answered(struct fos_kinvoke_done *answered, int result)
 }
 
 /*
- * The bios are done: answer.  A continuation on another node is answered
- * without waiting for that node (post and return): no worker is held for
- * a round trip, and fblk_cmd_answered() finishes the command either way.
+ * The bios are done: answer.  A continuation on another node is posted
+ * (fos_kinvoke_post(): FRACTOS_INVOKE_NOACK): no worker is held for a
+ * round trip, no ACK comes back, and the command ends here; a refusal of
+ * that node's is counted in fractos's totals/noack_refused.
  */
 static void fblk_cmd_work(struct work_struct *work)
 {
@@ -155,11 +151,8 @@ static void fblk_cmd_work(struct work_struct *work)
 	/* Whoever the answer wakes finds the slot and the staging bytes free. */
 	fblk_stage_put(cmd);
 	fblk_slot_put(dev, vol);
-	cmd->answered.fn = fblk_cmd_answered;
-	ret = fos_kinvoke_async(dev->prov, to, &d, sizeof(d), NULL, 0,
-				&cmd->answered);
-	if (ret != -EINPROGRESS)
-		fblk_cmd_answered(&cmd->answered, ret);
+	ret = fos_kinvoke_post(to, &d, sizeof(d), NULL, 0);
+	fblk_cmd_answered(cmd, ret);
 }
 
 static void fblk_submit(struct fblk_cmd *cmd);

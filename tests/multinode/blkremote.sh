@@ -12,11 +12,12 @@
 # on node 1: each fractos I/O is an INVOKE of node 2's volume Request
 # whose bytes cross the fabric (node 2 stages them, one RDMA transfer)
 # and whose answer is node 1's continuation (fractos-blkbench -d ssd -n 2,
-# path "remote").  The alternative is what a user would build today: the
+# path "remote"; with -A, path "noack", the client's INVOKE asks for no
+# ACK, as the adaptor's answer does in both).  The alternative is what a user would build today: the
 # namespace over nvme-rdma (fractos-blkbench --raw on it, path "nvmf", the
 # same random pattern and clock).  Each covers 16 MiB: a volume of that
 # size, and the range at 512 MiB for NVMe-oF, away from the volumes.  The
-# two alternate in every one of 3 rounds, 3 s a run (BLK_ROUNDS,
+# three alternate in every one of 3 rounds, 3 s a run (BLK_ROUNDS,
 # BLK_SECS): 4 KiB and 128 KiB, queue depth 1 and 16, random reads and
 # random writes.  Every run must succeed (TAP); the ratios remote/nvmf of
 # IOPS and of p50 latency (medians over rounds, with their ranges), and
@@ -83,6 +84,9 @@ case $me in
 					run remote -d ssd -n 2 -s 16M -m $m -b $bs -q $qd \
 						-t "$secs"
 					ok $? "round $r: remote volume $m $bs B qd $qd"
+					run noack -d ssd -n 2 -A -s 16M -m $m -b $bs \
+						-q $qd -t "$secs"
+					ok $? "round $r: remote volume, no ACK, $m $bs B qd $qd"
 				done
 			done
 		done
@@ -99,8 +103,10 @@ keys = sorted({(r['mode'], r['bs'], r['qd']) for r in rows})
 print("%-9s %7s %3s %9s %9s  %-18s %9s %9s  %-18s %s" % (
     "mode", "bs", "qd", "IOPS", "nvmf", "IOPS ratio (range)",
     "p50 us", "nvmf", "p50 ratio (range)", "msgs/pkts per I/O, nvmf"))
-for k in keys:
-    f = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == 'remote']
+for path, k in [(p, k) for p in ('remote', 'noack') for k in keys]:
+    if k == keys[0]:
+        print("path %s:" % path)
+    f = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == path]
     b = [r for r in rows if (r['mode'], r['bs'], r['qd']) == k and r['path'] == 'nvmf']
     io = [x['iops'] / y['iops'] for x, y in zip(f, b) if y['iops']]
     lat = [x['p50_us'] / y['p50_us'] for x, y in zip(f, b) if y['p50_us']]

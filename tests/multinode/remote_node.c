@@ -7,7 +7,8 @@
  * Node 2 (client) looks it up on node 1 (FRACTOS_NAME_NODE) and invokes
  * it with [Ndim, K]; node 1 sees its own argument first, then proxies
  * with the views node 2 sent, and answers through K with [Mdim2].  Node 2
- * sends Mdim2 back (node 1 must get its real local object) with K3, then
+ * sends Mdim2 back (node 1 must get its real local object) with K3, in
+ * an invocation that asks for no ACK (FRACTOS_INVOKE_NOACK), then
  * revokes N (node 1's proxy and monitor must see it) while node 1 revokes
  * K through its proxy (node 2's monitor must see it).  Node 1's answer
  * also carries G, a Memory watched by monitor_delegate: node 2 closes its
@@ -445,6 +446,7 @@ static int client(void)
 		 cap[2], c2, d = FRACTOS_CID_INVALID;
 	char *buf, done[32], want1[4096];
 	uint64_t copied = 0;
+	long long in0;
 	struct msg m;
 	int fd, ok, ret, i;
 
@@ -501,8 +503,12 @@ static int client(void)
 		  "node 2: not past it (ERANGE)");
 	cap[0] = mdim2;
 	cap[1] = k3;
-	tap_eq(invoke(fd, r, "back", 4, cap, 2), 0,
-	       "node 2: invoke R with [Mdim2, K3] (Mdim2 goes home)");
+	/* Without an ACK (FRACTOS_INVOKE_NOACK): node 1's checks tell. */
+	in0 = fos_total("noack_invokes");
+	ret = invoke_flags(fd, r, FRACTOS_INVOKE_NOACK, "back", 4, cap, 2);
+	tap_ok(!ret && fos_total("noack_invokes") == in0 + 1,
+	       "node 2: invoke R with [Mdim2, K3] (Mdim2 goes home), no ACK asked (ret %d)",
+	       ret);
 	tap_eq(fos_revoke(fd, ndim), 0, "node 2: revoke N");
 	tap_ok(is_remote(fd, g, 1, FRACTOS_OBJ_MEMORY, 0, 64, FRACTOS_PERM_ALL) &&
 	       !fos_close(fd, g), "node 2: close node 1's G (its only copy here)");

@@ -203,7 +203,12 @@ enum fractos_blk_stat {
 	FRACTOS_BLK_STAT_BUSY,		/* I/Os refused with EAGAIN */
 	FRACTOS_BLK_STAT_STAGED,	/* I/Os through a staging buffer */
 	FRACTOS_BLK_STAT_DROPPED,	/* invocations with no Request: no answer */
-	FRACTOS_BLK_STAT_CONT_FAILED,	/* continuations that failed */
+	/*
+	 * continuations that failed here or could not be sent; another
+	 * node's are posted without an ACK (FRACTOS_INVOKE_NOACK), and its
+	 * refusals counted in fractos's totals/noack_refused
+	 */
+	FRACTOS_BLK_STAT_CONT_FAILED,
 	__FRACTOS_BLK_STAT_MAX,
 };
 
