@@ -270,9 +270,12 @@ static void test_invoke_errors(int fd)
 
 	memset(&a, 0, sizeof(a));
 	a.cid = r;
-	a.flags = 2;
+	a.flags = 4;
 	tap_errno(ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a), EINVAL,
 		  "invoke: unknown flag -> EINVAL");
+	a.flags = FRACTOS_INVOKE_WAIT | FRACTOS_INVOKE_NOACK;
+	tap_errno(ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a), EINVAL,
+		  "invoke: WAIT with NOACK -> EINVAL");
 	a.flags = 0;
 	a.reserved[0] = 1;
 	tap_errno(ioctl(fd, FRACTOS_IOC_REQUEST_INVOKE, &a), EINVAL,
