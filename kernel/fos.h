@@ -371,8 +371,14 @@ void fos_dead_release(struct fos_dead *dead);
 int fos_provider_init(void);
 void fos_provider_exit(void);
 
-/* An invocation answered later: provider.h, where adaptors see it. */
-struct fos_invoke_done;
+/**
+ * struct fos_invoke_done - an invocation answered later (a forwarded
+ *	invocation, a handover, a contact's note: fos_invoke_k() with one)
+ * @fn: called once with the invocation's result, in process context
+ */
+struct fos_invoke_done {
+	void (*fn)(struct fos_invoke_done *done, int result);
+};
 
 /**
  * struct fos_remote_ops - what the core asks of objects of other nodes

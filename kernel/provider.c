@@ -41,7 +41,6 @@
  * @wait: on @space.ep->recv_wq until destroyed: queues @work
  * @work: hands queued messages to @ops->receive, one at a time
  * @km: the message being handed (only @work touches it)
- * @answers: fos_kinvoke_async() calls whose callback has not returned
  */
 struct fos_provider {
 	struct fos_space space;
@@ -50,7 +49,6 @@ struct fos_provider {
 	struct wait_queue_entry wait;
 	struct work_struct work;
 	struct fos_kmsg km;
-	atomic_t answers;
 };
 
 /* Unbound, and able to make progress under memory pressure (storage). */
@@ -153,8 +151,8 @@ EXPORT_SYMBOL_GPL(fos_provider_priv);
  * fos_provider_destroy - revoke everything a provider owns and free it
  * @p: the provider
  *
- * No receive callback, and no callback of fos_kinvoke_async(), runs once
- * this returns; it must not be called from either.  Messages still queued
+ * No receive callback runs once this returns; it must not be called from
+ * one.  Messages still queued
  * are dropped (their invokers learn nothing, as when a user provider
  * closes its space); the provider's Requests and Memory are revoked,
  * with their monitors fired and their names removed.  Handles the adaptor
@@ -170,8 +168,6 @@ void fos_provider_destroy(struct fos_provider *p)
 	ep = p->space.ep;
 	remove_wait_queue(&ep->recv_wq, &p->wait);
 	cancel_work_sync(&p->work);
-	/* The adaptor's answer callbacks live in its module, as @ops do. */
-	wait_var_event(&p->answers, !atomic_read(&p->answers));
 
 	fos_space_revoke_owned(&p->space);
 	fos_monitors_cancel(ep);
@@ -372,7 +368,8 @@ EXPORT_SYMBOL_GPL(fos_kinvoke);
  * another node, return once the invocation is sent (waiting for a send
  * credit at most, 5 s); that node answers only a refusal, which is
  * counted (totals/noack_refused), not returned.  For answers whose
- * failure the caller could not act on anyway: a continuation's.
+ * failure the caller could not act on anyway (a continuation's), from a
+ * completion path too: no worker waits for another node.
  *
  * Return: 0 (queued on a local provider, or sent), or what fos_kinvoke()
  * returns but the other node's answers.
@@ -383,61 +380,6 @@ int fos_kinvoke_post(const struct fos_kcap *req, const void *imm,
 	return fos_invoke_k_post(&req->cap, imm, imm_len, caps, ncaps);
 }
 EXPORT_SYMBOL_GPL(fos_kinvoke_post);
-
-static void fos_kinvoke_answered(struct fos_invoke_done *core, int result)
-{
-	struct fos_kinvoke_done *done = container_of(core,
-						     struct fos_kinvoke_done,
-						     core);
-	struct fos_provider *p = done->prov;
-
-	done->fn(done, result);		/* may free @done */
-	/* @p may be freed as soon as this reaches zero: only its address. */
-	if (atomic_dec_and_test(&p->answers))
-		wake_up_var(&p->answers);
-}
-
-/**
- * fos_kinvoke_async - invoke a Request without waiting for another node
- * @p: the provider on whose behalf (fos_provider_destroy() waits for the
- *	callback)
- * @req: the Request
- * @imm: immediates appended to the Request's own
- * @imm_len: bytes at @imm
- * @caps: capabilities appended (delegated; the caller keeps its handles)
- * @ncaps: entries at @caps
- * @done: where the answer goes when it comes later; the caller's until
- *	@done->fn runs
- *
- * fos_kinvoke() for callers that must not hold a thread for a round trip
- * (an adaptor's completion path): when the provider is on another node
- * the message is sent (waiting for a send credit at most, 5 s) and the
- * owner's answer, its death or the timeout is delivered to @done->fn.
- * The handles may be put as soon as this returns.
- *
- * Return: -EINPROGRESS (@done->fn will run once, with what fos_kinvoke()
- * returns), or the result now, as fos_kinvoke()'s (@done->fn will not
- * run).
- */
-int fos_kinvoke_async(struct fos_provider *p, const struct fos_kcap *req,
-		      const void *imm, u32 imm_len,
-		      struct fos_kcap *const *caps, u32 ncaps,
-		      struct fos_kinvoke_done *done)
-{
-	int ret;
-
-	might_sleep();
-	if (WARN_ON_ONCE(!done || !done->fn))
-		return -EINVAL;
-	done->prov = p;
-	done->core.fn = fos_kinvoke_answered;
-	atomic_inc(&p->answers);
-	ret = fos_invoke_k(&req->cap, imm, imm_len, caps, ncaps, &done->core);
-	if (ret != -EINPROGRESS && atomic_dec_and_test(&p->answers))
-		wake_up_var(&p->answers);
-	return ret;
-}
-EXPORT_SYMBOL_GPL(fos_kinvoke_async);
 
 static bool fos_kcap_is_req(const struct fos_kcap *c)
 {

@@ -158,29 +158,6 @@ struct fos_kmsg_layout {
 };
 
 /**
- * struct fos_invoke_done - the core's: an invocation answered later
- * @fn: called once with the invocation's result, in process context
- */
-struct fos_invoke_done {
-	void (*fn)(struct fos_invoke_done *done, int result);
-};
-
-/**
- * struct fos_kinvoke_done - where fos_kinvoke_async() delivers the answer
- * @fn: called once with the result (what fos_kinvoke() would have
- *	returned), in process context on a workqueue of fractos's.  It may
- *	free the structure, and sleep briefly; it must not call
- *	fos_provider_destroy(), which waits for it.
- * @core: private
- * @prov: private: the provider that waits for @fn
- */
-struct fos_kinvoke_done {
-	void (*fn)(struct fos_kinvoke_done *done, int result);
-	struct fos_invoke_done core;
-	struct fos_provider *prov;
-};
-
-/**
  * struct fos_kconts - a message's continuations, found by fos_kmsg_conts()
  * @done: the success continuation; NULL unless the message is well formed
  * @err: where errors go (the error continuation, else @done); NULL when
@@ -215,10 +192,6 @@ int fos_kinvoke(const struct fos_kcap *req, const void *imm, u32 imm_len,
 		struct fos_kcap *const *caps, u32 ncaps);
 int fos_kinvoke_post(const struct fos_kcap *req, const void *imm,
 		     u32 imm_len, struct fos_kcap *const *caps, u32 ncaps);
-int fos_kinvoke_async(struct fos_provider *p, const struct fos_kcap *req,
-		      const void *imm, u32 imm_len,
-		      struct fos_kcap *const *caps, u32 ncaps,
-		      struct fos_kinvoke_done *done);
 
 int fos_kmsg_conts(const struct fos_kmsg *m, const struct fos_kmsg_layout *l,
 		   struct fos_kconts *c);

@@ -667,7 +667,7 @@ static int __fos_invoke_k(const struct fos_cap *cap, const void *imm,
  * @caps: capability arguments
  * @ncaps: entries at @caps
  * @done: NULL: wait for the owner's answer when the provider is on
- *	another node; else @done->fn gets it (fos_kinvoke_async())
+ *	another node; else @done->fn gets it
  *
  * Never waits for room: a full queue is -EAGAIN.
  *

@@ -9,7 +9,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include "../fos.h"
-#include "../provider.h"
 #include "../request.h"
 #include "../fabric.h"
 #include "wire.h"

@@ -45,7 +45,6 @@
 #include <linux/slab.h>
 #include "pri.h"
 #include "../memory.h"
-#include "../provider.h"
 #include "../request.h"
 
 /* A copy delivered in time is announced before the granter gives up. */

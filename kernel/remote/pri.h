@@ -3,8 +3,7 @@
  * fractos: the private header of kernel/remote/ (objects of other nodes,
  * see "Remote objects" in remote.c) - the structures, tables, queues and
  * functions that its files share.  Of the rest of the module it uses fos.h,
- * the family headers (memory.h, name.h, request.h), provider.h (for
- * struct fos_invoke_done) and fabric.h only.
+ * the family headers (memory.h, name.h, request.h) and fabric.h only.
  */
 #ifndef FRACTOS_REMOTE_PRI_H
 #define FRACTOS_REMOTE_PRI_H
@@ -196,6 +195,7 @@ int fos_cap_describe(const struct fos_cap *cap, u32 node, u32 epoch,
 		     struct fos_wire_cap *wc);
 void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
 			u32 epoch);
+void fos_export_put_looped(u64 oid, u32 epoch, u32 from);
 void fos_cap_disown(const struct fos_wire_cap *wc, u32 from);
 int fos_view_check(struct fos_object *obj, const struct fos_cap *cap);
 int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,

@@ -180,12 +180,18 @@
  * - proxy.c: the proxy table, and REVOKE notices received.
  * - wirecap.c: capabilities on the wire: describe, resolve, give back.
  * - rpc.c: a message and its answer, waited for or called back.
- * - call.c: invoke, revoke and lookup, the caller's side and the owner's
- *   receive handlers.
+ * - call.c: invoke, revoke and lookup, the caller's side, and the
+ *   answers received.
+ * - owner.c: the owner's side: INVOKE (delivered or forwarded),
+ *   REVOKE_REQ, IMPORT, DROP and LOOKUP received, and the ACK.
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
  *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq;
  *   the inline COPY and GRANT in the receive path).
+ * - handover.c: a Memory handed over by another node's MEMORY_GRANT,
+ *   copied into this node's memory.
+ * - armed.c: contacts told of node loss.
+ * - trace.c: the tracepoints of trace.h.
  */
 
 /**

@@ -159,6 +159,18 @@ void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
 }
 
 /*
+ * Our object @oid of @epoch, which a message from @from named: if this
+ * node sent it to itself (fabric_loopback), its sender counted an export
+ * for the receiver, which is the sender: put it.  One of ours from another
+ * node was not counted.
+ */
+void fos_export_put_looped(u64 oid, u32 epoch, u32 from)
+{
+	if (from == fos_node_id && epoch == fos_epoch)
+		fos_export_put(oid, from, fos_epoch, 1, NULL);
+}
+
+/*
  * A description @from sent us was not made into a capability (the
  * message failed): give it back to whoever counted it for us.
  */
@@ -171,9 +183,9 @@ void fos_cap_disown(const struct fos_wire_cap *wc, u32 from)
 	if (owner != fos_node_id)
 		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), fos_node_id, 1);
-	else if (from == fos_node_id && le32_to_cpu(wc->epoch) == fos_epoch)
-		fos_export_put(le64_to_cpu(wc->oid), from, fos_epoch, 1, NULL);
-	/* One of ours from another node: it was not counted. */
+	else
+		fos_export_put_looped(le64_to_cpu(wc->oid),
+				      le32_to_cpu(wc->epoch), from);
 }
 
 /* A local Memory object must hold the view it is named with. */
