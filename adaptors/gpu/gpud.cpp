@@ -89,11 +89,17 @@ void service::dispatch(message &m)
 		on_call(m);
 }
 
+/*
+ * A status to a continuation: nothing here could act on its failure, so
+ * another node's is sent without an ACK (FRACTOS_INVOKE_NOACK): the loop
+ * does not wait a round trip per answer, and the fabric carries one
+ * message, not two.  A refusal is counted by this node's module.
+ */
 void service::answer(const cap &to, int status)
 {
 	gpu::wire_reply r;
 	r.status = status;
-	(void)sp_.request(to).set_imm(r).invoke();
+	(void)sp_.request(to).set_imm(r).set_noack().invoke();
 }
 
 /* ---- calls: [reply], immediates gpu::wire_req ---------------------------- */
