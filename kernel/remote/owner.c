@@ -92,9 +92,14 @@ static void fos_forward_work_fn(struct work_struct *work)
 	 * to the owner at its root.  Late, the invoker gives up soon
 	 * ("Forwarding" in remote.c).
 	 */
-	if (time_before(jiffies, fw->arrived + FOS_REMOTE_TIMEOUT / 2))
-		ret = fos_invoke_k(&cap, fw->imm, fw->imm_len, kcaps, n,
-				   &fw->done);
+	if (time_before(jiffies, fw->arrived + FOS_REMOTE_TIMEOUT / 2)) {
+		if (fw->cookie)
+			ret = fos_invoke_k(&cap, fw->imm, fw->imm_len, kcaps,
+					   n, &fw->done);
+		else	/* no answer wanted: none asked for on the way on */
+			ret = fos_invoke_k_post(&cap, fw->imm, fw->imm_len,
+						kcaps, n);
+	}
 	/* (the message holds what it needs of the arguments now) */
 	for (i = 0; i < n; i++)
 		fos_obj_put(caps[i].obj);

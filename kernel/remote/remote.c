@@ -147,8 +147,11 @@
  * wait for the owner's handler.  The owner treats it as any INVOKE and
  * answers only a refusal: an ACK with cookie 0 and the errno, which the
  * invoker's node counts (totals/noack_refused) and traces
- * (fos_remote_refused); a forwarder does the same with the owner's
- * answer.  Nothing else changes: the arguments are described and
+ * (fos_remote_refused).  A forwarder passes it on without an answer too
+ * (one message a hop): a refusal further on is then counted and traced
+ * by the forwarder's node, whose INVOKE it refused, and one of the
+ * forwarder's own (no work slot, too late) by the invoker's.  Nothing
+ * else changes: the arguments are described and
  * resolved, every bound holds (a full queue refuses), and a session's
  * retransmission delivers it once.  A looped-back target's export for the
  * call travels with the message, as an argument's description does, and

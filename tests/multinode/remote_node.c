@@ -32,7 +32,8 @@
  * the bytes; node 2's own mapping of them is gone, and so, once node 1
  * dropped its capability to the source, is the source.
  * With 3 nodes node 2's report carries D, a Request it derived from node
- * 3's "n3": node 1 grants a Memory to D, node 2 copies it and forwards the
+ * 3's "n3": node 1 invokes D without an ACK, which node 2 forwards
+ * without one, then grants a Memory to D, node 2 copies it and forwards the
  * invocation with its copy handed over in turn, and node 3 receives a copy
  * in its own memory while node 1's source is freed.
  * Other nodes report their failure count to node 1 in an invocation.
@@ -135,8 +136,13 @@ static void grant_forwarded(int fd, uint32_t d)
 	struct fractos_memory_grant ga = { .req = d };
 	unsigned char *gb = fos_anon_mem(fd, GRANT3_LEN, &ga.cid);
 	long long pinned = fos_live("pinned_pages"), now;
+	long long sent = fos_total("noack_invokes");
 	int ret;
 
+	/* First without an ACK: node 2 forwards it without one too. */
+	ret = invoke_flags(fd, d, FRACTOS_INVOKE_NOACK, "nack", 4, NULL, 0);
+	tap_ok(!ret && fos_total("noack_invokes") == sent + 1,
+	       "node 1: invoke D without an ACK (ret %d)", ret);
 	if (gb)
 		fos_fill(gb, GRANT3_LEN, 8);
 	ret = gb ? ioctl(fd, FRACTOS_IOC_MEMORY_GRANT, &ga) : -1;
@@ -162,7 +168,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(29 + 3 * (nodes - 1) + 13 * (nodes == 3));
+	tap_plan(29 + 3 * (nodes - 1) + 14 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -572,6 +578,13 @@ static int client(void)
 	return 1;
 }
 
+/* Node 1's NOACK invocation of D, which node 2 derived with "via2". */
+static int is_nack(const struct msg *m)
+{
+	return m->imm_len == 8 && !memcmp(m->imm, "via2nack", 8) &&
+	       !m->ncaps;
+}
+
 /* Node 3: gets node 1's objects forwarded by node 2. */
 static int third(void)
 {
@@ -580,8 +593,9 @@ static int third(void)
 	char done[32], want2[4096], want1[40], *buf;
 	struct msg m;
 	int fd, ok, ret;
+	int nack;
 
-	tap_plan(17 + 2 * (nodes - 1));
+	tap_plan(18 + 2 * (nodes - 1));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -619,10 +633,17 @@ static int third(void)
 	       "node 3: report to node 1");
 	tap_eq(monitor(fd, r, 11), 0, "node 3: monitor_receive on R");
 	/*
-	 * Node 1's grant to node 2's D: node 2 forwarded it with its copy
-	 * handed over, and we get one in our own memory.
+	 * Node 1's invocation of node 2's D without an ACK, then its grant
+	 * to D: node 2 forwarded both, the grant with its copy handed over,
+	 * and we get one in our own memory.  Two work items of node 2's
+	 * forward them: in either order.
 	 */
 	ret = receive(fd, &m);
+	nack = !ret && is_nack(&m);
+	if (nack) {
+		close_all(fd, &m);
+		ret = receive(fd, &m);
+	}
 	if (!ret && m.ncaps == 1)
 		fos_info(fd, m.caps[0], &gi);
 	tap_ok(!ret && m.imm_len == 4 && !memcmp(m.imm, "via2", 4) &&
@@ -652,6 +673,13 @@ static int third(void)
 		if (!ret)
 			close_all(fd, &m);
 	}
+	if (!nack) {
+		ret = receive(fd, &m);
+		nack = !ret && is_nack(&m);
+		if (!ret)
+			close_all(fd, &m);
+	}
+	tap_ok(nack, "node 3: node 1's invocation of D without an ACK, forwarded by node 2, arrives: \"via2nack\", no caps");
 	/* Node 1 kills node 2, then tells us. */
 	ret = receive(fd, &m);
 	tap_ok(!ret && m.imm_len == 6 && !memcmp(m.imm, "killed", 6),
