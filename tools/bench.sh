@@ -32,7 +32,7 @@
 #                  switches) and print what each operation costs with
 #                  tools/bench-costs.py (Documentation/benchmarks.rst,
 #                  "Cost model"); --json FILE writes its JSON.
-#   --ab PARAM=V1,V2[,...]
+#   --ab PARAM=V1[,V2,...]
 #                  fabric mode, A/B: run the fabric group (-r 1) once per
 #                  value of module parameter PARAM, the values alternating,
 #                  $AB_ROUNDS times (default 3); with --perftest the
@@ -43,7 +43,10 @@
 #                  print each benchmark's p50 median and range per value
 #                  and its ratio to V1's (tools/bench-ab.py; --json FILE
 #                  writes its JSON).  PARAM is restored at the end.  E.g.
-#                  --ab copy_inline_max=4096,0
+#                  --ab copy_inline_max=4096,0.  With one value, rounds of
+#                  the same setting: AB_ROUNDS=5 ... --ab fabric_tx_bh=0
+#                  gives five runs' medians and ranges, perftest
+#                  interleaved.
 #   --connect N    with --fabric: before the benchmark, time connection
 #                  setup N times (node add until node show says up, polled
 #                  every few ms) with the cluster secret ($FRACTOS_SECRET,
@@ -91,8 +94,8 @@ while [ $# -gt 0 ]; do
 	--fabric) fabric=1 ;;
 	--costs) fabric=1; costs=1 ;;
 	--ab) case ${2:-} in
-		?*=*,*) ;;
-		*) echo "bench.sh: --ab needs PARAM=V1,V2[,...]" >&2; exit 2 ;;
+		?*=?*) ;;
+		*) echo "bench.sh: --ab needs PARAM=V1[,V2,...]" >&2; exit 2 ;;
 		esac
 		fabric=1; ab=$2; shift ;;
 	--connect) [ $# -ge 2 ] || { echo "bench.sh: --connect needs a count" >&2; exit 2; }
