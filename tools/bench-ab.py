@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""A/B of fractos-bench runs made by tools/bench.sh --ab PARAM=V1,V2,...
+"""A/B of fractos-bench runs made by tools/bench.sh --ab PARAM=V1[,V2,...]
 
-    bench-ab.py [-j] PARAM V1 V2 ... -- FILE...
+    bench-ab.py [-j] PARAM V1 [V2 ...] -- FILE...
 
 Each FILE is one run's JSON (fractos-bench -j), named ab-ROUND-VALUE.json.
 For every benchmark and every ratio that fractos-bench printed, this prints
 the median over the rounds of its p50 per value, with the range, and the
-ratio of each value's median to V1's.  -j prints the same as JSON.
+ratio of each value's median to V1's (with one value: rounds of one
+setting, no ratio).  -j prints the same as JSON.
 """
 import json
 import os
@@ -69,7 +70,7 @@ def main(argv):
     as_json = argv[:1] == ["-j"]
     if as_json:
         argv = argv[1:]
-    if "--" not in argv or argv.index("--") < 3:
+    if "--" not in argv or argv.index("--") < 2:
         sys.exit(__doc__)
     sep = argv.index("--")
     param, values, files = argv[0], argv[1:sep], argv[sep + 1:]

@@ -3,8 +3,9 @@
 #
 # Host test of tools/bench-ab.py (tools/bench.sh --ab): synthetic
 # fractos-bench JSON runs of two parameter values go in; the medians, the
-# ranges and the ratios to the first value must come out, perftest lines
-# stay out, and files that do not belong are refused.  No module needed.
+# ranges and the ratios to the first value must come out (of one value:
+# no ratio), perftest lines stay out, and files that do not belong are
+# refused.  No module needed.
 # Usage: bench-ab-test.sh (from tools/)
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +57,11 @@ python3 "$here/bench-ab.py" copy_inline_max 4096 0 -- "$tmp"/*.json >/dev/null 2
 check "a file that is not ab-ROUND-VALUE.json is refused" grep -q "other.json" "$tmp/err"
 python3 "$here/bench-ab.py" copy_inline_max 4096 >/dev/null 2>&1
 check "no files: usage" [ $? != 0 ]
+python3 "$here/bench-ab.py" copy_inline_max 4096 -- "$tmp"/ab-*-4096.json >"$tmp/out" 2>"$tmp/err"
+check "one value (rounds of one setting): medians and ranges, no ratio" \
+	sh -c "grep -q 'fabric MEMORY_COPY 1B .*copy_inline_max=4096: 200 \[190-210\]\$' '$tmp/out'"
 sh "$here/bench.sh" --ab copy_inline_max >/dev/null 2>"$tmp/err"
-check "bench.sh --ab without two values: usage error" grep -q "needs PARAM=V1,V2" "$tmp/err"
+check "bench.sh --ab without a value: usage error" grep -q "needs PARAM=V1\[,V2" "$tmp/err"
+sh "$here/bench.sh" --ab copy_inline_max= >/dev/null 2>"$tmp/err"
+check "bench.sh --ab with an empty value: usage error" grep -q "needs PARAM=V1\[,V2" "$tmp/err"
 tap_end
