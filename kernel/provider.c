@@ -20,7 +20,6 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/wait.h>
-#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include "fos.h"
 #include "memory.h"

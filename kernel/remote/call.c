@@ -6,14 +6,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/completion.h>
 #include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/xarray.h>
 #include "../fos.h"
-#include "../name.h"
 #include "../request.h"
 #include "../fabric.h"
 #include "trace.h"
