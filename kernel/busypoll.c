@@ -12,7 +12,6 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/stat.h>
 #include "core.h"
-#include "fabric.h"
 
 /**
  * DOC: Busy polling
@@ -32,15 +31,6 @@
  * stops at a pending signal.  Answers that come only after real work do
  * not spin: a GRANT of a region (memory registered, then an RDMA READ that
  * dwarfs the wait), a REVOKE_REQ, a third-party COPY.
- *
- * A receiver (``REQUEST_RECEIVE``) that spins also polls the fabric: the
- * completions waiting on a connection that nobody polls, its message among
- * them, are handled by the receiver itself rather than by the completion
- * work item, which would need a kworker woken and switched to first
- * (``fabric_busy_poll``, "Completions" in kernel/fabric/cq.c).  So does a
- * ``REQUEST_INVOKE`` waiting for its ACK (FOS_INVOKE_SYSCALL); other
- * callers waiting for an answer do not, since they may hold locks that
- * the handlers take.
  *
  * It trades CPU time for latency, so it is off (0) by default: on a node
  * whose callers wait long, every wait would burn its whole budget.
@@ -64,15 +54,13 @@ MODULE_PARM_DESC(busy_poll_us,
  * fos_busy_poll - spin for a condition before sleeping on it
  * @ready: the condition the caller would sleep on (no side effects)
  * @arg: its argument
- * @fabric: poll the fabric's completions too (fos_fabric_poll()): the
- *	caller holds no lock at all and is no fabric handler
  *
- * Context: process context that may sleep; no spinlock held.
+ * Context: process context that may sleep; no locks held.
  * Return: true if @ready held within the budget (the caller need not
  * sleep), false at once if busy polling is off, or after the budget or at
  * a pending signal.
  */
-bool fos_busy_poll(bool (*ready)(void *arg), void *arg, bool fabric)
+bool fos_busy_poll(bool (*ready)(void *arg), void *arg)
 {
 	u32 us = min_t(u32, READ_ONCE(fos_busy_poll_us), FOS_BUSY_POLL_MAX_US);
 	u64 end;
@@ -82,8 +70,6 @@ bool fos_busy_poll(bool (*ready)(void *arg), void *arg, bool fabric)
 	might_sleep();
 	end = local_clock() + (u64)us * NSEC_PER_USEC;
 	for (;;) {
-		if (fabric)
-			fos_fabric_poll();
 		if (ready(arg)) {
 			fos_total_add(FOS_TOTAL_BUSY_POLLS, 1);
 			return true;

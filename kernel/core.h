@@ -57,7 +57,6 @@ enum fos_total {
 	FOS_TOTAL_GRANT_COPIES,
 	FOS_TOTAL_NOACK_INVOKES,
 	FOS_TOTAL_NOACK_REFUSED,
-	FOS_TOTAL_POLLED_COMPLETIONS,
 	FOS_TOTAL_NR,
 };
 
@@ -74,6 +73,6 @@ extern unsigned int fos_node_id;
 extern u32 fos_epoch;
 
 /* busypoll.c: spin for @ready up to the module's busy_poll_us budget. */
-bool fos_busy_poll(bool (*ready)(void *arg), void *arg, bool fabric);
+bool fos_busy_poll(bool (*ready)(void *arg), void *arg);
 
 #endif /* FRACTOS_CORE_H */

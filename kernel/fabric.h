@@ -128,9 +128,6 @@ unsigned int fos_fabric_link_grace(void);
 
 void fos_fabric_credit_done(struct fos_peer *peer);
 
-/* A busy-polling receiver takes waiting completions itself (cq.c). */
-bool fos_fabric_poll(void);
-
 /* Module load and unload (main.c): the fabric, its netlink family, PING. */
 int fos_fabric_init(void);
 void fos_fabric_exit(void);

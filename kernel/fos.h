@@ -380,14 +380,6 @@ struct fos_invoke_done {
 	void (*fn)(struct fos_invoke_done *done, int result);
 };
 
-/*
- * An invocation's flags, beside the uAPI's FRACTOS_INVOKE_*: it comes from
- * a system call (REQUEST_INVOKE, by ioctl or io_uring) with no lock held,
- * so a busy poll for its answer may handle the fabric's completions there
- * (kernel/busypoll.c).  Never seen by users, never on the wire.
- */
-#define FOS_INVOKE_SYSCALL	BIT(31)
-
 /**
  * struct fos_remote_ops - what the core asks of objects of other nodes
  * @invoke_wanted: invocations of @target, a local Request, go through the
@@ -396,7 +388,7 @@ struct fos_invoke_done {
  *	Request that @invoke_wanted); may sleep.  With @done it returns once the
  *	message is sent: -EINPROGRESS, and @done->fn gets the owner's answer.
  *	@flags: FRACTOS_INVOKE_WAIT, or FRACTOS_INVOKE_NOACK (without @done:
- *	0 once sent, the owner answers only a refusal); FOS_INVOKE_SYSCALL
+ *	0 once sent, the owner answers only a refusal)
  * @revoke: CAP_REVOKE of a proxy: ask its owner, then revoke it; may sleep
  * @grants_out: some range of ours is registered for a peer (a racy hint)
  * @grants_sync: after a revocation, wait until no peer can read a revoked

@@ -107,10 +107,7 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * another node's MEMORY_GRANT handed to a Request of ours, copied here
  * (kernel/remote/handover.c); noack_invokes, noack_refused: invocations
  * sent to another node with FRACTOS_INVOKE_NOACK, and those its owner
- * refused ("Invocations without an answer" in kernel/remote/remote.c);
- * polled_completions: fabric completions a busy-polling receiver handled
- * itself instead of the completion work item ("Completions" in
- * kernel/fabric/cq.c).
+ * refused ("Invocations without an answer" in kernel/remote/remote.c).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -126,7 +123,6 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(grant_copies, FOS_TOTAL_GRANT_COPIES),
 	FOS_TOTAL_ATTR(noack_invokes, FOS_TOTAL_NOACK_INVOKES),
 	FOS_TOTAL_ATTR(noack_refused, FOS_TOTAL_NOACK_REFUSED),
-	FOS_TOTAL_ATTR(polled_completions, FOS_TOTAL_POLLED_COMPLETIONS),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

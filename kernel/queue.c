@@ -275,7 +275,7 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 			return ERR_PTR(-EAGAIN);
 		if (!left)
 			return ERR_PTR(-ETIMEDOUT);
-		if (fos_busy_poll(fos_ep_ready, ep, true))
+		if (fos_busy_poll(fos_ep_ready, ep))
 			continue;
 		left = wait_event_interruptible_timeout(ep->recv_wq,
 							fos_ep_ready(ep), left);

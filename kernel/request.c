@@ -600,8 +600,7 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	ret = fos_req_cap_get(s, a->cid, &cap);
 	if (ret)
 		return ret;
-	ret = fos_invoke(&cap, &src, a->flags | FOS_INVOKE_SYSCALL, c->nowait,
-			 NULL);
+	ret = fos_invoke(&cap, &src, a->flags, c->nowait, NULL);
 	fos_obj_put(cap.obj);
 	return ret;
 }

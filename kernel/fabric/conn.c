@@ -209,9 +209,13 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	for (i = 0; i < conn->nbufs; i++)
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 
-	ret = fos_cq_create(conn, ibdev, 2 * conn->nbufs + 2 + FOS_RDMA_SQ);
-	if (ret)
+	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2 + FOS_RDMA_SQ,
+			       0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
 		return ret;
+	}
 	qa.event_handler = fos_qp_event;
 	qa.qp_context = conn;
 	qa.send_cq = conn->cq;
@@ -367,7 +371,6 @@ struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->link);
 	mutex_init(&conn->setup_mutex);
 	INIT_WORK(&conn->qp_event_work, fos_qp_event_work);
-	fos_cq_init(conn);
 	conn->born = jiffies;
 	fos_live_add(FOS_LIVE_CONNS, 1);
 	return conn;
@@ -492,7 +495,8 @@ static void fos_conn_close_work(struct work_struct *work)
 		/* No QP event after the QP; none deferred either. */
 		cancel_work_sync(&conn->qp_event_work);
 	}
-	fos_cq_destroy(conn);
+	if (conn->cq)
+		ib_free_cq(conn->cq);
 	rdma_destroy_id(conn->id);
 	/*
 	 * The session takes what the peer's connection had not sent, or

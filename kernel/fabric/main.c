@@ -5,12 +5,11 @@
  *
  * The transport's files (kernel/fabric/): main.c (this), peer.c (the peer
  * table and its configuration), conn.c (a connection's buffers, QP, PD,
- * setup and teardown), cq.c (its completion queue and who polls it),
- * tx.c (credits, backlog, stalls, heartbeat), rx.c (the dispatch table
- * users register with, admission by AUTH, held credits), cm.c (rdma_cm
- * and connection setup), rdma.c (one-sided RDMA), auth.c (secrets and
- * MACs), session.c (sessions), genl.c (netlink), ping.c (PING and PONG),
- * trace.c and fos_trace.h (tracepoints);
+ * setup and teardown), tx.c (credits, backlog, stalls, heartbeat), rx.c
+ * (the dispatch table users register with, admission by AUTH, held
+ * credits), cm.c (rdma_cm and connection setup), rdma.c (one-sided RDMA),
+ * auth.c (secrets and MACs), session.c (sessions), genl.c (netlink),
+ * ping.c (PING and PONG), trace.c and fos_trace.h (tracepoints);
  * pri.h is their private header, ../fabric.h the users' one.  The
  * protocol is in Documentation/protocol.rst, the lifetimes and the lock
  * order in Documentation/locking.rst.
@@ -413,7 +412,6 @@ static void fos_fabric_stop(void)
 	flush_workqueue(fos_fabric_wq);
 	ib_unregister_client(&fos_ib_client);
 	destroy_workqueue(fos_fabric_wq);
-	fos_cq_exit_wq();
 	xa_destroy(&fos_peers);
 	fos_ping_exit();
 	fos_rx_exit();
@@ -430,13 +428,10 @@ int fos_fabric_init(void)
 	ret = fos_ping_init();
 	if (ret)
 		goto err_rx;
-	ret = fos_cq_init_wq();
-	if (ret)
-		goto err_ping;
 	fos_fabric_wq = alloc_workqueue("fractos_fabric", 0, 0);
 	if (!fos_fabric_wq) {
 		ret = -ENOMEM;
-		goto err_cq;
+		goto err_ping;
 	}
 	ret = ib_register_client(&fos_ib_client);
 	if (ret)
@@ -460,8 +455,6 @@ err_client:
 	ib_unregister_client(&fos_ib_client);
 err_wq:
 	destroy_workqueue(fos_fabric_wq);
-err_cq:
-	fos_cq_exit_wq();
 err_ping:
 	fos_ping_exit();
 err_rx:

@@ -111,11 +111,7 @@ enum fos_conn_state {
  *	from publishing @id until it has started address resolution;
  *	fos_conn_close_work() takes it once before it looks at them, so it
  *	never sees half of a setup nor frees what a setup still uses
- * @cq: send and receive completions, polled by @cq_work or a busy poller
- *	(cq.c, "Completions")
- * @cq_flags: FOS_CQ_* bits of cq.c: who polls @cq
- * @cq_work: polls @cq after its completion event
- * @wcs: completions taken from @cq, used by its owner only
+ * @cq: send and receive completions (IB_POLL_WORKQUEUE)
  * @qp_created: rdma_create_qp() succeeded
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
@@ -184,9 +180,6 @@ struct fos_conn {
 	struct fos_pd *pd;
 	struct mutex setup_mutex;	/* see @setup_mutex above */
 	struct ib_cq *cq;
-	unsigned long cq_flags;
-	struct work_struct cq_work;
-	struct ib_wc *wcs;
 	bool qp_created;
 	bool active;
 	bool primary;
@@ -450,13 +443,6 @@ void fos_fabric_kick(void);
 
 /* main.c, conn.c, tx.c, rx.c */
 extern spinlock_t fos_conns_lock;
-
-/* cq.c: a connection's completion queue. */
-int fos_cq_create(struct fos_conn *conn, struct ib_device *ibdev, u32 cqe);
-void fos_cq_destroy(struct fos_conn *conn);
-void fos_cq_init(struct fos_conn *conn);
-int fos_cq_init_wq(void);
-void fos_cq_exit_wq(void);
 extern wait_queue_head_t fos_dev_wq;
 extern u32 fos_fault_read_delay_ms;
 

@@ -235,8 +235,7 @@ static int fos_invoke_post(struct fos_invoke_call *c)
  * @caps: capability arguments to append
  * @ncaps: entries at @caps
  * @flags: FRACTOS_INVOKE_WAIT: retry while the provider's queue is full;
- *	FRACTOS_INVOKE_NOACK: return once sent (see fos_invoke_post());
- *	FOS_INVOKE_SYSCALL: a busy poll for the answer may poll the fabric
+ *	FRACTOS_INVOKE_NOACK: return once sent (see fos_invoke_post())
  * @done: NULL: return once the owner has answered; else return once the
  *	message is sent (-EINPROGRESS), and @done->fn gets the answer
  *
@@ -282,8 +281,7 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 		}
 		ret = fos_rpc_timeout(c->peer, FOS_WIRE_INVOKE, c->iv, c->len,
 				      &c->rpc, c->iv->grant_ms ?
-				      FOS_GRANT_TIMEOUT : FOS_REMOTE_TIMEOUT,
-				      flags & FOS_INVOKE_SYSCALL);
+				      FOS_GRANT_TIMEOUT : FOS_REMOTE_TIMEOUT);
 		if (!c->rpc.sent)
 			fos_invoke_undescribe(c);
 		if (ret != -EAGAIN || !wait)

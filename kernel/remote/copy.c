@@ -530,7 +530,7 @@ int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 	/* Ten seconds, plus one per MiB. */
 	ret = fos_rpc_timeout(peer, FOS_WIRE_COPY, c, sizeof(*c), &w,
 			      FOS_REMOTE_TIMEOUT +
-			      min_t(u64, len >> 20, 3600) * HZ, false);
+			      min_t(u64, len >> 20, 3600) * HZ);
 	ret = fos_copy_errno(ret);
 out_names:
 	fos_copy_undescribe(&c->src, oid.node, pepoch);

@@ -208,7 +208,7 @@ int fos_rpc_post(struct fos_peer *peer, u8 type, const void *payload,
 		 u32 len);
 int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 		    const void *payload, u32 len,
-		    struct fos_rpc_wait *w, unsigned long timeout, bool poll);
+		    struct fos_rpc_wait *w, unsigned long timeout);
 int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	    u32 len, struct fos_rpc_wait *w);
 int fos_rpc_data(struct fos_peer *peer, u8 type, const void *payload,

@@ -136,7 +136,7 @@ static bool fos_rpc_spins(u8 type, const void *data)
  */
 static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 		     u32 len, struct fos_rpc_wait *w, unsigned long timeout,
-		     void *data, u32 data_max, bool poll)
+		     void *data, u32 data_max)
 {
 	long left;
 	u32 cookie;
@@ -158,7 +158,7 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	if (!ret) {
 		/* Delivered or not, the answer tells: wait for it. */
 		if (fos_rpc_spins(type, data))
-			fos_busy_poll(fos_rpc_ready, &w->done, poll);
+			fos_busy_poll(fos_rpc_ready, &w->done);
 		timeout = fos_rpc_deadline(timeout);
 		left = wait_for_completion_killable_timeout(&w->done,
 							    timeout);
@@ -197,16 +197,11 @@ int fos_rpc_post(struct fos_peer *peer, u8 type, const void *payload,
 						  NULL, FOS_SEND_WAIT));
 }
 
-/*
- * As fos_rpc(), with its own @timeout; @poll: the caller holds no lock at
- * all (a system call's), so a busy poll for the answer may handle the
- * fabric's completions (fos_fabric_poll()).
- */
 int fos_rpc_timeout(struct fos_peer *peer, u8 type,
 		    const void *payload, u32 len,
-		    struct fos_rpc_wait *w, unsigned long timeout, bool poll)
+		    struct fos_rpc_wait *w, unsigned long timeout)
 {
-	return __fos_rpc(peer, type, payload, len, w, timeout, NULL, 0, poll);
+	return __fos_rpc(peer, type, payload, len, w, timeout, NULL, 0);
 }
 
 /*
@@ -217,14 +212,14 @@ int fos_rpc_data(struct fos_peer *peer, u8 type, const void *payload,
 		 u32 len, struct fos_rpc_wait *w, void *data, u32 data_max)
 {
 	return __fos_rpc(peer, type, payload, len, w, FOS_REMOTE_TIMEOUT,
-			 data, data_max, false);
+			 data, data_max);
 }
 
 int fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 	    u32 len, struct fos_rpc_wait *w)
 {
 	return fos_rpc_timeout(peer, type, payload, len, w,
-				FOS_REMOTE_TIMEOUT, false);
+				FOS_REMOTE_TIMEOUT);
 }
 
 /* An asynchronous call was answered (not by its timer): run its callback. */
