@@ -668,7 +668,7 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_rx_info *rx,
 	}
 	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
 	if (cw)
-		cw->peer = fos_peer_find(fos_peer_node_id(peer));
+		cw->peer = fos_peer_get(peer);	/* the one charged the slot */
 	if (!cw || !cw->peer) {
 		kfree(cw);
 		fos_peer_res_put(peer, FOS_PEER_WORK);

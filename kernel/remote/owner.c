@@ -318,7 +318,7 @@ static bool fos_revoke_queue(struct fos_peer *peer, struct fos_object *obj,
 		return false;
 	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
 	if (rw)
-		rw->peer = fos_peer_find(fos_peer_node_id(peer));
+		rw->peer = fos_peer_get(peer);	/* the one charged the slot */
 	if (!rw || !rw->peer) {
 		kfree(rw);
 		fos_peer_res_put(peer, FOS_PEER_WORK);

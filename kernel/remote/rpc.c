@@ -93,10 +93,15 @@ static int fos_rpc_send_errno(int ret)
 	return ret;
 }
 
-/* A peer's status is an errno; kernel-internal codes are not. */
+/*
+ * A peer's status is an errno; kernel-internal codes are not, and neither
+ * is EINPROGRESS, which the callers take for "an answer comes later"
+ * (a peer that answered it would leave them waiting for nothing).
+ */
 static int fos_rpc_status(const struct fos_rpc_wait *w)
 {
-	return w->status <= -ERESTARTSYS ? -EPROTO : w->status;
+	return w->status <= -ERESTARTSYS || w->status == -EINPROGRESS ?
+	       -EPROTO : w->status;
 }
 
 /*
@@ -297,6 +302,7 @@ static bool fos_rpc_open(struct fos_rpc_wait *w)
 int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 		  u32 len, struct fos_rpc_wait *w)
 {
+	bool early;
 	int ret;
 
 	might_sleep();
@@ -323,12 +329,17 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 		return ret;
 	}
 	w->sent = true;
-	if (w->state == FOS_RPC_EARLY)
+	early = w->state == FOS_RPC_EARLY;
+	/*
+	 * Before the work is queued: fos_rpc_async_work() takes no lock, and
+	 * its callback may free @w at once.
+	 */
+	w->state = FOS_RPC_WAITING;
+	if (early)
 		queue_work(fos_rpc_wq, &w->work);
 	else
 		queue_delayed_work(fos_rpc_wq, &w->timer,
 				   fos_rpc_deadline(FOS_REMOTE_TIMEOUT));
-	w->state = FOS_RPC_WAITING;
 	/* From here on @w may be answered and freed. */
 	xa_unlock(&fos_rpcs);
 	return -EINPROGRESS;

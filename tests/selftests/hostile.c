@@ -71,10 +71,11 @@ struct app {
 	int fd;
 	uint32_t mem, dim, mem2, dim2[2], proxy;
 	struct fractos_cap_info dim_info, mem2_info;
-	int lookup_ret, invoke_ret, invoke2_ret;
+	int lookup_ret, invoke_ret, invoke2_ret, invoke3_ret;
 	/*
 	 * 1: invoked; 3: main asks for a second invoke (with the two @dim2);
-	 * 4: invoked again; 2: main is done
+	 * 4: invoked again; 5: main asks for a third (no arguments); 6: done
+	 * that; 2: main is done
 	 */
 	volatile int stage;
 	void *buf;
@@ -99,6 +100,13 @@ static void *app_fn(void *arg)
 		a->invoke2_ret = invoke(a->fd, a->proxy, NULL, 0, a->dim2, 2) ?
 				 -errno : 0;
 		a->stage = 4;
+		while (a->stage != 2 && a->stage != 5)
+			usleep(10 * 1000);
+	}
+	if (a->stage == 5) {
+		a->invoke3_ret = invoke(a->fd, a->proxy, NULL, 0, NULL, 0) ?
+				 -errno : 0;
+		a->stage = 6;
 		while (a->stage != 2)
 			usleep(10 * 1000);
 	}
@@ -585,6 +593,7 @@ static void views(void)
 	ok = ok && !hp_recv(&h, W_INVOKE, 10000, &cookie);
 	memcpy(&c, msg + sizeof(struct w_invoke), sizeof(c));
 	{
+		long long msgs0 = -1, msgs1 = -1;
 		struct w_cap c3;
 		double dt;
 		int rv;
@@ -606,6 +615,24 @@ static void views(void)
 		tap_ok(st == 0 && rv == 1 && dt < 1.5,
 		       "fabric_peer_work=0: our REVOKE_REQ is still served, at once (%.2f s, status %d, revoked %d)",
 		       dt, st, rv);
+
+		/*
+		 * An answer of EINPROGRESS, which the node's own code takes
+		 * for "answered later": the invoker gets EPROTO, and the
+		 * message it had kept for the answer is freed.
+		 */
+		ok = ok && (msgs0 = fos_live("messages")) >= 0;
+		a.stage = 5;
+		ok = ok && !hp_recv(&h, W_INVOKE, 10000, &cookie);
+		ack.status = EINPROGRESS;
+		ok = ok && !hp_send(&h, W_ACK, cookie, &ack, sizeof(ack));
+		for (st = 0; ok && a.stage != 6 && st < 1000; st++)
+			usleep(10 * 1000);
+		msgs1 = fos_live_settle("messages", msgs0);
+		tap_ok(ok && a.stage == 6 && a.invoke3_ret == -EPROTO &&
+		       msgs1 == msgs0,
+		       "an ACK of status EINPROGRESS: the invoker gets EPROTO, nothing kept (invoke %d, live messages %lld then %lld)",
+		       a.invoke3_ret, msgs0, msgs1);
 	}
 	{
 		/* Pushed (version 9) into the writable view: the bytes land. */
@@ -900,7 +927,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(92);
+	tap_plan(93);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -336,6 +336,9 @@
  *                           serves as many of this node's requests, or
  *                           holds as many of its grants, as its
  *                           fabric_peer_work / fabric_peer_grants allow;
+ *                   EPROTO  the other node answered with a code that is
+ *                           no errno a call can return (a kernel-internal
+ *                           one, or EINPROGRESS);
  *                   ENOMEM.
  *
  * Link loss, node death, process death (Documentation/failures.rst has the
