@@ -184,12 +184,14 @@ static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
 	int ret;
 
 	lockdep_assert_held(&fos_export_lock);
-	list_for_each_entry(i, &e->importers, link) {
-		if (i->node == node && i->epoch == epoch) {
-			found = true;
-			break;
-		}
-	}
+	/*
+	 * The record lookups and DROP find (fos_export_importer()): a count
+	 * kept apart under an unknown epoch would outlive the holder's DROP.
+	 */
+	i = fos_export_importer(e, node, epoch);
+	found = !!i;
+	if (found && !i->epoch)
+		i->epoch = epoch;	/* known now, or still 0 */
 	if (!found) {
 		i = *spare;
 		*i = (struct fos_importer){ .node = node, .epoch = epoch };
