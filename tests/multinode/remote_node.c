@@ -456,7 +456,7 @@ static int client(void)
 	struct msg m;
 	int fd, ok, ret, i;
 
-	tap_plan(18 + 2 * (nodes - 1) + 3 * (nodes == 3));
+	tap_plan(19 + 2 * (nodes - 1) + 3 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
