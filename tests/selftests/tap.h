@@ -137,6 +137,18 @@ tap_bail(const char *fmt, ...)
 	__ok;								\
 })
 
+/*
+ * What a program killed once it reported must report: its failures so
+ * far, and one more if the @left checks still to run (its report's own
+ * included) do not complete its plan, which its tap_finish() would have
+ * counted.
+ */
+static inline int tap_failed_final(int left)
+{
+	return tap_failed + (tap_planned >= 0 &&
+			     tap_count + left != tap_planned);
+}
+
 static inline int tap_finish(void)
 {
 	if (tap_planned >= 0 && tap_planned != tap_count) {
