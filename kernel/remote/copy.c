@@ -142,6 +142,12 @@ struct fos_pull {
 };
 
 static DEFINE_XARRAY_ALLOC1(fos_pulls);
+/*
+ * Tokens are handed out cyclically, as rpc.c's cookies: a GRANT_END sent
+ * for a copy that has just ended must not find the next one under its
+ * token.
+ */
+static u32 fos_pull_next;
 
 /*
  * How often one window of a copy is asked for again when the connection
@@ -314,9 +320,11 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		goto out_peer;
 	}
 	pull.node = fos_peer_node_id(peer);
-	ret = xa_alloc(&fos_pulls, &token, &pull, xa_limit_32b, GFP_KERNEL);
-	if (ret)
+	ret = xa_alloc_cyclic(&fos_pulls, &token, &pull, XA_LIMIT(1, U32_MAX),
+			      &fos_pull_next, GFP_KERNEL);
+	if (ret < 0)
 		goto out_peer;
+	ret = 0;	/* 1: the tokens wrapped */
 	g.pull = cpu_to_le64(token);
 	while (done < len) {
 		u64 glen;
@@ -667,15 +675,13 @@ static void fos_copy_queue(struct fos_peer *peer, const struct fos_rx_info *rx,
 		return;
 	}
 	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
-	if (cw)
-		cw->peer = fos_peer_get(peer);	/* the one charged the slot */
-	if (!cw || !cw->peer) {
-		kfree(cw);
+	if (!cw) {
 		fos_peer_res_put(peer, FOS_PEER_WORK);
 		fos_copy_reply(peer, rx->type, cookie, -ENOMEM, &r);
 		fos_fabric_credit_done(peer);
 		return;
 	}
+	cw->peer = fos_peer_get(peer);	/* the one charged the slot */
 	cw->type = rx->type;
 	cw->cookie = cookie;
 	/*

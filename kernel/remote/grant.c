@@ -60,6 +60,12 @@ struct fos_grant {
 
 /* id -> struct fos_grant; xa_lock guards taking an entry out. */
 DEFINE_XARRAY_ALLOC(fos_grants);
+/*
+ * Ids are handed out cyclically: a grant ended here (revocation, TTL)
+ * may still get its puller's RELEASE, which must not end the next grant
+ * under the same id.
+ */
+static u32 fos_grant_next;
 /* Woken whenever a grant is freed (fos_remote_grants_sync()). */
 static DECLARE_WAIT_QUEUE_HEAD(fos_grants_wq);
 
@@ -285,7 +291,10 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	 * anyone can look it up.
 	 */
 	xa_lock(&fos_grants);
-	ret = __xa_alloc(&fos_grants, &id, g, xa_limit_32b, GFP_KERNEL);
+	ret = __xa_alloc_cyclic(&fos_grants, &id, g, xa_limit_32b,
+				&fos_grant_next, GFP_KERNEL);
+	if (ret > 0)
+		ret = 0;	/* the ids wrapped */
 	/*
 	 * A revocation whose scan of fos_grants (under this lock) came
 	 * before the grant was in the table did not see it, and one after

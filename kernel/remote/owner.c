@@ -317,13 +317,11 @@ static bool fos_revoke_queue(struct fos_peer *peer, struct fos_object *obj,
 	if (!fos_peer_res_get(peer, FOS_PEER_WORK))
 		return false;
 	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
-	if (rw)
-		rw->peer = fos_peer_get(peer);	/* the one charged the slot */
-	if (!rw || !rw->peer) {
-		kfree(rw);
+	if (!rw) {
 		fos_peer_res_put(peer, FOS_PEER_WORK);
 		return false;
 	}
+	rw->peer = fos_peer_get(peer);	/* the one charged the slot */
 	rw->obj = obj;
 	rw->cookie = cookie;
 	INIT_WORK(&rw->work, fos_revoke_work_fn);

@@ -217,6 +217,11 @@
  * - fos_pulls' xa_lock guards the copies being pulled (struct fos_pull,
  *   on their pullers' stacks) and their @ended flags.  Nothing nests
  *   inside it.
+ * - fos_armed_lock (armed.c) guards the contacts armed for node loss.
+ *   Nothing nests inside it.
+ * - Grant ids and pull tokens are handed out cyclically (as rpc.c's
+ *   cookies): a RELEASE or GRANT_END that arrives after its grant or copy
+ *   ended must not find the next one under the same number.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
