@@ -68,6 +68,14 @@ DEFINE_XARRAY_ALLOC(fos_grants);
 static u32 fos_grant_next;
 /* Woken whenever a grant is freed (fos_remote_grants_sync()). */
 static DECLARE_WAIT_QUEUE_HEAD(fos_grants_wq);
+/*
+ * Grants taken out of fos_grants and not freed yet: their keys work until
+ * fos_grant_free() deregisters them, so fos_remote_grants_sync() waits for
+ * these too.  Raised under fos_grants' xa_lock with the erase (so that a
+ * scan of the table under it sees one or the other), lowered once the key
+ * is dead.
+ */
+static atomic_t fos_grants_freeing = ATOMIC_INIT(0);
 
 static void fos_grant_free(struct fos_grant *g)
 {
@@ -79,6 +87,7 @@ static void fos_grant_free(struct fos_grant *g)
 	fos_peer_put(g->peer);
 	kfree(g);
 	fos_live_add(FOS_LIVE_GRANTS, -1);
+	atomic_dec(&fos_grants_freeing);
 	wake_up_all(&fos_grants_wq);
 }
 
@@ -111,8 +120,16 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 {
 	struct fos_grant *g = container_of(to_delayed_work(work),
 					   struct fos_grant, ttl);
+	bool mine;
 
-	if (xa_cmpxchg(&fos_grants, g->id, g, NULL, GFP_KERNEL) != g)
+	xa_lock(&fos_grants);
+	mine = xa_load(&fos_grants, g->id) == g;
+	if (mine) {
+		__xa_erase(&fos_grants, g->id);
+		atomic_inc(&fos_grants_freeing);
+	}
+	xa_unlock(&fos_grants);
+	if (!mine)
 		return;
 	/*
 	 * fos_grants_end_revoked() may have re-armed us while we ran (a
@@ -140,6 +157,7 @@ static void fos_grants_take(u32 node, bool revoked)
 		    (revoked && !READ_ONCE(g->obj->revoked)))
 			continue;
 		__xa_erase(&fos_grants, idx);
+		atomic_inc(&fos_grants_freeing);
 		list_add_tail(&g->dead, &dead);
 	}
 	xa_unlock(&fos_grants);
@@ -149,14 +167,18 @@ static void fos_grants_take(u32 node, bool revoked)
 	}
 }
 
-/* A grant is out on a revoked object. */
+/*
+ * A grant is out on a revoked object, or some grant taken out of the
+ * table is not freed yet (its key may be one of those).
+ */
 static bool fos_grants_revoked_out(void)
 {
 	struct fos_grant *g;
 	unsigned long idx;
-	bool out = false;
+	bool out;
 
 	xa_lock(&fos_grants);
+	out = atomic_read(&fos_grants_freeing);
 	xa_for_each(&fos_grants, idx, g) {
 		if (READ_ONCE(g->obj->revoked)) {
 			out = true;
@@ -170,7 +192,7 @@ static bool fos_grants_revoked_out(void)
 /* Some range of ours is registered for a peer (a racy hint). */
 bool fos_remote_grants_out(void)
 {
-	return !xa_empty(&fos_grants);
+	return !xa_empty(&fos_grants) || atomic_read(&fos_grants_freeing);
 }
 
 /**
@@ -186,11 +208,17 @@ bool fos_remote_grants_out(void)
 void fos_remote_grants_sync(void)
 {
 	might_sleep();
-	if (xa_empty(&fos_grants))
+	if (!fos_grants_revoked_out())
 		return;
 	wait_event_timeout(fos_grants_wq, !fos_grants_revoked_out(),
 			   FOS_GRANT_END_WAIT);
 	fos_grants_take(U32_MAX, true);
+	/*
+	 * A grant its TTL or a RELEASE took out meanwhile may still be
+	 * being freed elsewhere: its key dies in fos_grant_free(), which
+	 * does not wait for anything.
+	 */
+	wait_event(fos_grants_wq, !atomic_read(&fos_grants_freeing));
 }
 
 /* Take grant @id (of @node) out and free it. */
@@ -200,10 +228,12 @@ static void fos_grant_release(u32 id, u32 node)
 
 	xa_lock(&fos_grants);
 	g = xa_load(&fos_grants, id);
-	if (g && g->node == node)
+	if (g && g->node == node) {
 		__xa_erase(&fos_grants, id);
-	else
+		atomic_inc(&fos_grants_freeing);
+	} else {
 		g = NULL;
+	}
 	xa_unlock(&fos_grants);
 	if (!g)
 		return;
@@ -309,6 +339,8 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	if (!ret) {
 		g->id = id;
 		queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
+	} else {
+		atomic_inc(&fos_grants_freeing);	/* for fos_grant_free() */
 	}
 	xa_unlock(&fos_grants);
 	if (ret) {
