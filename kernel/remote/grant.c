@@ -77,6 +77,14 @@ static DECLARE_WAIT_QUEUE_HEAD(fos_grants_wq);
  */
 static atomic_t fos_grants_freeing = ATOMIC_INIT(0);
 
+/* Take grant @id out of the table: its taker frees it (fos_grant_free()). */
+static void fos_grant_out_locked(unsigned long id)
+{
+	lockdep_assert_held(&fos_grants.xa_lock);
+	__xa_erase(&fos_grants, id);
+	atomic_inc(&fos_grants_freeing);
+}
+
 static void fos_grant_free(struct fos_grant *g)
 {
 	fos_fabric_dereg_mr(g->mr);	/* the rkey is dead from here */
@@ -124,10 +132,8 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 
 	xa_lock(&fos_grants);
 	mine = xa_load(&fos_grants, g->id) == g;
-	if (mine) {
-		__xa_erase(&fos_grants, g->id);
-		atomic_inc(&fos_grants_freeing);
-	}
+	if (mine)
+		fos_grant_out_locked(g->id);
 	xa_unlock(&fos_grants);
 	if (!mine)
 		return;
@@ -156,8 +162,7 @@ static void fos_grants_take(u32 node, bool revoked)
 		if ((node != U32_MAX && g->node != node) ||
 		    (revoked && !READ_ONCE(g->obj->revoked)))
 			continue;
-		__xa_erase(&fos_grants, idx);
-		atomic_inc(&fos_grants_freeing);
+		fos_grant_out_locked(idx);
 		list_add_tail(&g->dead, &dead);
 	}
 	xa_unlock(&fos_grants);
@@ -228,12 +233,10 @@ static void fos_grant_release(u32 id, u32 node)
 
 	xa_lock(&fos_grants);
 	g = xa_load(&fos_grants, id);
-	if (g && g->node == node) {
-		__xa_erase(&fos_grants, id);
-		atomic_inc(&fos_grants_freeing);
-	} else {
+	if (g && g->node == node)
+		fos_grant_out_locked(id);
+	else
 		g = NULL;
-	}
 	xa_unlock(&fos_grants);
 	if (!g)
 		return;
@@ -332,15 +335,14 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	 * under the lock: once it is dropped, @g and its object may be
 	 * freed by anyone who ends the grant.
 	 */
-	if (!ret && READ_ONCE(src.obj->revoked)) {
-		__xa_erase(&fos_grants, id);
+	if (ret) {
+		atomic_inc(&fos_grants_freeing);	/* never listed */
+	} else if (READ_ONCE(src.obj->revoked)) {
+		fos_grant_out_locked(id);
 		ret = -EKEYREVOKED;
-	}
-	if (!ret) {
+	} else {
 		g->id = id;
 		queue_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_TTL);
-	} else {
-		atomic_inc(&fos_grants_freeing);	/* for fos_grant_free() */
 	}
 	xa_unlock(&fos_grants);
 	if (ret) {
