@@ -381,6 +381,27 @@ struct fos_invoke_done {
 };
 
 /**
+ * struct fos_copy_then - the continuations of a copy (fos_kmem_copy_then())
+ * @done: the Request invoked once the bytes are in
+ * @done_imm: its immediates
+ * @done_len: bytes at @done_imm
+ * @err: the Request invoked when they could not be copied
+ * @err_imm: its immediates, with the copy's errno (an s64) written at
+ *	@errno_off
+ * @err_len: bytes at @err_imm
+ * @errno_off: where, at most @err_len - 8
+ */
+struct fos_copy_then {
+	const struct fos_cap *done;
+	const void *done_imm;
+	u32 done_len;
+	const struct fos_cap *err;
+	const void *err_imm;
+	u32 err_len;
+	u32 errno_off;
+};
+
+/**
  * struct fos_remote_ops - what the core asks of objects of other nodes
  * @invoke_wanted: invocations of @target, a local Request, go through the
  *	remote layer too (the fabric loops this node back to itself)
@@ -402,6 +423,9 @@ struct fos_invoke_done {
  * @proxy_free: a proxy object is freed; may sleep
  * @copy_wanted: a memory_copy between these objects goes through the fabric
  * @copy: that copy; may sleep
+ * @copy_then: that copy, small and from our Memory, sent with the
+ *	continuations the destination's node invokes (0), or -EOPNOTSUPP or
+ *	another errno, nothing sent: the caller copies and invokes; may sleep
  * @contact_arm: a space named @req as contact @id: if it is another node's
  *	Request, have that node tell it when this node is lost ("Node loss"
  *	under "Contacts" in the uAPI header); returns the arming's handle,
@@ -434,6 +458,9 @@ struct fos_remote_ops {
 	bool (*copy_wanted)(struct fos_object *src, struct fos_object *dst);
 	int (*copy)(const struct fos_cap *src, u64 soff,
 		    const struct fos_cap *dst, u64 doff, u64 len);
+	int (*copy_then)(const struct fos_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len,
+			 const struct fos_copy_then *then);
 	u64 (*contact_arm)(const struct fos_cap *req, u32 id, u32 *node);
 	void (*contact_disarm)(u32 node, u64 handle);
 };

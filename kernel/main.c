@@ -122,6 +122,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(pull_retries, FOS_TOTAL_PULL_RETRIES),
 	FOS_TOTAL_ATTR(grant_copies, FOS_TOTAL_GRANT_COPIES),
 	FOS_TOTAL_ATTR(noack_invokes, FOS_TOTAL_NOACK_INVOKES),
+	FOS_TOTAL_ATTR(copy_then, FOS_TOTAL_COPY_THEN),
 	FOS_TOTAL_ATTR(noack_refused, FOS_TOTAL_NOACK_REFUSED),
 };
 

@@ -662,6 +662,61 @@ s64 fos_mem_sgt(struct fos_mem *mem, u64 off, u64 len, u32 max_pages,
 	return ret ? ret : len;
 }
 
+/* memory_copy's checks of the views; a *@len of 0 becomes the rest of @src. */
+static int fos_mem_copy_check(const struct fos_cap *src, u64 soff,
+			      const struct fos_cap *dst, u64 doff, u64 *len)
+{
+	if (src->obj->type != FRACTOS_OBJ_MEMORY ||
+	    dst->obj->type != FRACTOS_OBJ_MEMORY)
+		return -EOPNOTSUPP;
+	if (fos_obj_revoked(src->obj) || fos_obj_revoked(dst->obj))
+		return -EKEYREVOKED;
+	if (!(src->perms & FRACTOS_PERM_READ) ||
+	    !(dst->perms & FRACTOS_PERM_WRITE))
+		return -EACCES;
+	if (soff > src->len)
+		return -ERANGE;
+	*len = *len ? *len : src->len - soff;
+	if (!fos_range_ok(src->len, soff, *len) ||
+	    !fos_range_ok(dst->len, doff, *len))
+		return -ERANGE;
+	return 0;
+}
+
+/**
+ * fos_mem_copy_then - fos_mem_copy(), and a continuation with it if it can
+ * @src: the source view
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, non-zero
+ * @then: the continuations (fos_kmem_copy_then())
+ *
+ * A small copy from this node's Memory into another node's, whose
+ * continuations are that node's Requests, goes as one COPY that carries
+ * them (fos_remote_copy_then()): the destination's node invokes one.
+ * Otherwise it is copied here, and the caller invokes.
+ *
+ * Return: 1 (sent with its continuations), 0 (copied: the caller invokes
+ * @then->done), or fos_mem_copy()'s errno (the caller invokes @then->err).
+ */
+int fos_mem_copy_then(const struct fos_cap *src, u64 soff,
+		      const struct fos_cap *dst, u64 doff, u64 len,
+		      const struct fos_copy_then *then)
+{
+	s64 ret;
+
+	ret = fos_mem_copy_check(src, soff, dst, doff, &len);
+	if (ret)
+		return ret;
+	/* Any failure here sent nothing: copy and invoke as usual. */
+	if (fos_remote()->copy_wanted(src->obj, dst->obj) &&
+	    !fos_remote()->copy_then(src, soff, dst, doff, len, then))
+		return 1;
+	ret = fos_mem_copy(src, soff, dst, doff, len, false);
+	return ret < 0 ? ret : 0;
+}
+
 /**
  * fos_mem_copy - memory_copy between two views, on this node or not
  * @src: the source view
@@ -679,20 +734,9 @@ s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 {
 	int ret;
 
-	if (src->obj->type != FRACTOS_OBJ_MEMORY ||
-	    dst->obj->type != FRACTOS_OBJ_MEMORY)
-		return -EOPNOTSUPP;
-	if (fos_obj_revoked(src->obj) || fos_obj_revoked(dst->obj))
-		return -EKEYREVOKED;
-	if (!(src->perms & FRACTOS_PERM_READ) ||
-	    !(dst->perms & FRACTOS_PERM_WRITE))
-		return -EACCES;
-	if (soff > src->len)
-		return -ERANGE;
-	len = len ? len : src->len - soff;
-	if (!fos_range_ok(src->len, soff, len) ||
-	    !fos_range_ok(dst->len, doff, len))
-		return -ERANGE;
+	ret = fos_mem_copy_check(src, soff, dst, doff, &len);
+	if (ret)
+		return ret;
 
 	/*
 	 * Another node's Memory, or fabric_loopback: one-sided RDMA, which

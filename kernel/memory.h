@@ -114,6 +114,9 @@ unsigned long fos_memlock_limit(void);
 struct fos_mem *fos_mem_alloc_kernel(u64 len);
 struct fos_mem *fos_mem_alloc_charged(u64 len, struct user_struct *user,
 				      unsigned long limit);
+int fos_mem_copy_then(const struct fos_cap *src, u64 soff,
+		      const struct fos_cap *dst, u64 doff, u64 len,
+		      const struct fos_copy_then *then);
 s64 fos_mem_copy(const struct fos_cap *src, u64 soff,
 		 const struct fos_cap *dst, u64 doff, u64 len, bool nowait);
 int fos_mem_copy_local(const struct fos_cap *src, u64 soff,

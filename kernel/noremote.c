@@ -82,6 +82,13 @@ static int fos_local_copy(const struct fos_cap *src, u64 soff,
 	return -EHOSTUNREACH;
 }
 
+static int fos_local_copy_then(const struct fos_cap *src, u64 soff,
+			       const struct fos_cap *dst, u64 doff, u64 len,
+			       const struct fos_copy_then *then)
+{
+	return -EOPNOTSUPP;	/* the caller copies, then invokes */
+}
+
 static u64 fos_local_contact_arm(const struct fos_cap *req, u32 id,
 				 u32 *node)
 {
@@ -107,6 +114,7 @@ static const struct fos_remote_ops fos_remote_local = {
 	.proxy_free = fos_local_proxy_free,
 	.copy_wanted = fos_local_copy_wanted,
 	.copy = fos_local_copy,
+	.copy_then = fos_local_copy_then,
 	.contact_arm = fos_local_contact_arm,
 	.contact_disarm = fos_local_contact_disarm,
 };

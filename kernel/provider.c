@@ -710,6 +710,74 @@ int fos_kmem_copy(const struct fos_kcap *src, u64 soff,
 EXPORT_SYMBOL_GPL(fos_kmem_copy);
 
 /**
+ * fos_kmem_copy_then - copy between two Memory views, then continue
+ * @src: the source view (READ)
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view (WRITE)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, non-zero
+ * @then: the continuations
+ * @copy_ret: the copy's result when this node knows it: 0 or its errno;
+ *	0 also when the destination's node copied and invoked
+ *
+ * fos_kmem_copy(), then fos_kinvoke_post() of @then->done with its
+ * immediates, or of @then->err (@then->done without it) with the
+ * copy's errno in its immediates.  Exactly one of them is invoked, or
+ * the call fails.  A copy of at most copy_inline_max bytes from this
+ * node's Memory into another node's, whose continuations are plain
+ * capabilities to that node's Requests, is one fabric message: the COPY
+ * carries the invocations, and that node writes the bytes and invokes
+ * one ("Pushed copies that continue" in remote/wire.h); its refusal is
+ * counted in totals/noack_refused.  A storage service's answer to a read
+ * for another node takes one message instead of three.
+ *
+ * Return: 0 (invoked, or handed to the destination's node), -EINVAL (no
+ * @then->done, no bytes, immediates too long, or @then->errno_off past
+ * @then->err_len - 8), -ENOMEM, or fos_kinvoke_post()'s.
+ */
+int fos_kmem_copy_then(const struct fos_kcap *src, u64 soff,
+		       const struct fos_kcap *dst, u64 doff, u64 len,
+		       const struct fos_kthen *then, int *copy_ret)
+{
+	const struct fos_kcap *err = then->err ?: then->done;
+	struct fos_copy_then t = {
+		.done = &then->done->cap,
+		.done_imm = then->done_imm,
+		.done_len = then->done_len,
+		.err = &err->cap,
+		.err_imm = then->err_imm,
+		.err_len = then->err_len,
+		.errno_off = then->errno_off,
+	};
+	s64 e;
+	void *imm;
+	int ret;
+
+	might_sleep();
+	*copy_ret = 0;
+	if (!then->done || !len || then->done_len > FRACTOS_REQ_MAX_IMM ||
+	    then->err_len > FRACTOS_REQ_MAX_IMM ||
+	    (u64)then->errno_off + sizeof(e) > then->err_len)
+		return -EINVAL;
+	ret = fos_mem_copy_then(&src->cap, soff, &dst->cap, doff, len, &t);
+	if (ret > 0)
+		return 0;
+	*copy_ret = ret;
+	if (!ret)
+		return fos_kinvoke_post(then->done, then->done_imm,
+					then->done_len, NULL, 0);
+	imm = kmemdup(then->err_imm, then->err_len, GFP_KERNEL);
+	if (!imm)
+		return -ENOMEM;
+	e = ret;
+	memcpy((u8 *)imm + then->errno_off, &e, sizeof(e));
+	ret = fos_kinvoke_post(err, imm, then->err_len, NULL, 0);
+	kfree(imm);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(fos_kmem_copy_then);
+
+/**
  * fos_kname_publish - publish a capability of an object @p owns
  * @p: the provider
  * @c: the capability

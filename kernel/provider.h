@@ -211,6 +211,31 @@ void fos_kmem_unmap(struct fos_kmem_map *map);
 int fos_kmem_copy(const struct fos_kcap *src, u64 soff,
 		  const struct fos_kcap *dst, u64 doff, u64 len);
 
+/**
+ * struct fos_kthen - what fos_kmem_copy_then() invokes after the copy
+ * @done: the Request invoked once the bytes are in
+ * @done_imm: its immediates
+ * @done_len: bytes at @done_imm
+ * @err: the Request invoked when they could not be copied, or NULL: @done
+ * @err_imm: its immediates; the copy's errno (negative) is written over
+ *	the s64 at byte @errno_off of a copy of them
+ * @err_len: bytes at @err_imm, at least @errno_off + 8
+ * @errno_off: see @err_imm
+ */
+struct fos_kthen {
+	const struct fos_kcap *done;
+	const void *done_imm;
+	u32 done_len;
+	const struct fos_kcap *err;
+	const void *err_imm;
+	u32 err_len;
+	u32 errno_off;
+};
+
+int fos_kmem_copy_then(const struct fos_kcap *src, u64 soff,
+		       const struct fos_kcap *dst, u64 doff, u64 len,
+		       const struct fos_kthen *then, int *copy_ret);
+
 int fos_kname_publish(struct fos_provider *p, const struct fos_kcap *c,
 		      const char *name, kuid_t uid, bool world);
 int fos_kname_unpublish(struct fos_provider *p, const char *name);

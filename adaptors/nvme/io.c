@@ -118,6 +118,46 @@ static void fblk_cmd_answered(struct fblk_cmd *cmd, int result)
 	fblk_dev_put(dev);
 }
 
+static void fblk_count_done(struct fblk_cmd *cmd)
+{
+	fblk_stat(cmd->dev, cmd->write ? FBLK_WRITES : FBLK_READS, 1);
+	fblk_stat(cmd->dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
+		  cmd->len);
+}
+
+/*
+ * A staged read is over: copy the bytes to the client's Memory and answer
+ * with them.  Into another node's Memory, small, and answered to that
+ * node's continuations, it is one fabric message, which that node acts on
+ * (fos_kmem_copy_then()): the read is counted done once the bytes are
+ * sent.
+ */
+static void fblk_cmd_copy_out(struct fblk_cmd *cmd)
+{
+	struct fractos_blk_done ok = { .result = cmd->len }, err = {};
+	struct fos_kthen then = {
+		.done = cmd->done,
+		.done_imm = &ok,
+		.done_len = sizeof(ok),
+		.err = cmd->err,
+		.err_imm = &err,
+		.err_len = sizeof(err),
+		.errno_off = offsetof(struct fractos_blk_done, result),
+	};
+	int copied, ret;
+
+	/* The answer may wake a client that submits at once: a slot is free. */
+	fblk_slot_put(cmd->dev, cmd->vol);
+	ret = fos_kmem_copy_then(cmd->stage, 0, cmd->mem, 0, cmd->len, &then,
+				 &copied);
+	if (copied)
+		fblk_stat(cmd->dev, FBLK_ERRORS, 1);
+	else
+		fblk_count_done(cmd);
+	fblk_stage_put(cmd);
+	fblk_cmd_answered(cmd, ret);
+}
+
 /*
  * The bios are done: answer.  A continuation on another node is posted
  * (fos_kinvoke_post(): FRACTOS_INVOKE_NOACK): no worker is held for a
@@ -137,13 +177,13 @@ static void fblk_cmd_work(struct work_struct *work)
 	fos_kmem_unmap(&cmd->map);
 	if (!d.result && READ_ONCE(vol->dead))
 		d.result = -EKEYREVOKED;
-	if (!d.result && cmd->stage && !cmd->write)
-		d.result = fos_kmem_copy(cmd->stage, 0, cmd->mem, 0, cmd->len);
+	if (!d.result && cmd->stage && !cmd->write) {
+		fblk_cmd_copy_out(cmd);
+		return;
+	}
 	if (!d.result) {
 		d.result = cmd->len;
-		fblk_stat(dev, cmd->write ? FBLK_WRITES : FBLK_READS, 1);
-		fblk_stat(dev, cmd->write ? FBLK_WRITE_BYTES : FBLK_READ_BYTES,
-			  cmd->len);
+		fblk_count_done(cmd);
 	} else {
 		fblk_stat(dev, FBLK_ERRORS, 1);
 		to = cmd->err ?: cmd->done;

@@ -117,8 +117,10 @@
  *     the rest of that time)
  * 14: an INVOKE with cookie 0 wants no answer (FRACTOS_INVOKE_NOACK): the
  *     receiver sends an ACK, with cookie 0, only when it refused it
+ * 15: a pushed COPY may carry its continuations (FOS_COPY_THEN): the
+ *     receiver invokes one once the bytes are in, or could not be
  */
-#define FOS_WIRE_VERSION	14
+#define FOS_WIRE_VERSION	15
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

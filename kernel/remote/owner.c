@@ -159,11 +159,13 @@ static bool fos_invoke_forwarded(struct fos_object *obj)
 }
 
 /*
- * Returns the ACK's errno, or -EINPROGRESS when the invocation goes on to
- * another node and the ACK comes with that node's answer.
+ * Deliver the INVOKE @iv from @peer (a checked one: fos_wire_check_invoke()),
+ * or a COPY's continuation (copy.c).  Returns the ACK's errno, or
+ * -EINPROGRESS when the invocation goes on to another node and the ACK
+ * comes with that node's answer.
  */
-static int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
-			      const struct fos_wire_invoke *iv)
+int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
+		       const struct fos_wire_invoke *iv)
 {
 	const struct fos_wire_cap *wc = (const void *)(iv + 1);
 	u32 ncaps = le32_to_cpu(iv->ncaps), imm_len = le32_to_cpu(iv->imm_len);

@@ -223,6 +223,8 @@ void fos_rpcs_fail_node(u32 node);
 
 /* call.c: invoke, revoke and lookup; the owner's receive handlers */
 int fos_send_ack(struct fos_peer *peer, u64 cookie, int status);
+int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
+		       const struct fos_wire_invoke *iv);
 void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 		      const struct fos_wire_lookup *l);
 
@@ -276,6 +278,9 @@ void fos_remote_proxy_free(struct fos_proxy *p);
 bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst);
 int fos_remote_copy(const struct fos_cap *src, u64 soff,
 		    const struct fos_cap *dst, u64 doff, u64 len);
+int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len,
+			 const struct fos_copy_then *then);
 int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 			  const struct fos_cap *dst, u64 doff, u64 len,
 			  unsigned long until);

@@ -286,6 +286,7 @@ static const struct fos_remote_ops fos_remote_fabric_ops = {
 	.proxy_free = fos_remote_proxy_free,
 	.copy_wanted = fos_remote_copy_wanted,
 	.copy = fos_remote_copy,
+	.copy_then = fos_remote_copy_then,
 	.contact_arm = fos_remote_contact_arm,
 	.contact_disarm = fos_remote_contact_disarm,
 };

@@ -313,6 +313,23 @@ struct fos_wire_lookup_reply {
  * on the receiver (it is served in the receive path), and no name of the
  * source on the wire.
  *
+ * Pushed copies that continue (version 15): a COPY flagged FOS_COPY_THEN
+ * too carries, between struct fos_wire_copy and the bytes, a struct
+ * fos_wire_then and two invocations of Requests of the receiver's, each a
+ * struct fos_wire_invoke without capabilities followed by its immediates,
+ * padded to a multiple of 8 bytes (@done_len and @err_len bytes).  Once
+ * the bytes are in, the receiver delivers the first as an INVOKE with
+ * cookie 0 from the sender; if they could not be written, the second,
+ * with the copy's errno (negative, an s64 in the receiver's byte order:
+ * immediates are its applications' bytes) at byte @errno_off of its
+ * immediates, unless that is FOS_THEN_NO_ERRNO.  The COPY is answered
+ * only when the invocation was refused, as an INVOKE without an answer:
+ * an ACK with the COPY's cookie (0 from a sender that wants no answer).
+ * One message where a pushed copy and its continuation took three (COPY,
+ * ACK, INVOKE): the storage adaptor's reads for another node's Memory.
+ * The sender names only Requests it holds of the receiver's, which the
+ * receiver checks against its exports as for any INVOKE.
+ *
  * When the source is revoked while a grant is out, the owner sends
  * GRANT_END with the puller's token (GRANT's @pull) and the grant id: the
  * puller posts no further READ under that token, and sends RELEASE once
@@ -328,7 +345,8 @@ struct fos_wire_lookup_reply {
  * @dst_off: where it goes, from the start of @dst
  * @len: bytes to copy, non-zero
  * @flags: FOS_COPY_INLINE (then @src and @src_off are zero and @len bytes
- *	follow) or zero
+ *	follow), FOS_COPY_INLINE | FOS_COPY_THEN (a struct fos_wire_then and
+ *	its invocations come first), or zero
  * @reserved: zero
  */
 struct fos_wire_copy {
@@ -361,6 +379,10 @@ struct fos_wire_grant {
 
 /* COPY: the bytes follow, pushed by the source's owner ("Remote copies"). */
 #define FOS_COPY_INLINE		0x1
+/* COPY: and a continuation, invoked once they are in ("Remote copies"). */
+#define FOS_COPY_THEN		0x2
+/* struct fos_wire_then: the copy's errno goes nowhere. */
+#define FOS_THEN_NO_ERRNO	0xffffffffu
 /* GRANT: answer with the bytes, not a region ("Remote copies"). */
 #define FOS_GRANT_INLINE	0x1
 /* The most bytes an inline GRANT_REPLY carries. */
@@ -387,6 +409,25 @@ struct fos_wire_grant_reply {
 	__le64 addr;
 	__le64 len;
 	__le64 conn;
+};
+
+/**
+ * struct fos_wire_then - the continuations of a COPY with FOS_COPY_THEN
+ * @done_len: bytes of the first invocation (delivered once the bytes are
+ *	in), a multiple of 8
+ * @err_len: bytes of the second (delivered when they could not be
+ *	written), a multiple of 8
+ * @errno_off: where the copy's errno goes in the second's immediates (8
+ *	bytes), or FOS_THEN_NO_ERRNO
+ * @reserved: zero
+ *
+ * Followed by the two invocations, then the COPY's bytes.
+ */
+struct fos_wire_then {
+	__le32 done_len;
+	__le32 err_len;
+	__le32 errno_off;
+	__le32 reserved;
 };
 
 /**
@@ -423,6 +464,7 @@ static_assert(sizeof(struct fos_wire_drop) == 24);
 static_assert(sizeof(struct fos_wire_lookup) == 8);
 static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
+static_assert(sizeof(struct fos_wire_then) == 16);
 static_assert(sizeof(struct fos_wire_grant) == 80);
 static_assert(sizeof(struct fos_wire_grant_reply) == 40);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
@@ -608,13 +650,86 @@ static inline bool fos_wire_copy_inline(const void *payload)
 	return le32_to_cpu(c->flags) & FOS_COPY_INLINE;
 }
 
+/* A COPY that continues: a struct fos_wire_then follows it. */
+static inline bool fos_wire_copy_then(const void *payload)
+{
+	const struct fos_wire_copy *c = payload;
+
+	return le32_to_cpu(c->flags) & FOS_COPY_THEN;
+}
+
+/* An inline COPY's bytes, after its continuations if it has them. */
+static inline const void *fos_wire_copy_bytes(const struct fos_wire_copy *c)
+{
+	const struct fos_wire_then *t = (const void *)(c + 1);
+
+	if (!fos_wire_copy_then(c))
+		return t;
+	return (const u8 *)(t + 1) + le32_to_cpu(t->done_len) +
+	       le32_to_cpu(t->err_len);
+}
+
+/*
+ * One invocation of a COPY's continuations, in a slot of @slot bytes at
+ * most @room: no capability, no Memory handed over, exactly its
+ * immediates padded to a multiple of 8.
+ */
+static inline int fos_wire_check_then_invoke(const void *p, u32 slot,
+					     u32 room)
+{
+	const struct fos_wire_invoke *iv = p;
+	u32 n;
+
+	if (slot > room || slot < sizeof(*iv) || slot % 8 || iv->ncaps ||
+	    iv->grant_ms || le32_to_cpu(iv->imm_len) > FOS_WIRE_MAX_IMM)
+		return -EPROTO;
+	n = sizeof(*iv) + le32_to_cpu(iv->imm_len);
+	if (ALIGN(n, 8) != slot)
+		return -EPROTO;
+	return fos_wire_check_invoke(p, n);
+}
+
+/*
+ * A COPY's continuations (FOS_COPY_THEN), in the @room bytes after it;
+ * *@used becomes their bytes.
+ */
+static inline int fos_wire_check_then(const struct fos_wire_copy *c, u32 room,
+				      u32 *used)
+{
+	const struct fos_wire_then *t = (const void *)(c + 1);
+	const struct fos_wire_invoke *err;
+	u32 dlen, elen, off;
+
+	if (room < sizeof(*t) || t->reserved)
+		return -EPROTO;
+	room -= sizeof(*t);
+	dlen = le32_to_cpu(t->done_len);
+	elen = le32_to_cpu(t->err_len);
+	if (fos_wire_check_then_invoke(t + 1, dlen, room))
+		return -EPROTO;
+	err = (const void *)((const u8 *)(t + 1) + dlen);
+	if (fos_wire_check_then_invoke(err, elen, room - dlen))
+		return -EPROTO;
+	off = le32_to_cpu(t->errno_off);
+	if (off != FOS_THEN_NO_ERRNO &&
+	    (u64)off + sizeof(s64) > le32_to_cpu(err->imm_len))
+		return -EPROTO;
+	*used = sizeof(*t) + dlen + elen;
+	return 0;
+}
+
 static inline int fos_wire_check_copy(const void *payload, u32 len)
 {
 	const struct fos_wire_copy *c = payload;
+	u32 flags, then = 0;
 	u64 n;
 
-	if (len < sizeof(*c) || c->reserved ||
-	    (le32_to_cpu(c->flags) & ~FOS_COPY_INLINE) ||
+	if (len < sizeof(*c) || c->reserved)
+		return -EPROTO;
+	flags = le32_to_cpu(c->flags);
+	/* Only a pushed copy continues. */
+	if ((flags & ~(FOS_COPY_INLINE | FOS_COPY_THEN)) ||
+	    flags == FOS_COPY_THEN ||
 	    fos_wire_check_mem_range(&c->dst, c->dst_off, c->len))
 		return -EPROTO;
 	n = le64_to_cpu(c->len);
@@ -622,9 +737,12 @@ static inline int fos_wire_check_copy(const void *payload, u32 len)
 		return len == sizeof(*c) &&
 		       !fos_wire_check_mem_range(&c->src, c->src_off, c->len) ?
 		       0 : -EPROTO;
+	if (fos_wire_copy_then(c) &&
+	    fos_wire_check_then(c, len - sizeof(*c), &then))
+		return -EPROTO;
 	/* Pushed: no source named, exactly @len bytes after the COPY. */
-	if (n > FOS_WIRE_INLINE_MAX || len - sizeof(*c) != n || c->src_off ||
-	    memchr_inv(&c->src, 0, sizeof(c->src)))
+	if (n > FOS_WIRE_INLINE_MAX || len - sizeof(*c) - then != n ||
+	    c->src_off || memchr_inv(&c->src, 0, sizeof(c->src)))
 		return -EPROTO;
 	return 0;
 }

@@ -17,8 +17,10 @@
  *     node 2 checks the byte count and tells node 1, which checks the
  *     bytes; node 3's process sleeps in a barrier meanwhile (no user hop);
  *  3. gets EINVAL through its error continuation for an unaligned read;
- *  4. collects node 3's own results (its staging counter included);
- *  5. kills node 3 with 16 reads in flight (its RDMA READs of the staged
+ *  4. reads 4 KiB with its own continuations: node 3 sends the bytes and
+ *     the continuation in one COPY (wire v15, totals/copy_then);
+ *  5. collects node 3's own results (its staging counter included);
+ *  6. kills node 3 with 16 reads in flight (its RDMA READs of the staged
  *     data slowed down on node 1, debugfs fault_read_delay_ms): its
  *     monitor on "vol-rd" fires before the reads complete, "vol-rd" is
  *     revoked, and no read is answered twice.  A read
@@ -48,6 +50,7 @@
 struct report {
 	uint32_t passed, failed;
 	uint64_t staged;
+	int64_t copy_then;	/* node 3's totals/copy_then */
 };
 
 static int fd;
@@ -121,6 +124,7 @@ static int storage(void)
 	       "node 3: %llu I/Os staged for node 1's memory",
 	       (unsigned long long)r.staged);
 	tap_eq(node_lookup_wait(fd, 1, "report", &rep), 0, "node 3: look up node 1's report");
+	r.copy_then = fos_total("copy_then");
 	r.passed = tap_count - tap_failed;
 	r.failed = tap_failed;
 	tap_errno(invoke(fd, rep, &r, sizeof(r), NULL, 0), 0, "node 3: report");
@@ -205,15 +209,29 @@ static int client(void)
 	tap_errno(invoke(fd, rd, &io, sizeof(io), caps, 3), 0, "node 1: an unaligned read");
 	tap_eq(answer(&tag, 60), -EINVAL, "node 1: EINVAL");
 	tap_eq(tag, TAG_ERR, "node 1: through the error continuation");
+
+	/* Small, into this node's Memory, answered here: one COPY (v15). */
+	memset(dp, 0, 4096);
+	io.offset = 8192;
+	io.len = 4096;
+	tap_errno(invoke(fd, rd, &io, sizeof(io), caps, 3), 0,
+		  "node 1: read 4 KiB, its continuations this node's");
+	tap_eq(answer(&tag, 60), 4096, "node 1: answered with 4096");
+	tap_eq(tag, TAG_DONE, "node 1: through done");
+	tap_ok(!memcmp(sp + 8192, dp, 4096), "node 1: the 4 KiB are the volume's");
+	io.len = BUF;
 	node_barrier("blk", "io-done", 300);
 
 	fos_req_timeout_ns = 120000000000ULL;
 	tap_ok(!receive(fd, &m) && m.tag == TAG_REPORT && m.imm_len == sizeof(r),
 	       "node 1: node 3's report");
 	memcpy(&r, m.imm, sizeof(r));
-	tap_ok(r.passed >= 10 && r.failed == 0 && r.staged >= 2,
+	tap_ok(r.passed >= 10 && r.failed == 0 && r.staged >= 3,
 	       "node 1: node 3 passed %u, failed %u, staged %llu", r.passed, r.failed,
 	       (unsigned long long)r.staged);
+	tap_ok(r.copy_then == 1,
+	       "node 1: node 3 sent the 4 KiB read with its continuation (copy_then %lld)",
+	       (long long)r.copy_then);
 	node_barrier("blk", "report", 300);
 
 	/*

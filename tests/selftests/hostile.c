@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 14;
+ * kernel/remote/wire.h, version 15;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -71,11 +71,13 @@ struct app {
 	int fd;
 	uint32_t mem, dim, mem2, dim2[2], proxy;
 	struct fractos_cap_info dim_info, mem2_info;
-	int lookup_ret, invoke_ret, invoke2_ret, invoke3_ret;
+	int lookup_ret, invoke_ret, invoke2_ret, invoke3_ret, invoke4_ret;
+	uint32_t then[2];	/* two Requests, tags 0x5151 and 0x5252 */
 	/*
 	 * 1: invoked; 3: main asks for a second invoke (with the two @dim2);
 	 * 4: invoked again; 5: main asks for a third (no arguments); 6: done
-	 * that; 2: main is done
+	 * that; 7: main asks for a fourth (with @then); 8: done that; 2: main
+	 * is done
 	 */
 	volatile int stage;
 	void *buf;
@@ -107,6 +109,15 @@ static void *app_fn(void *arg)
 		a->invoke3_ret = invoke(a->fd, a->proxy, NULL, 0, NULL, 0) ?
 				 -errno : 0;
 		a->stage = 6;
+		while (a->stage != 2 && a->stage != 7)
+			usleep(10 * 1000);
+	}
+	if (a->stage == 7) {
+		a->invoke4_ret =
+			req_create(a->fd, FRACTOS_CID_INVALID, 0x5151, NULL, 0, NULL, 0, &a->then[0]) ||
+			req_create(a->fd, FRACTOS_CID_INVALID, 0x5252, NULL, 0, NULL, 0, &a->then[1]) ||
+			invoke(a->fd, a->proxy, NULL, 0, a->then, 2) ? -errno : 0;
+		a->stage = 8;
 		while (a->stage != 2)
 			usleep(10 * 1000);
 	}
@@ -263,6 +274,99 @@ static int cap_revoked(int fd, uint32_t cid)
 
 	return fos_info(fd, cid, &info) ? -errno :
 	       !!(info.info_flags & FRACTOS_INFO_REVOKED);
+}
+
+/*
+ * Version 15: pushed COPYs that carry their continuations, two Requests
+ * of the node's application that it hands us now, into our view @c
+ * (writable, [0, +512) of the second 4 KiB of @a->buf).  @msg: the
+ * caller's W_MSG bytes for what we receive.
+ */
+static void then_copies(struct hp *h, struct app *a, const struct w_cap *c,
+			uint8_t *msg)
+{
+	struct {
+		struct w_copy cp;
+		struct w_then t;
+		struct w_invoke done;		/* no immediates */
+		struct w_invoke err;
+		int64_t err_imm;		/* the errno goes here */
+		uint8_t b[8];
+	} in = {
+		.cp = { .dst = *c, .dst_off = 160, .len = 8,
+			.flags = W_COPY_INLINE | W_COPY_THEN },
+		.t = { .done_len = sizeof(struct w_invoke),
+		       .err_len = sizeof(struct w_invoke) + 8, .errno_off = 0 },
+		.done = { .epoch = self_epoch },
+		.err = { .epoch = self_epoch, .imm_len = 8 },
+		.err_imm = 0x1234,
+		.b = "fractos",
+	};
+	uint8_t *v = (uint8_t *)a->buf + 4096;
+	uint64_t pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS), cookie;
+	struct w_status ack = {};
+	struct w_cap r[2];
+	struct msg m = {};
+	int ok, got, noack;
+	int64_t e = 0;
+
+	_Static_assert(sizeof(in) + sizeof(struct w_hdr) <= W_MSG, "in");
+	a->stage = 7;
+	h->payload_out = msg;
+	ok = !hp_recv(h, W_INVOKE, 10000, &cookie);
+	memcpy(r, msg + sizeof(struct w_invoke), sizeof(r));
+	ok = ok && !hp_send(h, W_ACK, cookie, &ack, sizeof(ack));
+	for (got = 0; ok && a->stage != 8 && got < 1000; got++)
+		usleep(10 * 1000);
+	ok = ok && a->stage == 8 && !a->invoke4_ret &&
+	     r[0].type == FRACTOS_OBJ_REQUEST && r[1].type == FRACTOS_OBJ_REQUEST;
+	in.done.oid = r[0].oid;
+	in.err.oid = r[1].oid;
+
+	/* The bytes land, then the first is invoked; nothing answers. */
+	ok = ok && !hp_send(h, W_COPY, 0, &in, sizeof(in));
+	got = ok ? receive(a->fd, &m) : -1;
+	h->payload_out = &ack;
+	noack = hp_recv(h, W_ACK, 500, NULL) == -ETIMEDOUT;
+	tap_ok(ok && !got && m.tag == 0x5151 && !m.imm_len &&
+	       !memcmp(v + 160, "fractos", 8) && noack,
+	       "a COPY that continues (v15): its 8 bytes land, then its first Request is invoked, and no ACK comes (ok %d, invoke %d, receive %d, tag %#llx, ACK %s)",
+	       ok, a->invoke4_ret, got, (unsigned long long)m.tag,
+	       noack ? "none" : "sent");
+
+	/* Past the view's end: nothing written, the second, with ERANGE. */
+	in.cp.dst_off = 508;
+	ok = ok && !hp_send(h, W_COPY, 0, &in, sizeof(in));
+	got = ok ? receive(a->fd, &m) : -1;
+	if (!got && m.imm_len == 8)
+		memcpy(&e, m.imm, 8);
+	noack = hp_recv(h, W_ACK, 500, NULL) == -ETIMEDOUT;
+	tap_ok(ok && !got && m.tag == 0x5252 && m.imm_len == 8 && e == -ERANGE &&
+	       v[508] == (uint8_t)(4604 * 7 + 3) && noack &&
+	       node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe0,
+	       "one past its view's end: nothing written, its second Request invoked with -ERANGE in its immediates, no ACK, no protocol error (receive %d, tag %#llx, errno %lld)",
+	       got, (unsigned long long)m.tag, (long long)e);
+
+	/* A Request never handed to us: the bytes land, the call is refused. */
+	in.cp.dst_off = 200;
+	in.done.oid ^= 0x5a5a5a5a;
+	ack.status = 999;
+	ok = ok && !hp_send(h, W_COPY, 0x73, &in, sizeof(in)) &&
+	     !hp_recv(h, W_ACK, 10000, &cookie) && cookie == 0x73;
+	fos_req_timeout_ns = 300000000ULL;
+	got = receive(a->fd, &m);
+	fos_req_timeout_ns = 5000000000ULL;
+	tap_ok(ok && ack.status == EKEYREVOKED && got && !memcmp(v + 200, "fractos", 8),
+	       "one whose first Request was never handed to us: written, then refused with an ACK of EKEYREVOKED, nothing invoked (status %u, receive %d)",
+	       ack.status, got);
+	/* Given back: the node exports nothing of these to us any more. */
+	for (got = 0; got < 2; got++) {
+		struct w_drop d = { .oid = r[got].oid, .epoch = r[got].epoch,
+				    .node = H_NODE, .count = 1 };
+
+		hp_send(h, W_DROP, 0, &d, sizeof(d));
+	}
+	h->payload_out = msg;
 }
 
 static void views(void)
@@ -663,6 +767,7 @@ static void views(void)
 		       ack.status);
 		h.payload_out = msg;
 	}
+	then_copies(&h, &a, &c, msg);
 	st = grant(&h, &c, 0, 512, &gr);
 	{
 		uint8_t got[512];
@@ -815,6 +920,39 @@ static void views(void)
 				  m, sizeof(*mh) + sizeof(*cp) + 16);
 			memset(cp, 0, sizeof(*cp) + 16);
 		}
+		{
+			/* Version 15: COPYs that continue, malformed. */
+			struct w_copy *cp = (struct w_copy *)(mh + 1);
+			struct w_then *t = (struct w_then *)(cp + 1);
+			struct w_invoke *d = (struct w_invoke *)(t + 1);
+			struct w_invoke *e = d + 1;
+			uint32_t n = sizeof(*cp) + sizeof(*t) + 2 * sizeof(*d) + 16;
+
+			*cp = (struct w_copy){ .dst = given, .len = 8,
+					       .flags = W_COPY_THEN };
+			*t = (struct w_then){ .done_len = sizeof(*d),
+					      .err_len = sizeof(*e) + 8 };
+			*d = (struct w_invoke){ .oid = 1, .epoch = 1 };
+			*e = (struct w_invoke){ .oid = 1, .epoch = 1,
+						.imm_len = 8 };
+			*mh = (struct w_hdr){ .version = W_VERSION, .type = W_COPY,
+					      .len = n };
+			malformed(&h, lec, "a COPY with continuations that pushes no bytes",
+				  m, sizeof(*mh) + n);
+			cp->flags = W_COPY_INLINE | W_COPY_THEN;
+			t->errno_off = 4;
+			malformed(&h, lec, "a COPY whose errno would run past its continuation's immediates",
+				  m, sizeof(*mh) + n);
+			t->errno_off = 0;
+			d->ncaps = 1;
+			malformed(&h, lec, "a COPY whose continuation claims a capability",
+				  m, sizeof(*mh) + n);
+			d->ncaps = 0;
+			t->done_len = sizeof(*d) + 8;
+			malformed(&h, lec, "a COPY whose continuation's length is not its own",
+				  m, sizeof(*mh) + n);
+			memset(cp, 0, n);
+		}
 		*mh = (struct w_hdr){ .version = W_VERSION, .type = W_CREDIT,
 				      .credits = 60000 };
 		malformed(&h, lec, "60000 credits, more than the node ever gave",
@@ -927,7 +1065,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(93);
+	tap_plan(100);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

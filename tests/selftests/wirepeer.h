@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A peer that speaks the fabric's wire protocol itself (kernel/fabric/wire.h,
- * version 12), for the tests that play a hostile or a foreign node:
+ * version 15), for the tests that play a hostile or a foreign node:
  * librdmacm and libibverbs over rxe to the module in the same guest,
  * the handshake's MACs (HMAC-SHA256) and the channel binding's session keys
  * and tags (SipHash-2-4) computed with OpenSSL, so that the kernel's side is
@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	14
+#define W_VERSION	15
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -140,6 +140,12 @@ struct w_copy {
 	uint32_t flags, reserved;
 };
 #define W_COPY_INLINE	0x1
+#define W_COPY_THEN	0x2	/* version 15: continuations after the COPY */
+
+/* After a COPY with W_COPY_THEN: then the two invocations, then the bytes. */
+struct w_then {
+	uint32_t done_len, err_len, errno_off, reserved;
+};
 
 struct w_release {
 	uint64_t id, reserved;
@@ -162,6 +168,7 @@ _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 80, "grant");
 _Static_assert(sizeof(struct w_grant_reply) == 40, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
+_Static_assert(sizeof(struct w_then) == 16, "then");
 _Static_assert(sizeof(struct w_contact) == 64, "contact");
 
 _Static_assert(sizeof(struct w_hello) == 56, "hello");
