@@ -160,7 +160,7 @@ static bool fos_invoke_forwarded(struct fos_object *obj)
 
 /*
  * Deliver the INVOKE @iv from @peer (a checked one: fos_wire_check_invoke()),
- * or a COPY's continuation (copy.c).  Returns the ACK's errno, or
+ * or a COPY's continuation (push.c).  Returns the ACK's errno, or
  * -EINPROGRESS when the invocation goes on to another node and the ACK
  * comes with that node's answer.
  */

@@ -239,6 +239,18 @@ int fos_grant_inline(struct fos_peer *peer, u64 cookie,
 
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
+u64 fos_copy_inline_max(void);
+int fos_copy_errno(int ret);
+int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,
+		      struct fos_wire_cap *wc);
+void fos_copy_undescribe(const struct fos_wire_cap *wc, u32 node, u32 epoch);
+/* push.c: pushed copies, and those that carry their continuations */
+int fos_copy_push(struct fos_peer *peer, u32 pepoch,
+		  const struct fos_cap *src, u64 soff,
+		  const struct fos_cap *dst, u64 doff, u64 len,
+		  struct fos_wire_copy *c);
+void fos_copy_recv_inline(struct fos_peer *peer, u64 cookie,
+			  const struct fos_wire_copy *c);
 /* call.c: forwarded invocations ("Forwarding" in remote.c) */
 extern struct workqueue_struct *fos_forward_wq;
 /* handover.c: another node's MEMORY_GRANT, copied here on arrival */

@@ -190,7 +190,9 @@
  * - grant.c: grants, the source owner's side of a remote copy.
  * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
  *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq;
- *   the inline COPY and GRANT in the receive path).
+ *   the inline GRANT in the receive path).
+ * - push.c: pushed copies (the bytes in the COPY), and those that carry
+ *   their continuations; served in the receive path.
  * - handover.c: a Memory handed over by another node's MEMORY_GRANT,
  *   copied into this node's memory.
  * - armed.c: contacts told of node loss.

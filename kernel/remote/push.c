@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - pushed copies: a small copy from this node's
+ * Memory into another node's goes with the COPY (FOS_COPY_INLINE), and
+ * may carry the continuations that node invokes once the bytes are in
+ * (FOS_COPY_THEN); the receiver serves both in its receive path ("Pushed
+ * copies" in wire.h).  The pulled copies are copy.c's.
+ */
+#include <linux/slab.h>
+#include "../fos.h"
+#include "../memory.h"
+#include "../fabric.h"
+#include "trace.h"
+#include "wire.h"
+#include "pri.h"
+
+/*
+ * A small copy from our own Memory into another node's: @c (room for
+ * @len bytes after it) carries the bytes to @peer, the destination's
+ * owner, which writes them and answers ACK ("Pushed copies" in wire.h).
+ * The source is named to nobody: only the destination's view goes.
+ */
+int fos_copy_push(struct fos_peer *peer, u32 pepoch,
+		  const struct fos_cap *src, u64 soff,
+		  const struct fos_cap *dst, u64 doff, u64 len,
+		  struct fos_wire_copy *c)
+{
+	u32 node = fos_peer_node_id(peer);
+	struct fos_rpc_wait w;
+	struct fos_mem *mem;
+	int ret;
+
+	mem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	ret = fos_mem_read_buf(mem, src->off + soff,
+			       (void *)fos_wire_copy_bytes(c), len);
+	fos_mem_put(mem);
+	if (ret)
+		return ret;
+	ret = fos_copy_describe(dst, node, pepoch, &c->dst);
+	if (ret)
+		return ret;
+	c->dst_off = cpu_to_le64(doff);
+	c->len = cpu_to_le64(len);
+	ret = fos_rpc(peer, FOS_WIRE_COPY, c, sizeof(*c) + len, &w);
+	ret = fos_copy_errno(ret);
+	if (!ret)
+		fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
+	fos_copy_undescribe(&c->dst, node, pepoch);
+	return ret;
+}
+
+/*
+ * Can @cap be one of a COPY's continuations for node @node: a Request
+ * proxy of its, not revoked, and not a local child of one (whose
+ * arguments only this node knows)?  *@iv becomes the invocation's name.
+ */
+static bool fos_then_target(const struct fos_cap *cap, u32 node,
+			    struct fos_wire_invoke *iv)
+{
+	struct fos_object *obj = cap->obj;
+	struct fractos_oid oid;
+
+	if (obj->type != FRACTOS_OBJ_REQUEST || fos_obj_root(obj) != obj ||
+	    !obj->proxy || obj->proxy->node != node || fos_obj_revoked(obj))
+		return false;
+	fos_obj_oid(obj, &oid);
+	iv->oid = cpu_to_le64(oid.id);
+	iv->epoch = cpu_to_le32(oid.epoch);
+	return true;
+}
+
+/* An invocation of a COPY's continuations: its slot's bytes. */
+static u32 fos_then_slot(u32 imm_len)
+{
+	return ALIGN(sizeof(struct fos_wire_invoke) + imm_len, 8);
+}
+
+static void *fos_then_fill(void *at, const void *imm, u32 imm_len)
+{
+	struct fos_wire_invoke *iv = at;
+
+	iv->imm_len = cpu_to_le32(imm_len);
+	memcpy(iv + 1, imm, imm_len);
+	return (u8 *)at + fos_then_slot(imm_len);
+}
+
+/**
+ * fos_remote_copy_then - a pushed copy that carries its continuations
+ * @src: the source view (ours; READ and the range checked by the caller)
+ * @soff: first byte, from the start of @src
+ * @dst: the destination view (another node's; WRITE and the range checked)
+ * @doff: where it goes, from the start of @dst
+ * @len: bytes, non-zero, at most copy_inline_max
+ * @then: the continuations, Requests of the destination's owner
+ *
+ * One COPY with FOS_COPY_INLINE | FOS_COPY_THEN and cookie 0: the
+ * destination's owner writes the bytes, then invokes @then->done, or
+ * @then->err with the errno ("Pushed copies that continue" in wire.h).
+ * Nothing waits for it; a refusal of the invocation is counted as a
+ * NOACK invocation's (totals/noack_refused).  Process context.
+ *
+ * Return: 0 (sent: the destination's node invokes one of them), or
+ * -EOPNOTSUPP (not such a copy: the caller copies and invokes itself), or
+ * an error from before anything was sent (then nothing was invoked).
+ */
+int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
+			 const struct fos_cap *dst, u64 doff, u64 len,
+			 const struct fos_copy_then *then)
+{
+	struct fos_object *droot = fos_obj_root(dst->obj);
+	struct fos_wire_invoke done = {}, err = {};
+	struct fos_wire_copy *c;
+	struct fos_wire_then *t;
+	struct fos_peer *peer;
+	struct fos_mem *mem;
+	u32 node, pepoch;
+	size_t size;
+	void *at;
+	int ret;
+
+	might_sleep();
+	if (!droot->proxy || fos_obj_root(src->obj)->proxy || !len ||
+	    len > fos_copy_inline_max())
+		return -EOPNOTSUPP;
+	node = droot->proxy->node;
+	if (!fos_then_target(then->done, node, &done) ||
+	    !fos_then_target(then->err, node, &err) ||
+	    then->done_len > FOS_WIRE_MAX_IMM ||
+	    then->err_len > FOS_WIRE_MAX_IMM)
+		return -EOPNOTSUPP;
+	if ((u64)then->errno_off + sizeof(s64) > then->err_len)
+		return -EINVAL;
+	size = sizeof(*c) + sizeof(*t) + fos_then_slot(then->done_len) +
+	       fos_then_slot(then->err_len) + len;
+	if (size > FOS_FABRIC_PAYLOAD_MAX)
+		return -EOPNOTSUPP;
+	peer = fos_peer_find(node);
+	if (!peer)
+		return -EHOSTUNREACH;
+	pepoch = fos_peer_epoch(peer);
+	c = kzalloc(size, GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto out_peer;
+	}
+	t = (void *)(c + 1);
+	t->done_len = cpu_to_le32(fos_then_slot(then->done_len));
+	t->err_len = cpu_to_le32(fos_then_slot(then->err_len));
+	t->errno_off = cpu_to_le32(then->errno_off);
+	at = t + 1;
+	*(struct fos_wire_invoke *)at = done;
+	at = fos_then_fill(at, then->done_imm, then->done_len);
+	*(struct fos_wire_invoke *)at = err;
+	fos_then_fill(at, then->err_imm, then->err_len);
+	c->flags = cpu_to_le32(FOS_COPY_INLINE | FOS_COPY_THEN);
+	c->dst_off = cpu_to_le64(doff);
+	c->len = cpu_to_le64(len);
+
+	mem = fos_obj_get_mem(src->obj);
+	ret = PTR_ERR_OR_ZERO(mem);
+	if (!ret) {
+		ret = fos_mem_read_buf(mem, src->off + soff,
+				       (void *)fos_wire_copy_bytes(c), len);
+		fos_mem_put(mem);
+	}
+	if (!ret)
+		ret = fos_copy_describe(dst, node, pepoch, &c->dst);
+	if (!ret) {
+		ret = fos_rpc_post(peer, FOS_WIRE_COPY, c, size);
+		fos_copy_undescribe(&c->dst, node, pepoch);
+	}
+	if (!ret) {
+		fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
+		fos_total_add(FOS_TOTAL_COPY_THEN, 1);
+	}
+	kfree(c);
+out_peer:
+	trace_fos_remote_copy(node, len, ret);
+	fos_peer_put(peer);
+	return ret;
+}
+
+/*
+ * A pushed COPY: the bytes are in the message.  Served here, in the
+ * receive path (a few pages copied, no wait for the fabric): the view
+ * checked as for any COPY, then written.
+ */
+static int fos_copy_serve_inline(struct fos_peer *peer,
+				 const struct fos_wire_copy *c)
+{
+	u64 doff = le64_to_cpu(c->dst_off), len = le64_to_cpu(c->len);
+	struct fos_mem *mem;
+	struct fos_cap dst;
+	int ret;
+
+	ret = fos_copy_local_view(peer, &c->dst, FRACTOS_PERM_WRITE, doff, len,
+				  &dst);
+	if (ret)
+		return ret;
+	mem = fos_obj_get_mem(dst.obj);
+	if (IS_ERR(mem)) {
+		ret = PTR_ERR(mem);
+	} else {
+		ret = mem->writable ?
+		      fos_mem_write_buf(mem, dst.off + doff,
+					fos_wire_copy_bytes(c), len) :
+		      -EACCES;
+		fos_mem_put(mem);
+	}
+	fos_obj_put(dst.obj);
+	return ret;
+}
+
+/*
+ * A pushed COPY's continuation (FOS_COPY_THEN), the bytes written (@status
+ * 0) or not: deliver the one that says so, from @peer as an INVOKE with
+ * no answer (see "Pushed copies that continue" in wire.h); answer only a
+ * refusal, with the COPY's @cookie.
+ */
+static void fos_copy_then_deliver(struct fos_peer *peer, u64 cookie,
+				  const struct fos_wire_copy *c, int status)
+{
+	const struct fos_wire_then *t = (const void *)(c + 1);
+	const struct fos_wire_invoke *iv = (const void *)(t + 1);
+	u32 off = le32_to_cpu(t->errno_off), slot = le32_to_cpu(t->err_len);
+	struct fos_wire_invoke *err = NULL;
+	s64 e = status;
+	int ret;
+
+	if (status) {
+		iv = (const void *)((const u8 *)iv + le32_to_cpu(t->done_len));
+		if (off != FOS_THEN_NO_ERRNO) {
+			/* Checked: the errno fits the immediates. */
+			err = kmemdup(iv, slot, GFP_KERNEL);
+			if (!err) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			memcpy((u8 *)(err + 1) + off, &e, sizeof(e));
+			iv = err;
+		}
+	}
+	ret = fos_invoke_deliver(peer, 0, iv);
+	kfree(err);
+out:
+	if (ret == -EINPROGRESS)
+		ret = 0;	/* forwarded, without an answer */
+	fos_send_ack(peer, cookie, ret);
+}
+
+/*
+ * A pushed COPY from @peer (the receive path): write its bytes, then
+ * answer, or deliver the continuation it carries.
+ */
+void fos_copy_recv_inline(struct fos_peer *peer, u64 cookie,
+			  const struct fos_wire_copy *c)
+{
+	int ret = fos_copy_serve_inline(peer, c);
+
+	if (fos_wire_copy_then(c)) {
+		fos_copy_then_deliver(peer, cookie, c, ret);
+		return;
+	}
+	fos_send_ack(peer, cookie, ret);
+}
