@@ -558,12 +558,15 @@ static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
  * @cookie: the sender's cookie
  * @msg: the payload, copied whole: @msg.copy (COPY), @msg.grant (GRANT), or
  *	@msg.lookup (LOOKUP) and @msg.name, room for the name that follows it
+ * @then: a COPY's continuations (FOS_COPY_THEN), a copy of what followed
+ *	it, or NULL
  */
 struct fos_copy_work {
 	struct work_struct work;
 	struct fos_peer *peer;
 	u8 type;
 	u64 cookie;
+	struct fos_wire_then *then;
 	union {
 		struct fos_wire_copy copy;
 		struct fos_wire_grant grant;
@@ -612,13 +615,36 @@ static void fos_copy_work_fn(struct work_struct *work)
 		ret = fos_copy_serve(cw->peer, &cw->msg.copy);
 	else
 		ret = fos_grant_serve(cw->peer, &cw->msg.grant, &r);
+	/* The continuation first: the ACK only frees the source. */
+	if (cw->then)
+		fos_copy_then_deliver(cw->peer, 0, cw->then, ret);
 	/* A reply that cannot go leaves the caller to its timeout. */
 	fos_copy_reply(cw->peer, cw->type, cw->cookie, ret, &r);
 out:
 	fos_peer_res_put(cw->peer, FOS_PEER_WORK);
 	fos_fabric_credit_done(cw->peer);
 	fos_peer_put(cw->peer);
+	kfree(cw->then);
 	kfree(cw);
+}
+
+/*
+ * A COPY, GRANT or LOOKUP refused before it was served, with @status: a
+ * COPY's continuation is told so all the same (it is invoked exactly
+ * once), then the sender.
+ */
+static void fos_copy_refuse(struct fos_peer *peer,
+			    const struct fos_rx_info *rx, const void *payload,
+			    int status)
+{
+	struct fos_wire_grant_reply r = {};
+
+	if (rx->type == FOS_WIRE_COPY && fos_wire_copy_then(payload))
+		fos_copy_then_deliver(peer, 0, (const void *)
+				      ((const struct fos_wire_copy *)payload + 1),
+				      status);
+	fos_copy_reply(peer, rx->type, rx->cookie, status, &r);
+	fos_fabric_credit_done(peer);
 }
 
 /*
@@ -630,41 +656,47 @@ out:
 static void fos_copy_queue(struct fos_peer *peer, const struct fos_rx_info *rx,
 			   const void *payload, u32 len)
 {
-	u64 cookie = rx->cookie;
-	struct fos_wire_grant_reply r = {};
 	struct fos_copy_work *cw;
+	int ret = -EAGAIN;
 
-	if (!fos_peer_res_get(peer, FOS_PEER_WORK)) {
-		fos_copy_reply(peer, rx->type, cookie, -EAGAIN, &r);
-		fos_fabric_credit_done(peer);
-		return;
-	}
+	if (!fos_peer_res_get(peer, FOS_PEER_WORK))
+		goto refuse;
+	ret = -ENOMEM;
 	cw = kzalloc(sizeof(*cw), GFP_KERNEL);
-	if (!cw) {
-		fos_peer_res_put(peer, FOS_PEER_WORK);
-		fos_copy_reply(peer, rx->type, cookie, -ENOMEM, &r);
-		fos_fabric_credit_done(peer);
-		return;
+	if (!cw)
+		goto refuse_slot;
+	/* A COPY's continuations (checked by the receive path) go apart. */
+	if (rx->type == FOS_WIRE_COPY && fos_wire_copy_then(payload)) {
+		cw->then = kmemdup((const struct fos_wire_copy *)payload + 1,
+				   len - sizeof(struct fos_wire_copy),
+				   GFP_KERNEL);
+		len = sizeof(struct fos_wire_copy);
+		if (!cw->then)
+			goto refuse_free;
 	}
-	cw->peer = fos_peer_get(peer);	/* the one charged the slot */
-	cw->type = rx->type;
-	cw->cookie = cookie;
 	/*
 	 * Into the union, not one of its members: a LOOKUP's name runs past
 	 * struct fos_wire_copy (FORTIFY_SOURCE warns of a field-spanning
 	 * write; found by two fuzzers looking names up on each other).
 	 */
-	if (WARN_ON_ONCE(len > sizeof(cw->msg))) {
-		fos_peer_res_put(cw->peer, FOS_PEER_WORK);
-		fos_peer_put(cw->peer);
-		kfree(cw);
-		fos_copy_reply(peer, rx->type, cookie, -EPROTO, &r);
-		fos_fabric_credit_done(peer);
-		return;
-	}
+	ret = -EPROTO;
+	if (WARN_ON_ONCE(len > sizeof(cw->msg)))
+		goto refuse_free;
+	cw->peer = fos_peer_get(peer);	/* the one charged the slot */
+	cw->type = rx->type;
+	cw->cookie = rx->cookie;
 	memcpy(&cw->msg, payload, len);	/* validated by the receive path */
 	INIT_WORK(&cw->work, fos_copy_work_fn);
 	queue_work(fos_copy_wq, &cw->work);
+	return;
+
+refuse_free:
+	kfree(cw->then);
+	kfree(cw);
+refuse_slot:
+	fos_peer_res_put(peer, FOS_PEER_WORK);
+refuse:
+	fos_copy_refuse(peer, rx, payload, ret);
 }
 
 void fos_copy_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

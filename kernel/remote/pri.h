@@ -251,6 +251,8 @@ int fos_copy_push(struct fos_peer *peer, u32 pepoch,
 		  struct fos_wire_copy *c);
 void fos_copy_recv_inline(struct fos_peer *peer, u64 cookie,
 			  const struct fos_wire_copy *c);
+void fos_copy_then_deliver(struct fos_peer *peer, u64 cookie,
+			   const struct fos_wire_then *t, int status);
 /* call.c: forwarded invocations ("Forwarding" in remote.c) */
 extern struct workqueue_struct *fos_forward_wq;
 /* handover.c: another node's MEMORY_GRANT, copied here on arrival */

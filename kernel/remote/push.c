@@ -86,20 +86,51 @@ static void *fos_then_fill(void *at, const void *imm, u32 imm_len)
 	return (u8 *)at + fos_then_slot(imm_len);
 }
 
+/*
+ * A larger copy that continues: @c (its continuations filled in, @size
+ * bytes) names @src for @peer to pull, and waits for the ACK, which comes
+ * after the continuation (the source must live until the pull is over).
+ * Returns 0 once the COPY went, whatever its answer: the continuation is
+ * the receiver's then.
+ */
+static int fos_copy_then_pull(struct fos_peer *peer, u32 pepoch,
+			      const struct fos_cap *src, u64 soff,
+			      struct fos_wire_copy *c, size_t size)
+{
+	u32 node = fos_peer_node_id(peer);
+	u64 len = le64_to_cpu(c->len);
+	struct fos_rpc_wait w = {};
+	int ret;
+
+	ret = fos_copy_describe(src, node, pepoch, &c->src);
+	if (ret)
+		return ret;
+	c->src_off = cpu_to_le64(soff);
+	/* Ten seconds, plus one per MiB, as for any COPY. */
+	ret = fos_rpc_timeout(peer, FOS_WIRE_COPY, c, size, &w,
+			      FOS_REMOTE_TIMEOUT +
+			      min_t(u64, len >> 20, 3600) * HZ);
+	fos_copy_undescribe(&c->src, node, pepoch);
+	return w.sent ? 0 : ret;
+}
+
 /**
- * fos_remote_copy_then - a pushed copy that carries its continuations
+ * fos_remote_copy_then - a copy that carries its continuations
  * @src: the source view (ours; READ and the range checked by the caller)
  * @soff: first byte, from the start of @src
  * @dst: the destination view (another node's; WRITE and the range checked)
  * @doff: where it goes, from the start of @dst
- * @len: bytes, non-zero, at most copy_inline_max
+ * @len: bytes, non-zero
  * @then: the continuations, Requests of the destination's owner
  *
- * One COPY with FOS_COPY_INLINE | FOS_COPY_THEN and cookie 0: the
- * destination's owner writes the bytes, then invokes @then->done, or
- * @then->err with the errno ("Pushed copies that continue" in wire.h).
- * Nothing waits for it; a refusal of the invocation is counted as a
- * NOACK invocation's (totals/noack_refused).  Process context.
+ * One COPY with FOS_COPY_THEN: the destination's owner copies the bytes,
+ * then invokes @then->done, or @then->err with the errno ("Copies that
+ * continue" in wire.h).  At most copy_inline_max bytes go in the COPY
+ * (FOS_COPY_INLINE, cookie 0), and nothing waits; a larger copy is
+ * pulled from @src, and its ACK is waited for (the source must live
+ * until then), but the continuation is the receiver's all the same.  A
+ * refusal of the invocation is counted as a NOACK invocation's
+ * (totals/noack_refused).  Process context.
  *
  * Return: 0 (sent: the destination's node invokes one of them), or
  * -EOPNOTSUPP (not such a copy: the caller copies and invokes itself), or
@@ -117,13 +148,14 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	struct fos_mem *mem;
 	u32 node, pepoch;
 	size_t size;
+	bool push;
 	void *at;
 	int ret;
 
 	might_sleep();
-	if (!droot->proxy || fos_obj_root(src->obj)->proxy || !len ||
-	    len > fos_copy_inline_max())
+	if (!droot->proxy || fos_obj_root(src->obj)->proxy || !len)
 		return -EOPNOTSUPP;
+	push = len <= fos_copy_inline_max();
 	node = droot->proxy->node;
 	if (!fos_then_target(then->done, node, &done) ||
 	    !fos_then_target(then->err, node, &err) ||
@@ -133,7 +165,7 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	if ((u64)then->errno_off + sizeof(s64) > then->err_len)
 		return -EINVAL;
 	size = sizeof(*c) + sizeof(*t) + fos_then_slot(then->done_len) +
-	       fos_then_slot(then->err_len) + len;
+	       fos_then_slot(then->err_len) + (push ? len : 0);
 	if (size > FOS_FABRIC_PAYLOAD_MAX)
 		return -EOPNOTSUPP;
 	peer = fos_peer_find(node);
@@ -154,13 +186,16 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	at = fos_then_fill(at, then->done_imm, then->done_len);
 	*(struct fos_wire_invoke *)at = err;
 	fos_then_fill(at, then->err_imm, then->err_len);
-	c->flags = cpu_to_le32(FOS_COPY_INLINE | FOS_COPY_THEN);
+	c->flags = cpu_to_le32(FOS_COPY_THEN | (push ? FOS_COPY_INLINE : 0));
 	c->dst_off = cpu_to_le64(doff);
 	c->len = cpu_to_le64(len);
 
-	mem = fos_obj_get_mem(src->obj);
-	ret = PTR_ERR_OR_ZERO(mem);
-	if (!ret) {
+	ret = 0;
+	if (push) {
+		mem = fos_obj_get_mem(src->obj);
+		ret = PTR_ERR_OR_ZERO(mem);
+	}
+	if (push && !ret) {
 		ret = fos_mem_read_buf(mem, src->off + soff,
 				       (void *)fos_wire_copy_bytes(c), len);
 		fos_mem_put(mem);
@@ -168,11 +203,13 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	if (!ret)
 		ret = fos_copy_describe(dst, node, pepoch, &c->dst);
 	if (!ret) {
-		ret = fos_rpc_post(peer, FOS_WIRE_COPY, c, size);
+		ret = push ? fos_rpc_post(peer, FOS_WIRE_COPY, c, size) :
+		      fos_copy_then_pull(peer, pepoch, src, soff, c, size);
 		fos_copy_undescribe(&c->dst, node, pepoch);
 	}
 	if (!ret) {
-		fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
+		if (push)
+			fos_total_add(FOS_TOTAL_INLINE_COPIES, 1);
 		fos_total_add(FOS_TOTAL_COPY_THEN, 1);
 	}
 	kfree(c);
@@ -214,15 +251,14 @@ static int fos_copy_serve_inline(struct fos_peer *peer,
 }
 
 /*
- * A pushed COPY's continuation (FOS_COPY_THEN), the bytes written (@status
- * 0) or not: deliver the one that says so, from @peer as an INVOKE with
- * no answer (see "Pushed copies that continue" in wire.h); answer only a
- * refusal, with the COPY's @cookie.
+ * A COPY's continuations (FOS_COPY_THEN, @t and the invocations after
+ * it), the bytes written (@status 0) or not: deliver the one that says
+ * so, from @peer as an INVOKE with no answer (see "Copies that continue"
+ * in wire.h); answer only a refusal, with @cookie (a pushed COPY's, or 0).
  */
-static void fos_copy_then_deliver(struct fos_peer *peer, u64 cookie,
-				  const struct fos_wire_copy *c, int status)
+void fos_copy_then_deliver(struct fos_peer *peer, u64 cookie,
+			   const struct fos_wire_then *t, int status)
 {
-	const struct fos_wire_then *t = (const void *)(c + 1);
 	const struct fos_wire_invoke *iv = (const void *)(t + 1);
 	u32 off = le32_to_cpu(t->errno_off), slot = le32_to_cpu(t->err_len);
 	struct fos_wire_invoke *err = NULL;
@@ -260,7 +296,7 @@ void fos_copy_recv_inline(struct fos_peer *peer, u64 cookie,
 	int ret = fos_copy_serve_inline(peer, c);
 
 	if (fos_wire_copy_then(c)) {
-		fos_copy_then_deliver(peer, cookie, c, ret);
+		fos_copy_then_deliver(peer, cookie, (const void *)(c + 1), ret);
 		return;
 	}
 	fos_send_ack(peer, cookie, ret);

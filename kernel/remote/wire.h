@@ -313,21 +313,25 @@ struct fos_wire_lookup_reply {
  * on the receiver (it is served in the receive path), and no name of the
  * source on the wire.
  *
- * Pushed copies that continue (version 15): a COPY flagged FOS_COPY_THEN
- * too carries, between struct fos_wire_copy and the bytes, a struct
+ * Copies that continue (version 15): a COPY flagged FOS_COPY_THEN carries,
+ * after struct fos_wire_copy (and before a pushed COPY's bytes), a struct
  * fos_wire_then and two invocations of Requests of the receiver's, each a
  * struct fos_wire_invoke without capabilities followed by its immediates,
  * padded to a multiple of 8 bytes (@done_len and @err_len bytes).  Once
  * the bytes are in, the receiver delivers the first as an INVOKE with
- * cookie 0 from the sender; if they could not be written, the second,
- * with the copy's errno (negative, an s64 in the receiver's byte order:
+ * cookie 0 from the sender; if they could not be copied (or the COPY was
+ * refused before it was served: no work slot), the second, with the
+ * copy's errno (negative, an s64 in the receiver's byte order:
  * immediates are its applications' bytes) at byte @errno_off of its
- * immediates, unless that is FOS_THEN_NO_ERRNO.  The COPY is answered
- * only when the invocation was refused, as an INVOKE without an answer:
- * an ACK with the COPY's cookie (0 from a sender that wants no answer).
- * One message where a pushed copy and its continuation took three (COPY,
- * ACK, INVOKE): the storage adaptor's reads for another node's Memory.
- * The sender names only Requests it holds of the receiver's, which the
+ * immediates, unless that is FOS_THEN_NO_ERRNO.  A refused invocation is
+ * answered as an INVOKE without an answer: an ACK with cookie 0.  A
+ * pushed COPY (FOS_COPY_INLINE) that continues gets no other answer (its
+ * sender sends it with cookie 0): one message where a pushed copy and
+ * its continuation took three (COPY, ACK, INVOKE), the storage adaptor's
+ * small reads for another node's Memory.  A pulled one is answered ACK
+ * once the continuation went, as any COPY (its source must live until
+ * then): one message less, and the continuation a hop sooner.  The
+ * sender names only Requests it holds of the receiver's, which the
  * receiver checks against its exports as for any INVOKE.
  *
  * When the source is revoked while a grant is out, the owner sends
@@ -345,8 +349,8 @@ struct fos_wire_lookup_reply {
  * @dst_off: where it goes, from the start of @dst
  * @len: bytes to copy, non-zero
  * @flags: FOS_COPY_INLINE (then @src and @src_off are zero and @len bytes
- *	follow), FOS_COPY_INLINE | FOS_COPY_THEN (a struct fos_wire_then and
- *	its invocations come first), or zero
+ *	follow), FOS_COPY_THEN (a struct fos_wire_then and its invocations
+ *	follow, before the bytes of an inline one), both, or zero
  * @reserved: zero
  */
 struct fos_wire_copy {
@@ -379,7 +383,7 @@ struct fos_wire_grant {
 
 /* COPY: the bytes follow, pushed by the source's owner ("Remote copies"). */
 #define FOS_COPY_INLINE		0x1
-/* COPY: and a continuation, invoked once they are in ("Remote copies"). */
+/* COPY: and a continuation, invoked once the bytes are in ("Remote copies"). */
 #define FOS_COPY_THEN		0x2
 /* struct fos_wire_then: the copy's errno goes nowhere. */
 #define FOS_THEN_NO_ERRNO	0xffffffffu
@@ -727,19 +731,17 @@ static inline int fos_wire_check_copy(const void *payload, u32 len)
 	if (len < sizeof(*c) || c->reserved)
 		return -EPROTO;
 	flags = le32_to_cpu(c->flags);
-	/* Only a pushed copy continues. */
 	if ((flags & ~(FOS_COPY_INLINE | FOS_COPY_THEN)) ||
-	    flags == FOS_COPY_THEN ||
 	    fos_wire_check_mem_range(&c->dst, c->dst_off, c->len))
 		return -EPROTO;
-	n = le64_to_cpu(c->len);
-	if (!fos_wire_copy_inline(c))
-		return len == sizeof(*c) &&
-		       !fos_wire_check_mem_range(&c->src, c->src_off, c->len) ?
-		       0 : -EPROTO;
 	if (fos_wire_copy_then(c) &&
 	    fos_wire_check_then(c, len - sizeof(*c), &then))
 		return -EPROTO;
+	n = le64_to_cpu(c->len);
+	if (!fos_wire_copy_inline(c))
+		return len == sizeof(*c) + then &&
+		       !fos_wire_check_mem_range(&c->src, c->src_off, c->len) ?
+		       0 : -EPROTO;
 	/* Pushed: no source named, exactly @len bytes after the COPY. */
 	if (n > FOS_WIRE_INLINE_MAX || len - sizeof(*c) - then != n ||
 	    c->src_off || memchr_inv(&c->src, 0, sizeof(c->src)))

@@ -359,6 +359,44 @@ static void then_copies(struct hp *h, struct app *a, const struct w_cap *c,
 	tap_ok(ok && ack.status == EKEYREVOKED && got && !memcmp(v + 200, "fractos", 8),
 	       "one whose first Request was never handed to us: written, then refused with an ACK of EKEYREVOKED, nothing invoked (status %u, receive %d)",
 	       ack.status, got);
+	/*
+	 * A pulled one (from "our" Memory), refused before it is served (no
+	 * work slot): its second Request is invoked all the same, with
+	 * -EAGAIN, and the COPY answered EAGAIN.
+	 */
+	{
+		struct {
+			struct w_copy cp;
+			struct w_then t;
+			struct w_invoke done;
+			struct w_invoke err;
+			int64_t err_imm;
+		} pl = {
+			.cp = { .src = { .node = H_NODE, .epoch = H_EPOCH,
+					 .oid = 7, .len = 4096,
+					 .type = FRACTOS_OBJ_MEMORY,
+					 .perms = FRACTOS_PERM_ALL },
+				.dst = *c, .dst_off = 0, .len = 256,
+				.flags = W_COPY_THEN },
+			.t = in.t,
+			.done = in.done,
+			.err = in.err,
+		};
+
+		fos_set_param("fabric_peer_work", 0);
+		ack.status = 999;
+		ok = !hp_send(h, W_COPY, 0x74, &pl, sizeof(pl)) &&
+		     !hp_recv(h, W_ACK, 10000, &cookie) && cookie == 0x74;
+		got = receive(a->fd, &m);
+		fos_set_param("fabric_peer_work", 64);
+		e = 0;
+		if (!got && m.imm_len == 8)
+			memcpy(&e, m.imm, 8);
+		tap_ok(ok && ack.status == EAGAIN && !got && m.tag == 0x5252 &&
+		       e == -EAGAIN,
+		       "a pulled COPY that continues, with no work slot for it: answered EAGAIN, its second Request invoked with -EAGAIN (status %u, receive %d, tag %#llx, errno %lld)",
+		       ack.status, got, (unsigned long long)m.tag, (long long)e);
+	}
 	/* Given back: the node exports nothing of these to us any more. */
 	for (got = 0; got < 2; got++) {
 		struct w_drop d = { .oid = r[got].oid, .epoch = r[got].epoch,
@@ -937,7 +975,7 @@ static void views(void)
 						.imm_len = 8 };
 			*mh = (struct w_hdr){ .version = W_VERSION, .type = W_COPY,
 					      .len = n };
-			malformed(&h, lec, "a COPY with continuations that pushes no bytes",
+			malformed(&h, lec, "a COPY with continuations that names no source and pushes no bytes",
 				  m, sizeof(*mh) + n);
 			cp->flags = W_COPY_INLINE | W_COPY_THEN;
 			t->errno_off = 4;
@@ -1065,7 +1103,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(100);
+	tap_plan(101);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");
