@@ -8,9 +8,11 @@
  * (a write of another node's Memory first fetches it into the staging
  * buffer, in the command's work item); the last bio's end_io (interrupt
  * context) queues the command's work item, which copies a staged read out
- * to another node's Memory and invokes the continuation.  A continuation
- * on another node is not waited for: its node's answer (or death, or the
- * timeout) frees the command, from fractos's workqueue.
+ * to another node's Memory and invokes the continuation; when that node
+ * owns the continuation too, the copy carries it and that node invokes it
+ * (fos_kmem_copy_then()).  A continuation on another node is not waited
+ * for: its node's answer (or death, or the timeout) frees the command,
+ * from fractos's workqueue.
  */
 #include <linux/bio.h>
 #include <linux/slab.h>
