@@ -14,6 +14,21 @@
 #include "wire.h"
 #include "pri.h"
 
+/* A pushed COPY's bytes (@c's flags set): @len of @src from @soff. */
+static int fos_copy_push_bytes(const struct fos_cap *src, u64 soff,
+			       struct fos_wire_copy *c, u64 len)
+{
+	struct fos_mem *mem = fos_obj_get_mem(src->obj);
+	int ret;
+
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	ret = fos_mem_read_buf(mem, src->off + soff,
+			       (void *)fos_wire_copy_bytes(c), len);
+	fos_mem_put(mem);
+	return ret;
+}
+
 /*
  * A small copy from our own Memory into another node's: @c (room for
  * @len bytes after it) carries the bytes to @peer, the destination's
@@ -27,15 +42,9 @@ int fos_copy_push(struct fos_peer *peer, u32 pepoch,
 {
 	u32 node = fos_peer_node_id(peer);
 	struct fos_rpc_wait w;
-	struct fos_mem *mem;
 	int ret;
 
-	mem = fos_obj_get_mem(src->obj);
-	if (IS_ERR(mem))
-		return PTR_ERR(mem);
-	ret = fos_mem_read_buf(mem, src->off + soff,
-			       (void *)fos_wire_copy_bytes(c), len);
-	fos_mem_put(mem);
+	ret = fos_copy_push_bytes(src, soff, c, len);
 	if (ret)
 		return ret;
 	ret = fos_copy_describe(dst, node, pepoch, &c->dst);
@@ -145,7 +154,6 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	struct fos_wire_copy *c;
 	struct fos_wire_then *t;
 	struct fos_peer *peer;
-	struct fos_mem *mem;
 	u32 node, pepoch;
 	size_t size;
 	bool push;
@@ -190,16 +198,7 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	c->dst_off = cpu_to_le64(doff);
 	c->len = cpu_to_le64(len);
 
-	ret = 0;
-	if (push) {
-		mem = fos_obj_get_mem(src->obj);
-		ret = PTR_ERR_OR_ZERO(mem);
-	}
-	if (push && !ret) {
-		ret = fos_mem_read_buf(mem, src->off + soff,
-				       (void *)fos_wire_copy_bytes(c), len);
-		fos_mem_put(mem);
-	}
+	ret = push ? fos_copy_push_bytes(src, soff, c, len) : 0;
 	if (!ret)
 		ret = fos_copy_describe(dst, node, pepoch, &c->dst);
 	if (!ret) {
