@@ -174,15 +174,15 @@ module_param_named(fabric_ring, fos_fabric_ring, uint, 0644);
 MODULE_PARM_DESC(fabric_ring,
 		 "Receive buffers (peer credits) per new connection, 4-1024 (default 64)");
 
-unsigned int fos_fabric_tx_signal = 1;
+unsigned int fos_fabric_tx_signal = 8;
 module_param_named(fabric_tx_signal, fos_fabric_tx_signal, uint, 0644);
 MODULE_PARM_DESC(fabric_tx_signal,
-		 "Ask for a completion of one message send in this many (at most half of fabric_ring); 0 or 1: of every one (default 1; 8 measured, Documentation/benchmarks.rst)");
+		 "Ask for a completion of one message send in this many (at most half of fabric_ring); 0 or 1: of every one (default 8; measured in Documentation/benchmarks.rst)");
 
-bool fos_fabric_tx_bh;
+bool fos_fabric_tx_bh = true;
 module_param_named(fabric_tx_bh, fos_fabric_tx_bh, bool, 0644);
 MODULE_PARM_DESC(fabric_tx_bh,
-		 "Post messages with bottom halves disabled, so that a software RDMA driver's send tasklet runs at once on the sender's CPU (default 0; measured in Documentation/benchmarks.rst)");
+		 "Post messages with bottom halves disabled, so that a software RDMA driver's send tasklet runs at once on the sender's CPU (default 1; measured in Documentation/benchmarks.rst)");
 
 unsigned int fos_fabric_hb_ms = 1000;
 module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);

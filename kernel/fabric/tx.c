@@ -379,6 +379,8 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
  * per message.  With fabric_tx_bh, fos_send() posts with bottom halves
  * disabled, so that the tasklet runs as it enables them again, on the
  * sender's CPU, after the peer's and connection's locks are dropped.
+ * A caller in hard IRQ context or with interrupts off (none of fractos's
+ * own) posts as it is: bottom halves cannot be enabled again there.
  * RDMA READs keep the hop: posted so, a 64 KiB copy measured no faster
  * (Documentation/benchmarks.rst, "Sends without a hop").  A driver that
  * rings a doorbell (a NIC, rxe on 6.12 whose tasks are work items) loses
@@ -457,8 +459,9 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
 	if (len > FOS_FABRIC_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	for (;;) {
-		/* "Sending with BH off" above (never in hard IRQ context) */
-		bool bh = READ_ONCE(fos_fabric_tx_bh);
+		/* "Sending with BH off" above */
+		bool bh = READ_ONCE(fos_fabric_tx_bh) && !in_hardirq() &&
+			  !irqs_disabled();
 
 		if (bh)
 			local_bh_disable();
