@@ -358,6 +358,7 @@ int fos_obj_revoke(struct fos_object *obj);
 int fos_contents_revoke_holder(struct fos_contents *c);
 void fos_space_revoke_owned(struct fos_space *s);
 bool fos_obj_revoked(struct fos_object *obj);
+bool fos_obj_remote(struct fos_object *obj);
 struct fos_mem *fos_obj_get_mem(struct fos_object *obj);
 struct fos_req *fos_obj_get_req(struct fos_object *obj);
 bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s);

@@ -578,6 +578,14 @@ bool fos_obj_revoked(struct fos_object *obj)
 	return READ_ONCE(obj->revoked);
 }
 
+/* Is @obj another node's (a proxy, or a local child of one)? */
+bool fos_obj_remote(struct fos_object *obj)
+{
+	while (obj->parent)	/* immutable */
+		obj = obj->parent;
+	return obj->proxy;
+}
+
 /**
  * fos_obj_own_memory_root - @obj is a Memory root @s created, standing
  * @obj: the object
