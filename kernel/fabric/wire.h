@@ -7,7 +7,7 @@
  */
 
 /**
- * DOC: Wire format, version 14
+ * DOC: Wire format
  *
  * All multi-byte fields are little-endian (__le*), whatever the host.
  *
@@ -119,8 +119,10 @@
  *     receiver sends an ACK, with cookie 0, only when it refused it
  * 15: a pushed COPY may carry its continuations (FOS_COPY_THEN): the
  *     receiver invokes one once the bytes are in, or could not be
+ * 16: a DROP carries up to FOS_WIRE_DROP_MAX records: the DROPs queued
+ *     together for one owner go in one message
  */
-#define FOS_WIRE_VERSION	15
+#define FOS_WIRE_VERSION	16
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

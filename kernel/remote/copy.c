@@ -14,6 +14,7 @@
 #include "../fabric.h"
 #include "trace.h"
 #include "wire.h"
+#include "wire_check.h"
 #include "pri.h"
 
 /* ---- memory_copy across nodes (see "Remote copies" in remote.c) ---- */

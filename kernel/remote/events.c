@@ -187,22 +187,58 @@ static void fos_event_send(u32 node, u8 type, const void *payload, u32 len)
 	fos_peer_put(peer);
 }
 
+static void fos_drop_fill(struct fos_wire_drop *d, const struct fos_event *ev)
+{
+	d->oid = cpu_to_le64(ev->oid);
+	d->epoch = cpu_to_le32(ev->epoch);
+	d->node = cpu_to_le32(ev->holder);
+	d->count = cpu_to_le64(ev->count);
+}
+
+/*
+ * DROP @ev, with the DROPs for the same owner queued right behind it: up
+ * to FOS_WIRE_DROP_MAX records in one message (wire version 16).  Only
+ * DROPs are passed over (they are to other owners, which are told apart),
+ * so that nothing else to @ev's owner goes out before what was queued
+ * before it.
+ */
+static void fos_event_drops(const struct fos_event *ev)
+{
+	struct fos_wire_drop d[FOS_WIRE_DROP_MAX];
+	struct fos_event *more[FOS_WIRE_DROP_MAX - 1];
+	struct fos_event *next, *tmp;
+	unsigned int n = 0, i;
+
+	spin_lock(&fos_events_lock);
+	list_for_each_entry_safe(next, tmp, &fos_events, link) {
+		if (next->kind != FOS_EV_DROP ||
+		    n == ARRAY_SIZE(more))
+			break;
+		if (next->node != ev->node)
+			continue;
+		list_del(&next->link);
+		more[n++] = next;
+	}
+	spin_unlock(&fos_events_lock);
+	fos_drop_fill(&d[0], ev);
+	for (i = 0; i < n; i++) {
+		fos_drop_fill(&d[i + 1], more[i]);
+		kfree(more[i]);
+	}
+	fos_event_send(ev->node, FOS_WIRE_DROP, d, (n + 1) * sizeof(d[0]));
+}
+
 static void fos_event_run(const struct fos_event *ev)
 {
 	union {
 		struct fos_wire_obj o;
-		struct fos_wire_drop d;
 		struct fos_wire_grant_end e;
 		struct fos_wire_release r;
 	} p = {};
 
 	switch (ev->kind) {
 	case FOS_EV_DROP:
-		p.d.oid = cpu_to_le64(ev->oid);
-		p.d.epoch = cpu_to_le32(ev->epoch);
-		p.d.node = cpu_to_le32(ev->holder);
-		p.d.count = cpu_to_le64(ev->count);
-		fos_event_send(ev->node, FOS_WIRE_DROP, &p.d, sizeof(p.d));
+		fos_event_drops(ev);
 		break;
 	case FOS_EV_GRANT_END:
 		p.e.pull = cpu_to_le64(ev->oid);

@@ -13,6 +13,7 @@
 #include "../memory.h"
 #include "../fabric.h"
 #include "wire.h"
+#include "wire_check.h"
 #include "pri.h"
 
 /* ---- grants (see "Remote copies" in remote.c) ---- */

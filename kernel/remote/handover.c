@@ -46,6 +46,7 @@
 #include "pri.h"
 #include "../memory.h"
 #include "../request.h"
+#include "wire_check.h"
 
 /* A copy delivered in time is announced before the granter gives up. */
 static_assert(FOS_WIRE_GRANT_MS_MAX * 2 * HZ <= FOS_REMOTE_TIMEOUT * 1000);

@@ -15,6 +15,7 @@
 #include "../request.h"
 #include "../fabric.h"
 #include "wire.h"
+#include "wire_check.h"
 #include "pri.h"
 
 struct workqueue_struct *fos_forward_wq;
@@ -394,13 +395,11 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	fos_send_ack(peer, rx->cookie, ret);
 }
 
-/* Descriptions held by a node ended: it, or a forwarder for it, says so. */
-void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
-		   const void *payload, u32 len)
+/* One record of a DROP from @peer (node @from). */
+static void fos_drop_one(struct fos_peer *peer, u32 from,
+			 const struct fos_wire_drop *d)
 {
-	const struct fos_wire_drop *d = payload;
 	u32 node = le32_to_cpu(d->node), epoch = 0;
-	u32 from = fos_peer_node_id(peer);
 	struct fos_peer *holder;
 
 	if (le32_to_cpu(d->epoch) != fos_epoch)
@@ -417,6 +416,20 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 				    from, le64_to_cpu(d->count),
 				    le64_to_cpu(d->oid), node);
 	}
+}
+
+/*
+ * Descriptions held by a node ended: it, or a forwarder for it, says so,
+ * for up to FOS_WIRE_DROP_MAX objects (checked), each on its own.
+ */
+void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
+		   const void *payload, u32 len)
+{
+	const struct fos_wire_drop *d = payload;
+	u32 from = fos_peer_node_id(peer), i;
+
+	for (i = 0; i < len / sizeof(*d); i++)
+		fos_drop_one(peer, from, &d[i]);
 }
 
 /* LOOKUP, in process context (an IMPORT may have to be waited for). */

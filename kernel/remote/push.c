@@ -12,6 +12,7 @@
 #include "../fabric.h"
 #include "trace.h"
 #include "wire.h"
+#include "wire_check.h"
 #include "pri.h"
 
 /* A pushed COPY's bytes (@c's flags set): @len of @src from @soff. */

@@ -232,6 +232,7 @@
 #include "../fos.h"
 #include "../fabric.h"
 #include "wire.h"
+#include "wire_check.h"
 #include "pri.h"
 
 /**

@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 15;
+ * kernel/remote/wire.h, version 16;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -347,6 +347,23 @@ static void then_copies(struct hp *h, struct app *a, const struct w_cap *c,
 	       "one past its view's end: nothing written, its second Request invoked with -ERANGE in its immediates, no ACK, no protocol error (receive %d, tag %#llx, errno %lld)",
 	       got, (unsigned long long)m.tag, (long long)e);
 
+	/*
+	 * The same with no errno asked for (FOS_THEN_NO_ERRNO): the second
+	 * Request is invoked with its immediates as they came.
+	 */
+	in.t.errno_off = 0xffffffffu;
+	e = 0;
+	ok = ok && !hp_send(h, W_COPY, 0, &in, sizeof(in));
+	got = ok ? receive(a->fd, &m) : -1;
+	if (!got && m.imm_len == 8)
+		memcpy(&e, m.imm, 8);
+	noack = hp_recv(h, W_ACK, 500, NULL) == -ETIMEDOUT;
+	tap_ok(ok && !got && m.tag == 0x5252 && m.imm_len == 8 && e == 0x1234 &&
+	       v[508] == (uint8_t)(4604 * 7 + 3) && noack,
+	       "the same with no errno asked for (errno_off ~0): nothing written, its second Request invoked with its immediates untouched (receive %d, tag %#llx, immediate %#llx)",
+	       got, (unsigned long long)m.tag, (unsigned long long)e);
+	in.t.errno_off = 0;
+
 	/* A Request never handed to us: the bytes land, the call is refused. */
 	in.cp.dst_off = 200;
 	in.done.oid ^= 0x5a5a5a5a;
@@ -397,12 +414,24 @@ static void then_copies(struct hp *h, struct app *a, const struct w_cap *c,
 		       "a pulled COPY that continues, with no work slot for it: answered EAGAIN, its second Request invoked with -EAGAIN (status %u, receive %d, tag %#llx, errno %lld)",
 		       ack.status, got, (unsigned long long)m.tag, (long long)e);
 	}
-	/* Given back: the node exports nothing of these to us any more. */
-	for (got = 0; got < 2; got++) {
-		struct w_drop d = { .oid = r[got].oid, .epoch = r[got].epoch,
-				    .node = H_NODE, .count = 1 };
+	/*
+	 * Given back in one DROP of two records (v16): the node exports
+	 * nothing of these to us any more.
+	 */
+	{
+		struct w_drop d[2];
+		long long e0 = fos_live("exports"), e1;
 
-		hp_send(h, W_DROP, 0, &d, sizeof(d));
+		for (got = 0; got < 2; got++)
+			d[got] = (struct w_drop){ .oid = r[got].oid,
+						  .epoch = r[got].epoch,
+						  .node = H_NODE, .count = 1 };
+		ok = !hp_send(h, W_DROP, 0, d, sizeof(d));
+		e1 = fos_live_settle("exports", e0 - 2);
+		tap_ok(ok && e0 >= 2 && e1 == e0 - 2 &&
+		       node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS) == pe0,
+		       "one DROP of two records (v16) ends both exports (exports %lld then %lld)",
+		       e0, e1);
 	}
 	h->payload_out = msg;
 }
@@ -886,6 +915,27 @@ static void views(void)
 		malformed(&h, lec, "a GRANT of 40 of its 72 bytes",
 			  m, sizeof(*mh) + 40);
 		{
+			/* Version 16: DROPs of several records, malformed. */
+			struct w_drop *d = (struct w_drop *)(mh + 1);
+			int i;
+
+			for (i = 0; i < 8; i++)
+				d[i] = (struct w_drop){ .oid = 99 + i,
+							.epoch = H_EPOCH,
+							.node = H_NODE,
+							.count = 1 };
+			*mh = (struct w_hdr){ .version = W_VERSION,
+					      .type = W_DROP,
+					      .len = sizeof(*d) + 8 };
+			malformed(&h, lec, "a DROP of one record and 8 bytes",
+				  m, sizeof(*mh) + mh->len);
+			d[1].count = 0;
+			mh->len = 2 * sizeof(*d);
+			malformed(&h, lec, "a DROP whose second record drops nothing",
+				  m, sizeof(*mh) + mh->len);
+			memset(m, 0, sizeof(m));
+		}
+		{
 			struct w_contact *ct = (struct w_contact *)(mh + 1);
 
 			*ct = (struct w_contact){ .req = given, .handle = 1,
@@ -1103,7 +1153,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(101);
+	tap_plan(105);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	15
+#define W_VERSION	16
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
