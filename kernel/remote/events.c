@@ -25,16 +25,42 @@ LIST_HEAD(fos_events);
 static LIST_HEAD(fos_downs);
 struct workqueue_struct *fos_remote_wq;
 static void fos_events_fn(struct work_struct *work);
-static DECLARE_WORK(fos_events_work, fos_events_fn);
+static DECLARE_DELAYED_WORK(fos_events_dwork, fos_events_fn);
 static void fos_downs_fn(struct work_struct *work);
 DECLARE_WORK(fos_downs_work, fos_downs_fn);
+
+/**
+ * DOC: Lazy DROPs
+ *
+ * A DROP answers nothing and nobody waits for it: it only lets its owner
+ * forget an export.  So a DROP that finds the events worker idle starts
+ * it a tick later (FOS_DROP_DELAY), and the DROPs a node queues in that
+ * time go to each owner in one message (fos_event_drops(); a storage
+ * node ending a read lets go of the client's Memory and continuation one
+ * after the other, and the worker would otherwise run between the two).
+ * Any other event starts the worker at once, and the DROPs queued before
+ * it go first.  From fos_remote_exit() on, DROPs start it at once too.
+ */
+#define FOS_DROP_DELAY	1	/* jiffies */
+static bool fos_events_lazy = true;
 
 static void fos_event_add(struct fos_event *ev)
 {
 	spin_lock(&fos_events_lock);
 	list_add_tail(&ev->link, &fos_events);
 	spin_unlock(&fos_events_lock);
-	queue_work(fos_remote_wq, &fos_events_work);
+	if (ev->kind == FOS_EV_DROP && READ_ONCE(fos_events_lazy))
+		queue_delayed_work(fos_remote_wq, &fos_events_dwork,
+				   FOS_DROP_DELAY);	/* if not pending */
+	else
+		mod_delayed_work(fos_remote_wq, &fos_events_dwork, 0);
+}
+
+/* Module exit: events start the worker at once; run what is queued. */
+void fos_events_flush(void)
+{
+	WRITE_ONCE(fos_events_lazy, false);
+	flush_delayed_work(&fos_events_dwork);
 }
 
 /* Queue @ev (allocated with @gfp if NULL; best effort, as the notices). */

@@ -152,6 +152,7 @@ void fos_event_queue(u8 kind, u8 type, u32 node, u32 epoch, u64 oid,
 		     gfp_t gfp);
 void fos_drop_queue(struct fos_event *ev, u32 owner, u32 epoch,
 		    u64 oid, u32 holder, u64 count);
+void fos_events_flush(void);
 /* What fos_event_queue_msg() queues at most when bounded. */
 #define FOS_SENDS_QUEUED_MAX	4096
 bool fos_event_queue_msg(u8 type, u32 node, const void *payload, u32 len,

@@ -362,6 +362,7 @@ void fos_remote_exit(void)
 	flush_work(&fos_downs_work);
 	fos_armed_drop_all();
 	fos_grants_drop_node(U32_MAX);
+	fos_events_flush();
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
