@@ -169,15 +169,16 @@ struct fos_wire_obj {
  * once counted.  A node counts the descriptions it received per object;
  * when it no longer holds the object it sends DROP with that count, and
  * the owner subtracts it: a description still on its way keeps the count
- * above zero.  One DROP carries the records of up to FOS_WIRE_DROP_MAX
- * objects (version 16), each applied on its own: a node that lets go of
- * several objects at once (a storage service ending a command: the
- * client's Memory and continuations) tells their owner in one message.  A forwarder that announced a description it then could not
- * send sends DROP for the holder it named.  Nothing answers DROP.  The
- * owner records, per holder, how many descriptions each forwarder
+ * above zero.  A forwarder that announced a description it then could
+ * not send sends DROP for the holder it named.  Nothing answers DROP.
+ * The owner records, per holder, how many descriptions each forwarder
  * announced: a DROP naming another node than its sender gives back at
  * most what the sender announced for that node; more is EPROTO (counted,
- * logged, nothing changes).
+ * logged, nothing changes).  One DROP carries the records of up to
+ * FOS_WIRE_DROP_MAX objects (version 16), each applied on its own: a
+ * node that lets go of several objects at once (a storage service ending
+ * a command: the client's Memory and continuation) tells their owner in
+ * one message.
  */
 
 /**
