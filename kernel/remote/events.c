@@ -231,27 +231,22 @@ static void fos_drop_fill(struct fos_wire_drop *d, const struct fos_event *ev)
 static void fos_event_drops(const struct fos_event *ev)
 {
 	struct fos_wire_drop d[FOS_WIRE_DROP_MAX];
-	struct fos_event *more[FOS_WIRE_DROP_MAX - 1];
 	struct fos_event *next, *tmp;
-	unsigned int n = 0, i;
+	unsigned int n = 1;
 
+	fos_drop_fill(&d[0], ev);
 	spin_lock(&fos_events_lock);
 	list_for_each_entry_safe(next, tmp, &fos_events, link) {
-		if (next->kind != FOS_EV_DROP ||
-		    n == ARRAY_SIZE(more))
+		if (next->kind != FOS_EV_DROP || n == ARRAY_SIZE(d))
 			break;
 		if (next->node != ev->node)
 			continue;
 		list_del(&next->link);
-		more[n++] = next;
+		fos_drop_fill(&d[n++], next);
+		kfree(next);
 	}
 	spin_unlock(&fos_events_lock);
-	fos_drop_fill(&d[0], ev);
-	for (i = 0; i < n; i++) {
-		fos_drop_fill(&d[i + 1], more[i]);
-		kfree(more[i]);
-	}
-	fos_event_send(ev->node, FOS_WIRE_DROP, d, (n + 1) * sizeof(d[0]));
+	fos_event_send(ev->node, FOS_WIRE_DROP, d, n * sizeof(d[0]));
 }
 
 static void fos_event_run(const struct fos_event *ev)

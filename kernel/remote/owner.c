@@ -395,15 +395,18 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	fos_send_ack(peer, rx->cookie, ret);
 }
 
-/* One record of a DROP from @peer (node @from). */
-static void fos_drop_one(struct fos_peer *peer, u32 from,
+/*
+ * One record of a DROP from @peer (node @from): false when it was a
+ * protocol error (the peer is being cut off).
+ */
+static bool fos_drop_one(struct fos_peer *peer, u32 from,
 			 const struct fos_wire_drop *d)
 {
 	u32 node = le32_to_cpu(d->node), epoch = 0;
 	struct fos_peer *holder;
 
 	if (le32_to_cpu(d->epoch) != fos_epoch)
-		return;	/* an older incarnation's objects: all gone */
+		return true;	/* an older incarnation's objects: all gone */
 	holder = fos_peer_find(node);
 	if (holder) {
 		epoch = fos_peer_epoch(holder);
@@ -415,12 +418,15 @@ static void fos_drop_one(struct fos_peer *peer, u32 from,
 		pr_warn_ratelimited("node %u drops %llu descriptions of object %llu for node %u, which it did not announce\n",
 				    from, le64_to_cpu(d->count),
 				    le64_to_cpu(d->oid), node);
+		return false;
 	}
+	return true;
 }
 
 /*
  * Descriptions held by a node ended: it, or a forwarder for it, says so,
- * for up to FOS_WIRE_DROP_MAX objects (checked), each on its own.
+ * for up to FOS_WIRE_DROP_MAX objects (checked), each on its own; after
+ * a record that is a protocol error the rest are not applied.
  */
 void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len)
@@ -429,7 +435,8 @@ void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	u32 from = fos_peer_node_id(peer), i;
 
 	for (i = 0; i < len / sizeof(*d); i++)
-		fos_drop_one(peer, from, &d[i]);
+		if (!fos_drop_one(peer, from, &d[i]))
+			break;
 }
 
 /* LOOKUP, in process context (an IMPORT may have to be waited for). */
