@@ -31,7 +31,11 @@
 #                  -T; fabric messages, work items, wake-ups and context
 #                  switches) and print what each operation costs with
 #                  tools/bench-costs.py (Documentation/benchmarks.rst,
-#                  "Cost model"); --json FILE writes its JSON.
+#                  "Cost model"); --json FILE writes its JSON.  With
+#                  BENCH_TIMELINE=SUBSTR in the environment it also traces
+#                  fractos-bench's ioctls and prints, for each benchmark
+#                  whose name contains SUBSTR, where one operation's time
+#                  goes, step by step (bench-costs.py --timeline).
 #   --ab PARAM=V1[,V2,...]
 #                  fabric mode, A/B: run the fabric group (-r 1) once per
 #                  value of module parameter PARAM, the values alternating,
@@ -335,6 +339,8 @@ run_connect() {
 # ---- costs: the fabric group under the kernel's trace --------------------------
 cost_events="fractos/fos_msg_tx fractos/fos_msg_rx workqueue/workqueue_execute_start
 sched/sched_wakeup sched/sched_switch ${BENCH_EVENTS:-}"
+[ -z "${BENCH_TIMELINE:-}" ] ||
+	cost_events="$cost_events syscalls/sys_enter_ioctl syscalls/sys_exit_ioctl"
 run_costs() {
 	local tr=/sys/kernel/tracing e r=0
 	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null || tr=/sys/kernel/debug/tracing
@@ -355,6 +361,8 @@ run_costs() {
 	grep -E "^# entries-in-buffer" "$tmp/trace" | sed 's/^# /bench.sh: trace: /'
 	python3 "$(dirname "$0")/bench-costs.py" "$tmp/trace" || r=1
 	[ -z "$json" ] || python3 "$(dirname "$0")/bench-costs.py" "$tmp/trace" -j > "$json" || r=1
+	[ -z "${BENCH_TIMELINE:-}" ] ||
+		python3 "$(dirname "$0")/bench-costs.py" "$tmp/trace" --timeline "$BENCH_TIMELINE" || r=1
 	[ $r = 0 ] || cat "$tmp/costs.out"
 	return $r
 }

@@ -44,4 +44,41 @@ python3 "$here/bench-costs.py" "$tmp/trace" -j >"$tmp/json" 2>"$tmp/err"
 check "-j: JSON with idle_exits" \
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not (r[0]["idle_exits"] == 0.5 and r[0]["ops"] == 2 and r[1]["msgs"] == 0))' "$tmp/json"
 check "no argument: usage, failure" sh -c "! python3 '$here/bench-costs.py' 2>/dev/null"
+
+# --timeline: three operations of two ioctls each (the timed process's);
+# two share their order of events, the third has a stray wake-up and is
+# left out; the peer's ioctls do not cut operations.
+op() { # T0 (µs) RX_DELAY
+	t=$1
+	at() { printf '1.%06d' $((t + $1)); }
+	echo "   fractos-bench-300     [000] ..... $(at 0): sys_ioctl(fd: 3, cmd: c030f70c, arg: 7ffd0)"
+	echo "   fractos-bench-300     [000] ..... $(at 10): fos_msg_tx: node=0 qpn=17 invoke len=48 cookie=0"
+	echo "   fractos-bench-300     [000] ..... $(at 12): sys_ioctl -> 0x0"
+	echo "   fractos-bench-301     [001] ..... $(at 13): sys_ioctl(fd: 4, cmd: c030f70d, arg: 7ffd0)"
+	echo "   fractos-bench-300     [000] ..... $(at 14): sys_ioctl(fd: 3, cmd: c030f70d, arg: 7ffd0)"
+	sw 0 "$(at 15)" fractos-bench 300 kworker/0:1H 50
+	echo "   kworker/0:1H-50       [000] ..... $(at $((15 + $2))): fos_msg_rx: node=0 qpn=18 invoke len=48 cookie=0"
+	[ "${3:-}" ] && echo "   kworker/0:1H-50       [000] d..3. $(at $((16 + $2))): sched_wakeup: comm=sshd pid=9 prio=120 target_cpu=001"
+	sw 0 "$(at $((20 + $2)))" kworker/0:1H 50 fractos-bench 300
+	echo "   fractos-bench-300     [000] ..... $(at $((21 + $2))): sys_ioctl -> 0x0"
+}
+{
+	echo "   fractos-bench-300     [000] ..... 1.000000: tracing_mark_write: fbench begin fabric noack"
+	op 100 5
+	op 200 9
+	op 300 5 stray
+	echo "   fractos-bench-300     [000] ..... 1.000400: tracing_mark_write: fbench end fabric noack|3"
+} >"$tmp/tl"
+python3 "$here/bench-costs.py" "$tmp/tl" --timeline noack >"$tmp/out" 2>"$tmp/err"
+check "--timeline reads the trace" [ $? = 0 ]
+check "--timeline keeps the operations in the usual order" \
+	grep -q "^fabric noack: 2 of 3 operations in this order" "$tmp/out"
+check "--timeline names the ioctls from the uAPI header" \
+	grep -Eq "^ +0.0 +0.0  ioctl REQUEST_INVOKE in$" "$tmp/out"
+check "--timeline: a step's median, and the running sum" \
+	grep -Eq "^ +9.0 +24.0  rx invoke \(kworker\)$" "$tmp/out"
+check "--timeline: the peer's ioctls are steps, not cuts" \
+	grep -q "peer's ioctl REQUEST_RECEIVE in" "$tmp/out"
+check "--timeline without a name: usage, failure" \
+	sh -c "! python3 '$here/bench-costs.py' '$tmp/tl' --timeline 2>/dev/null"
 tap_end
