@@ -35,8 +35,10 @@ import os
 import re
 import sys
 
-LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu>\d+)\]"
-                  r"\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s+(?P<rest>.*)$")
+# "comm-pid [cpu] flags ts: ", before every event of the trace
+PREFIX = (r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu>\d+)\]"
+          r"\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+")
+LINE = re.compile(PREFIX + r"(?P<event>\w+):\s+(?P<rest>.*)$")
 MSG = re.compile(r"node=\d+ qpn=\d+ (?P<type>\S+) len=")
 WORK = re.compile(r"function (?P<fn>\S+)")
 IDLE = re.compile(r"(?:^|\s)prev_pid=0\s")
@@ -150,14 +152,13 @@ def label(comm, ev, rest, mine):
 
 
 # syscalls' events print "sys_ioctl(fd: 3, cmd: ...)" and "sys_ioctl -> 0x0"
-SYSCALL = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[(?P<cpu>\d+)\]"
-                     r"\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+sys_ioctl(?P<rest>\(.*\)| -> .*)$")
+SYSCALL = re.compile(PREFIX + r"sys_ioctl(?P<rest>\(.*\)| -> .*)$")
 
 
 def event(line):
     """(comm, pid, µs, event, rest) of a trace line, or None."""
     m = LINE.match(line)
-    if m and not m.group("event") == "sys_ioctl":
+    if m:
         return (m.group("comm"), m.group("pid"), float(m.group("ts")) * 1e6,
                 m.group("event"), m.group("rest"))
     m = SYSCALL.match(line)

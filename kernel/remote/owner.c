@@ -397,7 +397,8 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 
 /*
  * One record of a DROP from @peer (node @from): false when it was a
- * protocol error (the peer is being cut off).
+ * protocol error (counted; the connection stays up, but nothing more of
+ * that message is believed).
  */
 static bool fos_drop_one(struct fos_peer *peer, u32 from,
 			 const struct fos_wire_drop *d)
