@@ -51,6 +51,9 @@
 #                  the same setting: AB_ROUNDS=5 ... --ab fabric_tx_bh=0
 #                  gives five runs' medians and ranges, perftest
 #                  interleaved.
+#                  A parameter read when a connection is made
+#                  (fabric_ring, fabric_rx_softirq) gets the node's
+#                  connection to itself made again at each change.
 #   --connect N    with --fabric: before the benchmark, time connection
 #                  setup N times (node add until node show says up, polled
 #                  every few ms) with the cluster secret ($FRACTOS_SECRET,
@@ -385,6 +388,14 @@ run_ab() {
 		for v in $vals; do
 			echo "$v" > "$f" || { r=1; break 2; }
 			echo "bench.sh: --ab round $i: $param=$v"
+			# Read when a connection is made: make it again.
+			case $param in
+			fabric_ring|fabric_rx_softirq)
+				"$fractctl" node del "$id" >/dev/null &&
+					"$fractctl" node add "$id" "$a4" >/dev/null &&
+					wait_up 300 0.1 ||
+					{ echo "bench.sh: --ab: node $id did not come up again" >&2; r=1; break 2; } ;;
+			esac
 			if [ -s "$tmp/baselines" ]; then
 				"$bin" -j -B "$tmp/baselines" -b fabric -r 1 "$@"
 			else
