@@ -220,7 +220,7 @@ check-debug-ci: deps userspace debug-kernel
 
 # When CI has less time left than check-debug-ci needs (.ci/run): a few
 # selftests on the debug kernel, those of the newest code first (~8 min).
-DEBUG_SHORT_TESTS ?= memmap grant steal contact limitrace blk blkstress caladan_blk caladan_fs \
+DEBUG_SHORT_TESTS ?= test_softirq.sh memmap grant steal contact limitrace blk blkstress caladan_blk caladan_fs \
 	remote request caps
 check-debug-short: deps userspace debug-kernel
 	@echo "=== selftests on the debug kernel (CI's short subset: $(DEBUG_SHORT_TESTS)) ==="

@@ -100,6 +100,9 @@ typedef void (*fos_recv_fn)(struct fos_peer *peer,
  * @held: a request served later, in process context: its receive credit
  *	is held until the handler calls fos_fabric_credit_done() ("Held
  *	credits" in fabric/rx.c)
+ * @atomic: @recv may run in the receive completion's softirq ("Receiving
+ *	in softirq" in fabric/rx.c): it neither sleeps nor takes a lock that
+ *	process context takes with bottom halves on
  */
 struct fos_msg_type {
 	u8 type;
@@ -107,6 +110,7 @@ struct fos_msg_type {
 	int (*check)(const void *payload, u32 len);
 	fos_recv_fn recv;
 	bool held;
+	bool atomic;
 };
 
 int fos_fabric_register(const struct fos_msg_type *types, unsigned int n);

@@ -17,7 +17,7 @@ void fos_conn_fail(struct fos_conn *conn)
 {
 	bool queue = false;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	if (conn->state != FOS_CONN_CLOSING) {
 		conn->state = FOS_CONN_CLOSING;
 		queue = true;
@@ -25,7 +25,7 @@ void fos_conn_fail(struct fos_conn *conn)
 		if (conn->was_up)
 			atomic_inc(&conn->peer->draining);
 	}
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (queue)
 		queue_work(fos_fabric_wq, &conn->close_work);
 }
@@ -188,9 +188,9 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	u32 i;
 	int ret;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	closing = conn->state == FOS_CONN_CLOSING;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (closing)
 		return -ECONNABORTED;
 	ret = fos_conn_attach_dev(conn, ibdev);
@@ -209,8 +209,11 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 	for (i = 0; i < conn->nbufs; i++)
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 
+	/* Completions in softirq: "Receiving in softirq" in rx.c. */
+	conn->rx_softirq = READ_ONCE(fos_fabric_rx_softirq);
 	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2 + FOS_RDMA_SQ,
-			       0, IB_POLL_WORKQUEUE);
+			       0, conn->rx_softirq ? IB_POLL_SOFTIRQ :
+			       IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -370,6 +373,9 @@ struct fos_conn *fos_conn_alloc(struct fos_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->link);
 	mutex_init(&conn->setup_mutex);
+	spin_lock_init(&conn->rx_lock);
+	INIT_LIST_HEAD(&conn->rx_defer);
+	INIT_WORK(&conn->rx_work, fos_rx_work);
 	INIT_WORK(&conn->qp_event_work, fos_qp_event_work);
 	conn->born = jiffies;
 	fos_live_add(FOS_LIVE_CONNS, 1);
@@ -436,14 +442,14 @@ static void fos_conn_report(struct fos_conn *conn)
 	struct ib_qp_attr qa = {};
 	int qp_state = -1;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	in_flight = conn->sends;
 	credits = conn->tx_credits;
 	max = conn->tx_credits_max;
 	owed = conn->owed;
 	nbacklog = conn->nbacklog;
 	rdma = conn->rdma_wrs;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	rx = READ_ONCE(conn->last_rx);
 	tx = READ_ONCE(conn->last_tx);
 	if (!ib_query_qp(conn->id->qp, &qa,
@@ -491,6 +497,8 @@ static void fos_conn_close_work(struct work_struct *work)
 		rdma_disconnect(conn->id);
 		/* Every outstanding completion runs before this returns. */
 		ib_drain_qp(conn->id->qp);
+		/* ... and every message it deferred is handled after this. */
+		flush_work(&conn->rx_work);
 		rdma_destroy_qp(conn->id);
 		/* No QP event after the QP; none deferred either. */
 		cancel_work_sync(&conn->qp_event_work);
@@ -560,7 +568,7 @@ void fos_conn_established(struct fos_conn *conn,
 	bool up = false;
 
 	spin_lock(&peer->lock);
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	if (!peer->deleted && conn->state == FOS_CONN_CONNECTING) {
 		conn->state = FOS_CONN_UP;
 		conn->last_rx = jiffies;
@@ -569,7 +577,7 @@ void fos_conn_established(struct fos_conn *conn,
 						 sizeof(*auth), NULL, true);
 		conn->was_up = up;
 	}
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (up && conn->primary) {
 		/* Failed under peer->lock, which keeps it allocated. */
 		if (peer->conn && peer->conn != conn)

@@ -121,10 +121,13 @@
  * - fos_conn.lock protects the connection's state, credits and free send
  *   buffers.
  * - fos_session.lock protects a peer's session (session.c).
+ * - fos_conn.rx_lock protects the connection's FIFO of received messages
+ *   deferred to process context (rx.c, "Receiving in softirq").
  *
  * None of them is held across anything that sleeps.  rdma_cm handlers take
  * only the spinlocks; everything that destroys a cm_id runs on
- * fos_fabric_wq.
+ * fos_fabric_wq.  The last three are taken in the receive softirq
+ * (fabric_rx_softirq), so everywhere else with bottom halves off.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -183,6 +186,11 @@ bool fos_fabric_tx_bh = true;
 module_param_named(fabric_tx_bh, fos_fabric_tx_bh, bool, 0644);
 MODULE_PARM_DESC(fabric_tx_bh,
 		 "Post messages with bottom halves disabled, so that a software RDMA driver's send tasklet runs at once on the sender's CPU (default 1; measured in Documentation/benchmarks.rst)");
+
+bool fos_fabric_rx_softirq;
+module_param_named(fabric_rx_softirq, fos_fabric_rx_softirq, bool, 0644);
+MODULE_PARM_DESC(fabric_rx_softirq,
+		 "Poll new connections' completions in softirq: answers (ACK, GRANT_REPLY) and credits are handled there, other messages in process context, in order (default 0: it does not pay yet; Documentation/benchmarks.rst)");
 
 unsigned int fos_fabric_hb_ms = 1000;
 module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);
@@ -249,6 +257,8 @@ DECLARE_WAIT_QUEUE_HEAD(fos_dev_wq);
 DEFINE_XARRAY(fos_peers);
 /* Connection work that sleeps: connect, close, QP events. */
 struct workqueue_struct *fos_fabric_wq;
+/* Received messages deferred to process context (fos_rx_work()). */
+struct workqueue_struct *fos_rx_wq;
 static struct rdma_cm_id *fos_listener;
 u16 fos_listen_port;
 atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
@@ -412,6 +422,8 @@ static void fos_fabric_stop(void)
 	flush_workqueue(fos_fabric_wq);
 	ib_unregister_client(&fos_ib_client);
 	destroy_workqueue(fos_fabric_wq);
+	/* Each connection's close work flushed its own. */
+	destroy_workqueue(fos_rx_wq);
 	xa_destroy(&fos_peers);
 	fos_ping_exit();
 	fos_rx_exit();
@@ -432,6 +444,12 @@ int fos_fabric_init(void)
 	if (!fos_fabric_wq) {
 		ret = -ENOMEM;
 		goto err_ping;
+	}
+	/* As the completion's own work item would (ib_comp_wq). */
+	fos_rx_wq = alloc_workqueue("fractos_rx", WQ_HIGHPRI, 0);
+	if (!fos_rx_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
 	}
 	ret = ib_register_client(&fos_ib_client);
 	if (ret)
@@ -454,6 +472,8 @@ int fos_fabric_init(void)
 err_client:
 	ib_unregister_client(&fos_ib_client);
 err_wq:
+	if (fos_rx_wq)
+		destroy_workqueue(fos_rx_wq);
 	destroy_workqueue(fos_fabric_wq);
 err_ping:
 	fos_ping_exit();

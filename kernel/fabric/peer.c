@@ -191,10 +191,15 @@ int fos_fabric_node_add(u32 node_id, const struct sockaddr_storage *addr,
 
 static bool fos_conn_drained(struct fos_conn *conn)
 {
-	/* Pairs with fos_rx_done(): a handler's sends are in @sends. */
-	bool busy = smp_load_acquire(&conn->rx_busy), idle;
+	bool busy, idle;
 
-	spin_lock(&conn->lock);
+	/*
+	 * Pairs with fos_rx_handle(): a handler's sends are in @sends.  A
+	 * message deferred to process context has yet to run its handler.
+	 */
+	busy = smp_load_acquire(&conn->rx_busy) || READ_ONCE(conn->rx_ndefer);
+
+	spin_lock_bh(&conn->lock);
 	idle = conn->state != FOS_CONN_UP ||
 	       (!busy && !conn->sends && !conn->nbacklog);
 	/*
@@ -205,7 +210,7 @@ static bool fos_conn_drained(struct fos_conn *conn)
 	    conn->sends == conn->unsignalled)
 		fos_conn_post_raw(conn, FOS_WIRE_HEARTBEAT, 0, NULL, 0, NULL,
 				  true, 0);
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	return idle;
 }
 
@@ -328,10 +333,10 @@ int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
 	ni->epoch = peer->epoch;
 	conn = peer->conn;
 	if (conn) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		ni->qpn = conn->id->qp->qp_num;
 		ni->credits = conn->tx_credits;
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
 	for (i = 0; i < __FRACTOS_STAT_MAX; i++)

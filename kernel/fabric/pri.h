@@ -81,7 +81,11 @@ struct fos_ibdev {
  * @dma: its DMA address
  * @done: send buffers: the sender's completion, or NULL
  * @free: send buffers: on fos_conn.tx_free while unused, on
- *	fos_conn.tx_sent, in the order they were posted, until reclaimed
+ *	fos_conn.tx_sent, in the order they were posted, until reclaimed;
+ *	receive buffers: on fos_conn.rx_defer while their message waits
+ *	for process context
+ * @status: receive buffers, deferred: the completion's status
+ * @byte_len: receive buffers, deferred: the completion's length
  */
 struct fos_buf {
 	struct ib_cqe cqe;
@@ -90,6 +94,8 @@ struct fos_buf {
 	u64 dma;
 	struct fos_fabric_done *done;
 	struct list_head free;
+	enum ib_wc_status status;
+	u32 byte_len;
 };
 
 enum fos_conn_state {
@@ -111,12 +117,24 @@ enum fos_conn_state {
  *	from publishing @id until it has started address resolution;
  *	fos_conn_close_work() takes it once before it looks at them, so it
  *	never sees half of a setup nor frees what a setup still uses
- * @cq: send and receive completions (IB_POLL_WORKQUEUE)
+ * @cq: send and receive completions (IB_POLL_WORKQUEUE, or
+ *	IB_POLL_SOFTIRQ with @rx_softirq)
+ * @rx_softirq: completions run in softirq, and received messages whose
+ *	handlers may not are deferred to @rx_work ("Receiving in softirq" in
+ *	rx.c); fabric_rx_softirq when the connection was set up
+ * @rx_lock: protects @rx_defer and @rx_ndefer; taken in the receive
+ *	softirq, so with bottom halves off elsewhere
+ * @rx_defer: receive buffers whose messages wait for @rx_work, in QP
+ *	order; the head stays on it until its handler returned
+ * @rx_ndefer: entries on @rx_defer (read without the lock by
+ *	fos_conn_drained())
+ * @rx_work: handles @rx_defer's messages in process context (fos_rx_wq)
  * @qp_created: rdma_create_qp() succeeded
  * @active: we initiated it
  * @primary: messages to the peer go out on it once it is up (false only
  *	for the passive end of a connection to ourselves)
- * @lock: protects @state, @tx_credits, @owed, @held, @tx_free, @tx_sent,
+ * @lock: taken with bottom halves off (the receive softirq takes it);
+ *	protects @state, @tx_credits, @owed, @held, @tx_free, @tx_sent,
  *	@sends, @unsignalled, @backlog, @rdma_wrs, @sq_progress, @quiet and
  *	@tx_seq
  * @state: enum fos_conn_state; CLOSING means fos_conn_close_work() is queued
@@ -161,7 +179,8 @@ enum fos_conn_state {
  * @rx_key: session key of what the peer sends, likewise
  * @tx_seq: messages posted so far (under @lock: the order of the posts)
  * @rx_seq: messages received and verified so far (only the receive
- *	completion handler, which runs one at a time per CQ, uses it)
+ *	path uses it: the completion handler, which runs one at a time per
+ *	CQ, or @rx_work while @rx_defer is not empty)
  * @synced: the peer's session fields were taken from its first message
  *	here (fos_sess_sync()); before, none of the users' messages goes
  *	out (under @lock)
@@ -180,6 +199,11 @@ struct fos_conn {
 	struct fos_pd *pd;
 	struct mutex setup_mutex;	/* see @setup_mutex above */
 	struct ib_cq *cq;
+	bool rx_softirq;
+	spinlock_t rx_lock;	/* see @rx_lock above */
+	struct list_head rx_defer;
+	u32 rx_ndefer;
+	struct work_struct rx_work;
 	bool qp_created;
 	bool active;
 	bool primary;
@@ -229,7 +253,8 @@ struct fos_conn {
 /**
  * struct fos_session - what a peer and this node said to each other while
  *	both kept their epochs ("Sessions" in session.c)
- * @lock: protects the fields below; taken inside fos_conn.lock
+ * @lock: protects the fields below; taken inside fos_conn.lock, with
+ *	bottom halves off (the receive softirq takes it)
  * @gen: our generation of it, never zero, new at each end we make
  * @peer_gen: the peer's generation, 0 until it spoke (or it restarted)
  * @epoch: the peer's epoch the session is with
@@ -364,9 +389,11 @@ extern struct xarray fos_peers;
 extern unsigned int fos_fabric_ring;
 extern unsigned int fos_fabric_tx_signal;
 extern bool fos_fabric_tx_bh;
+extern bool fos_fabric_rx_softirq;
 extern unsigned int fos_fabric_hb_ms;
 extern unsigned int fos_fabric_grace_ms;
 extern struct workqueue_struct *fos_fabric_wq;
+extern struct workqueue_struct *fos_rx_wq;
 extern u16 fos_listen_port;
 extern atomic64_t fos_fabric_stats[__FRACTOS_STAT_MAX];
 void fos_admit_release(struct fos_conn *conn);
@@ -433,6 +460,7 @@ void fos_hb_work(struct work_struct *work);
 void fos_proto_error(struct fos_conn *conn, const char *why);
 void fos_auth_failed(struct fos_conn *conn, const char *why);
 void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+void fos_rx_work(struct work_struct *work);
 void fos_conn_credit_check(struct fos_conn *conn, u32 owed, bool now);
 void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 

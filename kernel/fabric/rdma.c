@@ -182,14 +182,14 @@ static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
 	conn = fos_peer_rdma_conn_locked(peer, serving);
 	/* An admitted connection's dev and pd are set and stay. */
 	if (conn && conn->pd && !conn->dev->dying) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		if (conn->state == FOS_CONN_UP) {
 			pd = conn->pd;
 			kref_get(&pd->ref);
 			if (tag)
 				*tag = fos_conn_tag(conn);
 		}
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
 	spin_unlock(&fos_conns_lock);
@@ -205,10 +205,10 @@ static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool last, resume;
 
 	kfree(w);
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	conn->rdma_wrs--;
 	resume = fos_conn_sq_done(conn);
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		cmpxchg(&op->status, 0, -ECOMM);
 		fos_wc_error(conn, wc, "rdma");
@@ -245,9 +245,9 @@ static bool fos_rdma_can_go(struct fos_peer *peer, struct fos_pd *pd,
 	spin_lock(&peer->lock);
 	conn = fos_peer_rdma_conn_locked(peer, serving);
 	if (conn && conn->pd == pd) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		ok = conn->state != FOS_CONN_UP || fos_conn_rdma_room(conn);
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
 	return ok;
@@ -273,7 +273,7 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_pd *pd,
 		if (!conn || conn->pd != pd) {
 			ret = -ENOTCONN;
 		} else {
-			spin_lock(&conn->lock);
+			spin_lock_bh(&conn->lock);
 			if (conn->state != FOS_CONN_UP) {
 				ret = -ENOTCONN;
 			} else if (!fos_conn_rdma_room(conn)) {
@@ -289,7 +289,7 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_pd *pd,
 					conn->rdma_wrs++;
 				}
 			}
-			spin_unlock(&conn->lock);
+			spin_unlock_bh(&conn->lock);
 		}
 		spin_unlock(&peer->lock);
 		if (ret != -EAGAIN)

@@ -15,8 +15,9 @@
  * register theirs (fos_fabric_register()).
  */
 static const struct fos_msg_type fos_own_types[] = {
-	{ FOS_WIRE_CREDIT, "credit", fos_wire_check_empty },
-	{ FOS_WIRE_HEARTBEAT, "heartbeat", fos_wire_check_empty },
+	{ FOS_WIRE_CREDIT, "credit", fos_wire_check_empty, .atomic = true },
+	{ FOS_WIRE_HEARTBEAT, "heartbeat", fos_wire_check_empty,
+	  .atomic = true },
 	/* Consumed by fos_rx_done() before admission, refused after it. */
 	{ FOS_WIRE_AUTH, "auth", fos_wire_check_auth },
 };
@@ -266,10 +267,14 @@ static bool fos_rx_bound(struct fos_conn *conn, struct fos_wire_hdr *hdr,
 	return true;
 }
 
-void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * One received message, in QP order: verified, its session and credits
+ * taken, its handler run, its buffer posted again.  In the completion's
+ * context, or in fos_rx_work()'s ("Receiving in softirq" below).
+ */
+static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
+			  enum ib_wc_status status, u32 byte_len)
 {
-	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
-	struct fos_conn *conn = b->conn;
 	struct fos_peer *peer = conn->peer;
 	const struct fos_msg_type *t;
 	struct fos_wire_hdr *hdr = b->data;
@@ -277,17 +282,19 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool bad_credits, auth, held = false;
 	int ret, deliver = 1;
 
-	if (wc->status != IB_WC_SUCCESS) {
-		fos_wc_error(conn, wc, "receive");
+	if (status != IB_WC_SUCCESS) {
+		if (status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("node %u: receive failed: %s\n",
+					    peer->node_id,
+					    ib_wc_status_msg(status));
+		fos_conn_fail(conn);
 		return;
 	}
-	ib_dma_sync_single_for_cpu(conn->dev->ibdev, b->dma, FOS_WIRE_MSG_MAX,
-				   DMA_FROM_DEVICE);
-	if (fos_wire_check(hdr, wc->byte_len)) {
+	if (fos_wire_check(hdr, byte_len)) {
 		fos_proto_error(conn, "bad header");
 		return;
 	}
-	if (!fos_rx_bound(conn, hdr, wc->byte_len)) {
+	if (!fos_rx_bound(conn, hdr, byte_len)) {
 		if (conn->admitted)
 			fos_proto_error(conn, "bad sequence number or tag");
 		else
@@ -328,11 +335,11 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	credits = le16_to_cpu(hdr->credits);
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	bad_credits = conn->tx_credits + credits > conn->tx_credits_max;
 	if (!bad_credits)
 		conn->tx_credits += credits;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (bad_credits) {
 		fos_proto_error(conn, "too many credits");
 		return;
@@ -343,7 +350,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	WRITE_ONCE(conn->last_rx, jiffies);
 	fos_stat_add(peer, FRACTOS_STAT_RX_MSGS, 1);
-	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, wc->byte_len);
+	fos_stat_add(peer, FRACTOS_STAT_RX_BYTES, byte_len);
 	if (fos_wire_type_remote(hdr->type))
 		fos_stat_add(peer, FRACTOS_STAT_RX_REMOTE_MSGS, 1);
 	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, t->name, len,
@@ -354,11 +361,11 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * be refused, or served, before this returns ("Held credits").
 	 */
 	if (t->held && deliver) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		held = conn->held < conn->nbufs / 2;
 		if (held)
 			conn->held++;
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 	}
 	/* A duplicate's credit goes back; the handler saw it once already. */
 	if (t->recv && deliver) {
@@ -380,10 +387,109 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		fos_conn_fail_err(conn, "receive post", ret);
 		return;
 	}
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	owed = held ? conn->owed : ++conn->owed;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	fos_conn_credit_check(conn, owed, auth);
+}
+
+/**
+ * DOC: Receiving in softirq
+ *
+ * With fabric_rx_softirq (off by default), a connection's CQ is polled in
+ * softirq (IB_POLL_SOFTIRQ) instead of a work item.  Send and RDMA
+ * completions run there, and so does a received message whose handler
+ * may (struct fos_msg_type.atomic: CREDIT, HEARTBEAT, ACK, GRANT_REPLY):
+ * an answer wakes its caller straight from the completion.  Every other
+ * message, and every message of a connection not admitted or not synced
+ * yet, joins the connection's FIFO (@rx_defer), which fos_rx_work()
+ * drains in process context on fos_rx_wq (high priority, as the CQ's own
+ * work item would be).
+ *
+ * Order is the QP's: a message is handled in softirq only when the FIFO
+ * is empty, and the FIFO's head leaves it only once handled, so at most
+ * one of the two contexts handles a connection's messages at any time.
+ * A deferred message keeps its buffer unposted (and its credit) until
+ * handled: the ring bounds the FIFO.  The close work drains the QP and
+ * then flushes fos_rx_work() before it frees the buffers.  The type is
+ * read before the message is verified, only to choose the context;
+ * verification runs in whichever is chosen.  The locks both contexts take
+ * (fos_conn.lock, the session's, fos_rpcs' and the remote layer's event
+ * list) are taken with bottom halves off everywhere, whatever the
+ * parameter says.
+ *
+ * It does not pay yet (Documentation/benchmarks.rst, "Completions in
+ * softirq"): an answer's work item ran on the kworker that had just sent
+ * the request, with no switch, so the one hop it removes cost little.
+ * The hop that costs is the INVOKE's, whose handler takes the object
+ * tree's lock and the export table's mutex (kernel/fabric/README.md).
+ */
+
+/* May @b's message, completed with @status, be handled in softirq? */
+static bool fos_rx_atomic(struct fos_conn *conn, struct fos_buf *b,
+			  enum ib_wc_status status, u32 byte_len)
+{
+	const struct fos_wire_hdr *hdr = b->data;
+	const struct fos_msg_type *t;
+
+	if (status != IB_WC_SUCCESS)
+		return true;	/* the connection fails; nothing sleeps */
+	if (!READ_ONCE(conn->admitted) || !READ_ONCE(conn->synced) ||
+	    byte_len < sizeof(*hdr) || hdr->type >= FOS_WIRE_NR)
+		return false;
+	t = READ_ONCE(fos_msg_types[hdr->type]);
+	return t && t->atomic && hdr->type != FOS_WIRE_AUTH;
+}
+
+void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
+	struct fos_conn *conn = b->conn;
+	bool now, queue = false;
+
+	if (wc->status == IB_WC_SUCCESS)
+		ib_dma_sync_single_for_cpu(conn->dev->ibdev, b->dma,
+					   FOS_WIRE_MSG_MAX, DMA_FROM_DEVICE);
+	if (!conn->rx_softirq) {
+		fos_rx_handle(conn, b, wc->status, wc->byte_len);
+		return;
+	}
+	spin_lock(&conn->rx_lock);
+	now = list_empty(&conn->rx_defer) &&
+	      fos_rx_atomic(conn, b, wc->status, wc->byte_len);
+	if (!now) {
+		b->status = wc->status;
+		b->byte_len = wc->byte_len;
+		list_add_tail(&b->free, &conn->rx_defer);
+		queue = !conn->rx_ndefer++;
+	}
+	spin_unlock(&conn->rx_lock);
+	if (now)
+		fos_rx_handle(conn, b, wc->status, wc->byte_len);
+	else if (queue)
+		queue_work(fos_rx_wq, &conn->rx_work);
+}
+
+/* The deferred messages of a connection, in order (see above). */
+void fos_rx_work(struct work_struct *work)
+{
+	struct fos_conn *conn = container_of(work, struct fos_conn, rx_work);
+	struct fos_buf *b;
+
+	for (;;) {
+		spin_lock_bh(&conn->rx_lock);
+		b = list_first_entry_or_null(&conn->rx_defer, struct fos_buf,
+					     free);
+		spin_unlock_bh(&conn->rx_lock);
+		if (!b)
+			return;
+		fos_rx_handle(conn, b, b->status, b->byte_len);
+		spin_lock_bh(&conn->rx_lock);
+		list_del(&b->free);
+		conn->rx_ndefer--;
+		spin_unlock_bh(&conn->rx_lock);
+		cond_resched();
+	}
 }
 
 /*
@@ -431,12 +537,12 @@ void fos_fabric_credit_done(struct fos_peer *peer)
 	spin_lock(&peer->lock);
 	conn = fos_peer_serving_locked(peer);
 	if (conn) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		if (conn->held && conn->state == FOS_CONN_UP) {
 			conn->held--;
 			owed = ++conn->owed;
 		}
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 		fos_conn_credit_check(conn, owed, false);
 	}
 	spin_unlock(&peer->lock);
@@ -447,17 +553,26 @@ void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
 	struct fos_conn *conn = b->conn;
 	struct fos_fabric_done *done = b->done;
+	u32 owed;
 
 	b->done = NULL;
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	fos_conn_tx_reclaim(conn, b);
 	fos_conn_sq_done(conn);
-	spin_unlock(&conn->lock);
+	owed = conn->owed;
+	spin_unlock_bh(&conn->lock);
 	if (done)
 		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS) {
 		fos_wc_error(conn, wc, "send");
-	else
+	} else {
 		fos_conn_flush(conn);
+		/*
+		 * A CREDIT that found no free send buffer was dropped: it
+		 * goes now, not with the next message received (there may
+		 * be none until the peer gets it).
+		 */
+		fos_conn_credit_check(conn, owed, false);
+	}
 	wake_up_all(&conn->peer->wq);
 }

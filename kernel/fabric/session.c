@@ -159,14 +159,14 @@ static void fos_sess_grace_work(struct work_struct *work)
 	u32 epoch;
 
 	spin_lock(&peer->lock);
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	expired = s->down && !peer->conn;
 	epoch = s->epoch;
 	if (expired) {
 		fos_sess_clear_locked(s, &drop);
 		s->gen = fos_sess_new_gen();
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	spin_unlock(&peer->lock);
 	if (!expired)
 		return;
@@ -195,9 +195,9 @@ void fos_sess_free(struct fos_peer *peer)
 	struct fos_session *s = &peer->sess;
 	LIST_HEAD(drop);
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	fos_sess_clear_locked(s, &drop);
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	fos_pending_drop(&drop);
 }
 
@@ -210,11 +210,11 @@ void fos_sess_restarted(struct fos_peer *peer, u32 epoch)
 	struct fos_session *s = &peer->sess;
 	LIST_HEAD(drop);
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	fos_sess_clear_locked(s, &drop);
 	s->peer_gen = 0;
 	s->epoch = epoch;
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	fos_pending_drop(&drop);
 	fos_stat_add(peer, FRACTOS_STAT_SESSION_ENDS, 1);
 }
@@ -281,13 +281,13 @@ int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	int ret = 0;
 
 	spin_lock(&peer->lock);
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	if (conn->state != FOS_CONN_UP ||
 	    (conn->primary && peer->conn != conn)) {
 		ret = -ECONNABORTED;
 		goto out;
 	}
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	old = s->peer_gen;
 	if (old && old != gen && !s->fresh) {
 		ended = true;
@@ -313,9 +313,9 @@ int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 		s->nresend = 0;
 	}
 	conn->synced = !bad;
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 out:
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	spin_unlock(&peer->lock);
 	fos_pending_drop(&drop);
 	if (ret)
@@ -352,21 +352,21 @@ bool fos_sess_acked(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	LIST_HEAD(done);
 	bool ok = true;
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	/* A connection of the peer's last incarnation, still draining. */
 	if (unlikely(conn->peer_epoch != s->epoch)) {
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		return true;
 	}
 	/* Generations change only while there is no connection. */
 	if (unlikely(le32_to_cpu(hdr->sess) != s->peer_gen)) {
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		return false;
 	}
 	/* Another generation of ours: the peer ends its session (sync). */
 	if (le32_to_cpu(hdr->esess) == s->gen)
 		ok = fos_sess_ack_locked(s, le32_to_cpu(hdr->sack), &done);
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	if (list_empty(&done))
 		return ok;
 	list_for_each_entry_safe(p, tmp, &done, link)
@@ -391,10 +391,10 @@ int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	u32 sseq = le32_to_cpu(hdr->sseq);
 	s32 d;
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	if (unlikely(conn->peer_epoch != s->epoch ||
 		     le32_to_cpu(hdr->esess) != s->gen)) {
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		return 0;
 	}
 	d = sseq - s->rx_done;
@@ -402,7 +402,7 @@ int fos_sess_deliver(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 		s->rx_done++;
 		s->fresh = false;
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	if (!d)
 		return 1;
 	if (d > 0)
@@ -441,7 +441,7 @@ int fos_sess_post(struct fos_conn *conn, struct fos_pending *p)
 	lockdep_assert_held(&conn->lock);
 	if (!conn->synced || (keep && !fos_sess_room(conn)))
 		return -EAGAIN;
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	sseq = again ? p->sseq : s->tx_next;
 	ret = fos_conn_post_raw(conn, p->type, p->cookie, p->payload, p->len,
 				NULL, false, sseq);
@@ -460,7 +460,7 @@ int fos_sess_post(struct fos_conn *conn, struct fos_pending *p)
 			s->nunacked++;
 		}
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	if (ret)
 		return ret;
 	if (again)
@@ -490,7 +490,7 @@ int fos_sess_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 	int ret;
 
 	lockdep_assert_held(&conn->lock);
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	ret = fos_conn_post_raw(conn, type, cookie, payload, len, NULL, false,
 				s->tx_next);
 	if (!ret) {
@@ -498,7 +498,7 @@ int fos_sess_post_now(struct fos_conn *conn, u8 type, u64 cookie,
 		s->fresh = false;
 		s->kept_from = s->tx_next;
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	return ret;
 }
 
@@ -526,14 +526,14 @@ int fos_sess_queue(struct fos_peer *peer, u8 type, u64 cookie,
 	p = fos_pending_new(type, cookie, payload, len, NULL);
 	if (!p)
 		return -ENOMEM;
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	if (s->down && s->nresend < FOS_SESS_QUEUE_MAX) {
 		list_add_tail(&p->link, &s->resend);
 		s->nresend++;
 		s->fresh = false;
 		ret = 0;
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	if (ret)
 		kfree(p);
 	return ret;
@@ -550,11 +550,11 @@ void fos_sess_conn_error(struct fos_conn *conn)
 {
 	struct fos_session *s = &conn->peer->sess;
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	if (READ_ONCE(conn->state) == FOS_CONN_UP &&
 	    conn->peer_epoch == s->epoch)
 		s->reset_req = true;
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 }
 
 /**
@@ -574,15 +574,15 @@ bool fos_sess_link_down_begin(struct fos_conn *conn)
 	bool keep;
 
 	lockdep_assert_held(&peer->lock);
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	if (conn->peer_epoch != s->epoch) {
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		return false;
 	}
 	keep = READ_ONCE(fos_fabric_grace_ms) && !s->reset_req &&
 	       !peer->deleted;
 	s->down = keep;
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	return keep;
 }
 
@@ -610,7 +610,7 @@ bool fos_sess_link_down(struct fos_conn *conn, bool keep)
 	LIST_HEAD(drop);
 	u32 n = 0;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	list_for_each_entry_safe(p, tmp, &conn->backlog, link) {
 		if (fos_wire_type_remote(p->type)) {
 			list_move_tail(&p->link, &mine);
@@ -620,9 +620,9 @@ bool fos_sess_link_down(struct fos_conn *conn, bool keep)
 		}
 	}
 	conn->nbacklog = 0;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	ours = conn->peer_epoch == s->epoch;
 	/* Every message not acknowledged must have its copy. */
 	keep = ours && keep && grace && s->down && !s->reset_req &&
@@ -647,7 +647,7 @@ bool fos_sess_link_down(struct fos_conn *conn, bool keep)
 			s->gen = fos_sess_new_gen();
 		}
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	fos_pending_drop(&drop);
 	if (keep && conn->synced) {
 		fos_stat_add(peer, FRACTOS_STAT_LINK_GRACE, 1);

@@ -88,13 +88,13 @@ static void fos_conn_check_stall(struct fos_conn *conn, unsigned long now)
 	unsigned long since;
 	bool stalled;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	since = conn->sq_progress;
 	stalled = !conn->quiet && fos_conn_sq_busy(conn) &&
 		  time_after(now, since + msecs_to_jiffies(FOS_SQ_STALL_MS));
 	if (stalled)
 		conn->quiet = true;
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (!stalled)
 		return;
 	fos_stat_add(conn->peer, FRACTOS_STAT_TX_STALLS, 1);
@@ -286,7 +286,7 @@ void fos_conn_flush(struct fos_conn *conn)
 {
 	int ret = 0;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	while (conn->nbacklog) {
 		ret = fos_conn_post_pending(conn,
 					    list_first_entry(&conn->backlog,
@@ -296,7 +296,7 @@ void fos_conn_flush(struct fos_conn *conn)
 			break;
 		conn->nbacklog--;
 	}
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
 		fos_conn_fail_err(conn, "send", ret);
 }
@@ -306,12 +306,12 @@ void fos_conn_send_ctrl(struct fos_conn *conn, u8 type)
 {
 	int ret;
 
-	spin_lock(&conn->lock);
+	spin_lock_bh(&conn->lock);
 	if (type == FOS_WIRE_CREDIT && !conn->owed)
 		ret = 0;
 	else
 		ret = fos_conn_post(conn, type, 0, NULL, 0, NULL, true);
-	spin_unlock(&conn->lock);
+	spin_unlock_bh(&conn->lock);
 	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
 		fos_conn_fail_err(conn, "send", ret);
 }
@@ -345,7 +345,7 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 		/* The link may be down with the session kept (session.c). */
 		ret = fos_sess_queue(peer, type, cookie, payload, len);
 	} else {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		ret = fos_conn_post(conn, type, cookie, payload, len, done,
 				    false);
 		if (ret == -EAGAIN && (flags & FOS_SEND_QUEUE)) {
@@ -359,7 +359,7 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 					     done) ? -ENOTCONN : 0;
 			queued = true;
 		}
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 		if (ret && ret != -EAGAIN && ret != -ENOTCONN &&
 		    ret != -EMSGSIZE)
 			fos_conn_fail_err(conn, "send", ret);
@@ -401,9 +401,9 @@ static bool fos_peer_can_go(struct fos_peer *peer,
 	spin_lock(&peer->lock);
 	conn = peer->conn;
 	if (conn) {
-		spin_lock(&conn->lock);
+		spin_lock_bh(&conn->lock);
 		ok = conn->state != FOS_CONN_UP || room(conn);
-		spin_unlock(&conn->lock);
+		spin_unlock_bh(&conn->lock);
 	}
 	spin_unlock(&peer->lock);
 	return ok;

@@ -14,6 +14,11 @@
 #include "wire.h"
 #include "pri.h"
 
+/*
+ * Taken with bottom halves off: a GRANT_REPLY handled in the receive
+ * completion's softirq queues a RELEASE ("Receiving in softirq" in
+ * fabric/rx.c).
+ */
 static DEFINE_SPINLOCK(fos_events_lock);
 /* Under fos_events_lock: events for fos_events_work, in order. */
 LIST_HEAD(fos_events);
@@ -46,9 +51,9 @@ static bool fos_events_lazy = true;
 
 static void fos_event_add(struct fos_event *ev)
 {
-	spin_lock(&fos_events_lock);
+	spin_lock_bh(&fos_events_lock);
 	list_add_tail(&ev->link, &fos_events);
-	spin_unlock(&fos_events_lock);
+	spin_unlock_bh(&fos_events_lock);
 	if (ev->kind == FOS_EV_DROP && READ_ONCE(fos_events_lazy))
 		queue_delayed_work(fos_remote_wq, &fos_events_dwork,
 				   FOS_DROP_DELAY);	/* if not pending */
@@ -164,9 +169,9 @@ void fos_remote_node_down(u32 node, u32 epoch)
 	ev->kind = FOS_EV_DOWN;
 	ev->node = node;
 	ev->epoch = epoch;
-	spin_lock(&fos_events_lock);
+	spin_lock_bh(&fos_events_lock);
 	list_add_tail(&ev->link, &fos_downs);
-	spin_unlock(&fos_events_lock);
+	spin_unlock_bh(&fos_events_lock);
 	queue_work(system_unbound_wq, &fos_downs_work);
 }
 
@@ -175,11 +180,11 @@ static struct fos_event *fos_event_pop(struct list_head *queue)
 {
 	struct fos_event *ev;
 
-	spin_lock(&fos_events_lock);
+	spin_lock_bh(&fos_events_lock);
 	ev = list_first_entry_or_null(queue, struct fos_event, link);
 	if (ev)
 		list_del(&ev->link);
-	spin_unlock(&fos_events_lock);
+	spin_unlock_bh(&fos_events_lock);
 	return ev;
 }
 
@@ -235,7 +240,7 @@ static void fos_event_drops(const struct fos_event *ev)
 	unsigned int n = 1;
 
 	fos_drop_fill(&d[0], ev);
-	spin_lock(&fos_events_lock);
+	spin_lock_bh(&fos_events_lock);
 	list_for_each_entry_safe(next, tmp, &fos_events, link) {
 		if (next->kind != FOS_EV_DROP || n == ARRAY_SIZE(d))
 			break;
@@ -245,7 +250,7 @@ static void fos_event_drops(const struct fos_event *ev)
 		fos_drop_fill(&d[n++], next);
 		kfree(next);
 	}
-	spin_unlock(&fos_events_lock);
+	spin_unlock_bh(&fos_events_lock);
 	fos_event_send(ev->node, FOS_WIRE_DROP, d, n * sizeof(d[0]));
 }
 

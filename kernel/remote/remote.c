@@ -211,7 +211,10 @@
  *   or the loss of its last importer.
  * - fos_proxy_lock (a spinlock) protects the proxy table and the proxies'
  *   @hashed flags.  Nothing nests inside it.
- * - fos_events_lock protects the deferred events list.
+ * - fos_events_lock protects the deferred events list; fos_rpcs'
+ *   xa_lock guards answering the calls in flight (rpc.c).  Both are taken
+ *   in the receive softirq (an ACK or GRANT_REPLY, "Receiving in softirq"
+ *   in fabric/rx.c), so with bottom halves off everywhere else.
  * - fos_grants' xa_lock guards taking a grant out of the table and its
  *   @ending flag; whoever takes it out frees it (after
  *   cancel_delayed_work_sync() of its TTL, unless the TTL work itself took
@@ -253,7 +256,9 @@ bool fos_remote_invoke_wanted(struct fos_object *target)
 /* Our rows of the fabric's dispatch table. */
 static const struct fos_msg_type fos_remote_types[] = {
 	{ FOS_WIRE_INVOKE, "invoke", fos_wire_check_invoke, fos_invoke_recv },
-	{ FOS_WIRE_ACK, "ack", fos_wire_check_ack, fos_ack_recv },
+	/* Answers only: they complete a call (rpc.c) and may run in softirq. */
+	{ FOS_WIRE_ACK, "ack", fos_wire_check_ack, fos_ack_recv,
+	  .atomic = true },
 	{ FOS_WIRE_REVOKE, "revoke", fos_wire_check_obj, fos_revoke_recv },
 	{ FOS_WIRE_REVOKE_REQ, "revoke_req", fos_wire_check_obj,
 	  fos_revoke_req_recv, true },
@@ -265,7 +270,7 @@ static const struct fos_msg_type fos_remote_types[] = {
 	{ FOS_WIRE_COPY, "copy", fos_wire_check_copy, fos_copy_recv, true },
 	{ FOS_WIRE_GRANT, "grant", fos_wire_check_grant, fos_grant_recv, true },
 	{ FOS_WIRE_GRANT_REPLY, "grant_reply", fos_wire_check_grant_reply,
-	  fos_grant_reply_recv },
+	  fos_grant_reply_recv, .atomic = true },
 	{ FOS_WIRE_RELEASE, "release", fos_wire_check_release,
 	  fos_release_recv },
 	{ FOS_WIRE_DROP, "drop", fos_wire_check_drop, fos_drop_recv },

@@ -30,8 +30,12 @@
 #include "wire.h"
 #include "pri.h"
 
-/* Calls in flight by cookie; xa_lock guards answering them. */
-DEFINE_XARRAY_ALLOC(fos_rpcs);
+/*
+ * Calls in flight by cookie; xa_lock guards answering them.  Answers may
+ * come in the receive completion's softirq ("Receiving in softirq" in
+ * fabric/rx.c): the lock is taken with bottom halves off everywhere.
+ */
+DEFINE_XARRAY_FLAGS(fos_rpcs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 /*
  * Cookies are handed out cyclically, so that an answer that comes after
  * its caller gave up (ETIMEDOUT: a forwarded invocation's ACK may, see
@@ -43,7 +47,7 @@ static u32 fos_rpc_next;
 static int fos_rpc_alloc(u32 *cookie, struct fos_rpc_wait *w)
 {
 	/* Never 0: that cookie names a call that wants no answer. */
-	int ret = xa_alloc_cyclic(&fos_rpcs, cookie, w, XA_LIMIT(1, U32_MAX),
+	int ret = xa_alloc_cyclic_bh(&fos_rpcs, cookie, w, XA_LIMIT(1, U32_MAX),
 				  &fos_rpc_next, GFP_KERNEL);
 
 	return ret < 0 ? ret : 0;	/* 1: it wrapped */
@@ -173,7 +177,7 @@ static int __fos_rpc(struct fos_peer *peer, u8 type, const void *payload,
 			ret = left;
 	}
 	/* After this, no answer can reach @w. */
-	xa_erase(&fos_rpcs, cookie);
+	xa_erase_bh(&fos_rpcs, cookie);
 	if (ret && try_wait_for_completion(&w->done))
 		ret = 0;
 	if (ret)
@@ -245,11 +249,11 @@ static void fos_rpc_async_timeout(struct work_struct *work)
 					      struct fos_rpc_wait, timer);
 	bool mine;
 
-	xa_lock(&fos_rpcs);
+	xa_lock_bh(&fos_rpcs);
 	mine = xa_load(&fos_rpcs, w->cookie) == w;
 	if (mine)
 		__xa_erase(&fos_rpcs, w->cookie);
-	xa_unlock(&fos_rpcs);
+	xa_unlock_bh(&fos_rpcs);
 	if (!mine)
 		return;		/* answered: @work runs the callback */
 	w->status = -ETIMEDOUT;
@@ -320,12 +324,12 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 			      FOS_SEND_WAIT);
 	ret = fos_rpc_send_errno(ret);
 
-	xa_lock(&fos_rpcs);
+	xa_lock_bh(&fos_rpcs);
 	if (ret) {
 		/* Not sent: whatever answered it meanwhile is moot. */
 		if (w->state == FOS_RPC_SENDING)
 			__xa_erase(&fos_rpcs, w->cookie);
-		xa_unlock(&fos_rpcs);
+		xa_unlock_bh(&fos_rpcs);
 		return ret;
 	}
 	w->sent = true;
@@ -341,7 +345,7 @@ int fos_rpc_async(struct fos_peer *peer, u8 type, const void *payload,
 		queue_delayed_work(fos_rpc_wq, &w->timer,
 				   fos_rpc_deadline(FOS_REMOTE_TIMEOUT));
 	/* From here on @w may be answered and freed. */
-	xa_unlock(&fos_rpcs);
+	xa_unlock_bh(&fos_rpcs);
 	return -EINPROGRESS;
 }
 
@@ -356,7 +360,7 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 
 	if (cookie > U32_MAX)
 		return false;
-	xa_lock(&fos_rpcs);
+	xa_lock_bh(&fos_rpcs);
 	w = xa_load(&fos_rpcs, cookie);
 	if (w && w->node == fos_peer_node_id(peer) && w->reply == reply &&
 	    fos_rpc_open(w)) {
@@ -375,7 +379,7 @@ bool fos_rpc_complete(struct fos_peer *peer, u8 reply, u64 cookie,
 		fos_rpc_answer_locked(w, status);
 		taken = true;
 	}
-	xa_unlock(&fos_rpcs);
+	xa_unlock_bh(&fos_rpcs);
 	return taken;
 }
 
@@ -385,9 +389,9 @@ void fos_rpcs_fail_node(u32 node)
 	struct fos_rpc_wait *w;
 	unsigned long idx;
 
-	xa_lock(&fos_rpcs);
+	xa_lock_bh(&fos_rpcs);
 	xa_for_each(&fos_rpcs, idx, w)
 		if (w->node == node && fos_rpc_open(w))
 			fos_rpc_answer_locked(w, -ECONNRESET);
-	xa_unlock(&fos_rpcs);
+	xa_unlock_bh(&fos_rpcs);
 }
