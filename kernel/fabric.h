@@ -38,7 +38,8 @@ struct fos_peer;
  *	their sends pass NULL)
  * @fn: called once the message has left (status 0) or could not be
  *	delivered to the peer's QP (negative errno; the connection is then
- *	torn down).  Runs in the CQ's workqueue context; must not sleep.
+ *	torn down).  Runs in the CQ's context (its workqueue, or softirq
+ *	with fabric_rx_softirq); must not sleep.
  */
 struct fos_fabric_done {
 	void (*fn)(struct fos_fabric_done *done, int status);
@@ -82,9 +83,11 @@ struct fos_rx_info {
 
 /*
  * Receive handlers: one per message type, registered by the transport's
- * users (fos_fabric_register()).  They run in the CQ's workqueue context,
- * in order per connection, with the payload valid for the duration of the
- * call only.  The header and the payload (@check) have been validated.
+ * users (fos_fabric_register()).  They run in process context (the CQ's
+ * workqueue, or with fabric_rx_softirq a work item of the connection's),
+ * a row marked @atomic possibly in the CQ's softirq, in order per
+ * connection, with the payload valid for the duration of the call only.
+ * The header and the payload (@check) have been validated.
  */
 typedef void (*fos_recv_fn)(struct fos_peer *peer,
 			    const struct fos_rx_info *rx,

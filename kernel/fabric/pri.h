@@ -125,8 +125,9 @@ enum fos_conn_state {
  * @rx_lock: protects @rx_defer and @rx_ndefer; taken in the receive
  *	softirq, so with bottom halves off elsewhere
  * @rx_defer: receive buffers whose messages wait for @rx_work, in QP
- *	order; the head stays on it until its handler returned
- * @rx_ndefer: entries on @rx_defer (read without the lock by
+ *	order
+ * @rx_ndefer: messages deferred and not handled yet: those on @rx_defer
+ *	and the one @rx_work is handling (read without the lock by
  *	fos_conn_drained())
  * @rx_work: handles @rx_defer's messages in process context (fos_rx_wq)
  * @qp_created: rdma_create_qp() succeeded

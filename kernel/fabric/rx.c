@@ -406,9 +406,10 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
  * drains in process context on fos_rx_wq (high priority, as the CQ's own
  * work item would be).
  *
- * Order is the QP's: a message is handled in softirq only when the FIFO
- * is empty, and the FIFO's head leaves it only once handled, so at most
- * one of the two contexts handles a connection's messages at any time.
+ * Order is the QP's: a message is handled in softirq only when no
+ * deferred message is left, the one fos_rx_work() is handling included
+ * (@rx_ndefer), so at most one of the two contexts handles a
+ * connection's messages at any time.
  * A deferred message keeps its buffer unposted (and its credit) until
  * handled: the ring bounds the FIFO.  The close work drains the QP and
  * then flushes fos_rx_work() before it frees the buffers.  The type is
@@ -455,7 +456,7 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	spin_lock(&conn->rx_lock);
-	now = list_empty(&conn->rx_defer) &&
+	now = !conn->rx_ndefer &&
 	      fos_rx_atomic(conn, b, wc->status, wc->byte_len);
 	if (!now) {
 		b->status = wc->status;
@@ -477,15 +478,22 @@ void fos_rx_work(struct work_struct *work)
 	struct fos_buf *b;
 
 	for (;;) {
+		/*
+		 * Off the list before it is handled: the handler posts the
+		 * buffer again, and its next message may complete (and be
+		 * deferred) before the handler returns.  It still counts in
+		 * @rx_ndefer until then, so nothing overtakes it.
+		 */
 		spin_lock_bh(&conn->rx_lock);
 		b = list_first_entry_or_null(&conn->rx_defer, struct fos_buf,
 					     free);
+		if (b)
+			list_del(&b->free);
 		spin_unlock_bh(&conn->rx_lock);
 		if (!b)
 			return;
 		fos_rx_handle(conn, b, b->status, b->byte_len);
 		spin_lock_bh(&conn->rx_lock);
-		list_del(&b->free);
 		conn->rx_ndefer--;
 		spin_unlock_bh(&conn->rx_lock);
 		cond_resched();

@@ -379,12 +379,14 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
  * per message.  With fabric_tx_bh, fos_send() posts with bottom halves
  * disabled, so that the tasklet runs as it enables them again, on the
  * sender's CPU, after the peer's and connection's locks are dropped.
- * A caller in hard IRQ context or with interrupts off (none of fractos's
- * own) posts as it is: bottom halves cannot be enabled again there.
- * RDMA READs keep the hop: posted so, a 64 KiB copy measured no faster
- * (Documentation/benchmarks.rst, "Sends without a hop").  A driver that
- * rings a doorbell (a NIC, rxe on 6.12 whose tasks are work items) loses
- * nothing.
+ * Since the connection's lock is taken with bottom halves off (rx.c,
+ * "Receiving in softirq"), every post, an RDMA READ's too, has that
+ * effect at the latest when that lock is released: fabric_tx_bh=0 only
+ * moves the tasklet under the peer's lock, and no longer measures the
+ * hop it removed (the A/B of benchmarks.rst, "Sends without a hop", was
+ * measured before).  A driver that rings a doorbell (a NIC, rxe on 6.12
+ * whose tasks are work items) loses nothing.  Callers have interrupts
+ * on.
  */
 
 /*
@@ -432,7 +434,8 @@ static bool fos_conn_sendable(const struct fos_conn *conn)
  * @done: called when the send completes, or NULL
  * @flags: FOS_SEND_WAIT to sleep for a credit (process context only), or
  *	FOS_SEND_QUEUE to queue the message behind the others that wait for
- *	one (any context; the backlog holds up to fabric_ring messages)
+ *	one (process or softirq context, interrupts on; the backlog holds up
+ *	to fabric_ring messages)
  *
  * Messages to one peer arrive in the order they were sent, or not at all
  * (the connection fails; the peer's handlers see no gap in between).  A
@@ -452,6 +455,7 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
 	long left = FOS_SEND_TIMEOUT;
 	int ret;
 
+	lockdep_assert_irqs_enabled();
 	if (flags & FOS_SEND_WAIT)
 		might_sleep();
 	if (WARN_ON_ONCE(!type || type >= FOS_WIRE_NR))
@@ -460,8 +464,7 @@ int fos_send(struct fos_peer *peer, u8 type, u64 cookie,
 		return -EMSGSIZE;
 	for (;;) {
 		/* "Sending with BH off" above */
-		bool bh = READ_ONCE(fos_fabric_tx_bh) && !in_hardirq() &&
-			  !irqs_disabled();
+		bool bh = READ_ONCE(fos_fabric_tx_bh);
 
 		if (bh)
 			local_bh_disable();
