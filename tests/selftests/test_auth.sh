@@ -23,20 +23,8 @@ params=/sys/module/fractos/parameters
 tmp=$(mktemp -d /tmp/fos-auth.XXXXXX) || exit 1
 added=
 
-n=0
-failed=0
-ok() {	# ok STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n - $*"
-	else
-		echo "not ok $n - $*"
-		failed=$((failed + 1))
-		[ -s "$tmp/err" ] && sed 's/^/# stderr: /' "$tmp/err"
-		[ -s "$tmp/out" ] && sed 's/^/# stdout: /' "$tmp/out"
-	fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 diag() { echo "# $*"; }
 
 restore() {

@@ -24,20 +24,8 @@ fractctl=$(realpath ../../tools/fractctl 2>/dev/null)
 params=/sys/module/fractos/parameters
 tmp=$(mktemp -d /tmp/fos-config.XXXXXX) || exit 1
 
-n=0
-failed=0
-ok() {	# ok COND-STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n - $*"
-	else
-		echo "not ok $n - $*"
-		failed=$((failed + 1))
-		[ -s "$tmp/err" ] && sed 's/^/# stderr: /' "$tmp/err"
-		[ -s "$tmp/out" ] && sed 's/^/# stdout: /' "$tmp/out"
-	fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 
 # fc ARGS...: run fractctl; $rc, $out, $err
 fc() {

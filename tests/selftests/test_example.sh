@@ -11,13 +11,8 @@
 # takes over by steal, and one that steps down and grants it.  Prints TAP.
 cd "$(dirname "$0")" || exit 1
 ex=../../lib/examples
-n=0
-failed=0
-ok() {	# ok STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 echo "TAP version 13"
 if [ ! -x $ex/hello-service ] || [ ! -x $ex/hello-client ]; then
 	echo "1..0 # SKIP lib/examples not built (make userspace)"

@@ -18,20 +18,8 @@ tmp=$(mktemp -d /tmp/fos-fractctl.XXXXXX) || exit 1
 id=
 added=
 
-n=0
-failed=0
-ok() {	# ok COND-STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n - $*"
-	else
-		echo "not ok $n - $*"
-		failed=$((failed + 1))
-		[ -s "$tmp/err" ] && sed 's/^/# stderr: /' "$tmp/err"
-		[ -s "$tmp/out" ] && sed 's/^/# stdout: /' "$tmp/out"
-	fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 diag() { echo "# $*"; }
 show() { printf '%s\n' "$out" | sed 's/^/#   /'; }	# $out as diagnostics
 

@@ -20,18 +20,8 @@ dev=/dev/fractos
 live=/sys/class/misc/fractos/live
 epochf=/sys/module/fractos/parameters/epoch
 
-n=0
-failed=0
-ok() {	# ok COND-STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n - $*"
-	else
-		echo "not ok $n - $*"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 diag() { echo "# $*"; }
 
 loaded() { grep -q '^fractos ' /proc/modules; }

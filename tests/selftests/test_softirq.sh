@@ -14,18 +14,8 @@
 cd "$(dirname "$0")" || exit 1
 
 p=/sys/module/fractos/parameters/fabric_rx_softirq
-n=0
-failed=0
-ok() {	# ok STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then
-		echo "ok $n - $*"
-	else
-		echo "not ok $n - $*"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 
 # The IRQ_POLL row of /proc/softirqs, summed over the CPUs.
 irq_poll() {

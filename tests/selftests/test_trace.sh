@@ -10,13 +10,8 @@ cd "$(dirname "$0")" || exit 1
 
 fractctl=$(realpath ../../tools/fractctl 2>/dev/null)
 params=/sys/module/fractos/parameters
-n=0
-failed=0
-ok() {	# ok STATUS NAME...
-	st=$1; shift
-	n=$((n + 1))
-	if [ "$st" = 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
+# shellcheck source-path=SCRIPTDIR
+. ./tap.sh
 
 echo "TAP version 13"
 if [ "$(id -u)" != 0 ] || [ ! -d /sys/class/misc/fractos ] || [ ! -x "$fractctl" ]; then
