@@ -481,7 +481,8 @@ bool fos_conn_sq_done(struct fos_conn *conn);
 
 void fos_conn_tx_reclaim(struct fos_conn *conn, struct fos_buf *b);
 void fos_conn_flush(struct fos_conn *conn);
-void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what);
+void fos_wc_error(struct fos_conn *conn, enum ib_wc_status status,
+		  const char *what);
 void fos_dev_put(struct fos_ibdev *d);
 struct fos_conn *fos_peer_serving_locked(struct fos_peer *peer);
 

@@ -211,7 +211,7 @@ static void fos_rdma_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		cmpxchg(&op->status, 0, -ECOMM);
-		fos_wc_error(conn, wc, "rdma");
+		fos_wc_error(conn, wc->status, "rdma");
 	} else if (resume) {
 		fos_conn_flush(conn);
 	}

@@ -112,12 +112,13 @@ void fos_rx_exit(void)
 
 /* ---- completions ---- */
 
-void fos_wc_error(struct fos_conn *conn, struct ib_wc *wc, const char *what)
+void fos_wc_error(struct fos_conn *conn, enum ib_wc_status status,
+		  const char *what)
 {
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
+	if (status != IB_WC_WR_FLUSH_ERR)
 		pr_warn_ratelimited("node %u: %s failed: %s\n",
 				    conn->peer->node_id, what,
-				    ib_wc_status_msg(wc->status));
+				    ib_wc_status_msg(status));
 	fos_conn_fail(conn);
 }
 
@@ -283,11 +284,7 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 	int ret, deliver = 1;
 
 	if (status != IB_WC_SUCCESS) {
-		if (status != IB_WC_WR_FLUSH_ERR)
-			pr_warn_ratelimited("node %u: receive failed: %s\n",
-					    peer->node_id,
-					    ib_wc_status_msg(status));
-		fos_conn_fail(conn);
+		fos_wc_error(conn, status, "receive");
 		return;
 	}
 	if (fos_wire_check(hdr, byte_len)) {
@@ -572,7 +569,7 @@ void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (done)
 		done->fn(done, wc->status == IB_WC_SUCCESS ? 0 : -ECOMM);
 	if (wc->status != IB_WC_SUCCESS) {
-		fos_wc_error(conn, wc, "send");
+		fos_wc_error(conn, wc->status, "send");
 	} else {
 		fos_conn_flush(conn);
 		/*
