@@ -197,7 +197,7 @@ static void fos_downs_fn(struct work_struct *work)
 		fos_armed_node_lost(ev->node, ev->epoch);
 		fos_proxies_revoke_node(ev->node, ev->epoch);
 		fos_exports_drop_node(ev->node, ev->epoch);
-		fos_grants_drop_node(ev->node);
+		fos_grants_drop_node(ev->node, ev->epoch);
 		kfree(ev);
 		cond_resched();
 	}
@@ -270,6 +270,7 @@ static void fos_event_run(const struct fos_event *ev)
 		p.e.pull = cpu_to_le64(ev->oid);
 		p.e.id = cpu_to_le64(ev->epoch);
 		fos_event_send(ev->node, FOS_WIRE_GRANT_END, &p.e, sizeof(p.e));
+		fos_grant_end_sent(ev->epoch, ev->node);
 		break;
 	case FOS_EV_RELEASE:
 		p.r.id = cpu_to_le64(ev->oid);

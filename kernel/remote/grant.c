@@ -31,6 +31,8 @@
  * struct fos_grant - a source range registered for a puller's RDMA READs
  * @id: in fos_grants
  * @node: the puller
+ * @epoch: the puller's epoch when it was granted: the grant dies with that
+ *	epoch, not with the next one (fos_grants_drop_node())
  * @ending: GRANT_END is on its way (under fos_grants' xa_lock)
  * @pull: the puller's token
  * @obj: the object of the view granted (a reference), checked for
@@ -39,7 +41,7 @@
  * @sgt: the pages of the range
  * @mr: the region; its rkey dies with fos_fabric_dereg_mr()
  * @ttl: releases a grant its puller never released (FOS_GRANT_TTL, or
- *	FOS_GRANT_END_WAIT once ending)
+ *	FOS_GRANT_END_WAIT once GRANT_END is sent: fos_grant_end_sent())
  * @peer: the puller (a reference), charged one FOS_PEER_GRANTS
  * @dead: on a local list once taken out of fos_grants
  *
@@ -48,6 +50,7 @@
 struct fos_grant {
 	u32 id;
 	u32 node;
+	u32 epoch;
 	bool ending;
 	u64 pull;
 	struct fos_object *obj;
@@ -103,7 +106,8 @@ static void fos_grant_free(struct fos_grant *g)
 /*
  * Objects were revoked: end the grants out on them (see "Remote copies").
  * The puller is told (GRANT_END) and the grant's timer shortened to
- * FOS_GRANT_END_WAIT.  May sleep.
+ * FOS_GRANT_END_WAIT here, and again once the message is sent
+ * (fos_grant_end_sent()).  May sleep.
  */
 void fos_grants_end_revoked(void)
 {
@@ -125,6 +129,29 @@ void fos_grants_end_revoked(void)
 	xa_unlock(&fos_grants);
 }
 
+/**
+ * fos_grant_end_sent - GRANT_END for grant @id went to @node
+ * @id: the grant
+ * @node: its puller
+ *
+ * The grant's key dies FOS_GRANT_END_WAIT from now, not from when the
+ * message was queued: a send may wait up to FOS_REMOTE_TIMEOUT for a
+ * credit, and a key that died before its puller heard of the end would
+ * fail the puller's next READ, and with it the pair's connection.  A
+ * CAP_REVOKE does not wait for this: fos_remote_grants_sync() ends the
+ * grants of revoked objects itself after FOS_GRANT_END_WAIT.
+ */
+void fos_grant_end_sent(u32 id, u32 node)
+{
+	struct fos_grant *g;
+
+	xa_lock(&fos_grants);
+	g = xa_load(&fos_grants, id);
+	if (g && g->node == node && g->ending)
+		mod_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_END_WAIT);
+	xa_unlock(&fos_grants);
+}
+
 static void fos_grant_ttl_fn(struct work_struct *work)
 {
 	struct fos_grant *g = container_of(to_delayed_work(work),
@@ -139,19 +166,20 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 	if (!mine)
 		return;
 	/*
-	 * fos_grants_end_revoked() may have re-armed us while we ran (a
-	 * running work is not pending): out of the table, nobody can any
-	 * more, so cancel that before @g goes.
+	 * fos_grants_end_revoked() or fos_grant_end_sent() may have re-armed
+	 * us while we ran (a running work is not pending): out of the table,
+	 * nobody can any more, so cancel that before @g goes.
 	 */
 	cancel_delayed_work(&g->ttl);
 	fos_grant_free(g);
 }
 
 /*
- * Take out and free the grants of @node (U32_MAX: of any node), only
- * those on revoked objects if @revoked.  May sleep.
+ * Take out and free the grants of @node (U32_MAX: of any node) granted
+ * to its epoch @epoch (0: to any), only those on revoked objects if
+ * @revoked.  May sleep.
  */
-static void fos_grants_take(u32 node, bool revoked)
+static void fos_grants_take(u32 node, u32 epoch, bool revoked)
 {
 	struct fos_grant *g, *tmp;
 	unsigned long idx;
@@ -161,6 +189,7 @@ static void fos_grants_take(u32 node, bool revoked)
 	xa_lock(&fos_grants);
 	xa_for_each(&fos_grants, idx, g) {
 		if ((node != U32_MAX && g->node != node) ||
+		    (epoch && g->epoch != epoch) ||
 		    (revoked && !READ_ONCE(g->obj->revoked)))
 			continue;
 		fos_grant_out_locked(idx);
@@ -218,7 +247,7 @@ void fos_remote_grants_sync(void)
 		return;
 	wait_event_timeout(fos_grants_wq, !fos_grants_revoked_out(),
 			   FOS_GRANT_END_WAIT);
-	fos_grants_take(U32_MAX, true);
+	fos_grants_take(U32_MAX, 0, true);
 	/*
 	 * A grant its TTL or a RELEASE took out meanwhile may still be
 	 * being freed elsewhere: its key dies in fos_grant_free(), which
@@ -245,10 +274,14 @@ static void fos_grant_release(u32 id, u32 node)
 	fos_grant_free(g);
 }
 
-/* Release every grant of @node (U32_MAX: of every node). */
-void fos_grants_drop_node(u32 node)
+/*
+ * Release every grant of @node (U32_MAX: of every node) granted to its
+ * epoch @epoch (0: to any).  A node that restarted may have grants of its
+ * new epoch by the time its old one is reported down: those stay.
+ */
+void fos_grants_drop_node(u32 node, u32 epoch)
 {
-	fos_grants_take(node, false);
+	fos_grants_take(node, epoch, false);
 }
 
 /* GRANT on the source's owner: register the range, answer where it is. */
@@ -287,6 +320,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	}
 	g->peer = fos_peer_get(peer);
 	g->node = fos_peer_node_id(peer);
+	g->epoch = fos_peer_epoch(peer);
 	g->pull = le64_to_cpu(w->pull);
 	INIT_DELAYED_WORK(&g->ttl, fos_grant_ttl_fn);
 	max_pages = fos_fabric_mr_max_pages(peer);

@@ -232,7 +232,8 @@ void fos_lookup_serve(struct fos_peer *peer, u64 cookie,
 /* grant.c: grants, the source's side of a remote copy */
 extern struct xarray fos_grants;
 void fos_grants_end_revoked(void);
-void fos_grants_drop_node(u32 node);
+void fos_grants_drop_node(u32 node, u32 epoch);
+void fos_grant_end_sent(u32 id, u32 node);
 int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		    struct fos_wire_grant_reply *r);
 int fos_grant_inline(struct fos_peer *peer, u64 cookie,

@@ -91,8 +91,9 @@
  *   at most 1 MiB, 8 in flight), then sends RELEASE; the owner
  *   deregisters the region - the rkey is dead - and drops its page
  *   reference.  A grant its puller never releases is ended after
- *   FOS_GRANT_TTL (30 s), and all grants of a node are ended when it goes
- *   down.  Nothing but granted ranges is ever registered for remote access.
+ *   FOS_GRANT_TTL (30 s), and all grants of a node's epoch are ended when
+ *   that epoch goes down (a restarted node's new grants stay).  Nothing
+ *   but granted ranges is ever registered for remote access.
  * - Revocation: a revoked object is not in the export table, so GRANT,
  *   COPY and a local copy all fail with EKEYREVOKED from then on.  A grant
  *   out at the revocation (of its view's object or of an ancestor) is
@@ -109,7 +110,10 @@
  *   a local copy racing a revoke does, and only a puller that ignores
  *   GRANT_END loses its connection.  Revocations that come from neither
  *   (a space's exit, a node's death) do not wait: their grants end when
- *   released, or FOS_GRANT_END_WAIT after the revocation at the latest.
+ *   released, or FOS_GRANT_END_WAIT after GRANT_END was sent at the
+ *   latest (not after it was queued: a send may wait for a credit, and a
+ *   key that dies before its puller hears of the end fails its next
+ *   READ, and with it the connection).
  * - The owners check everything again: views against their objects,
  *   rights, ranges; an epoch that is not theirs is EKEYREVOKED.  A node
  *   that goes down during a copy makes it fail with EKEYREVOKED (as for
@@ -366,7 +370,7 @@ void fos_remote_exit(void)
 	destroy_workqueue(fos_forward_wq);
 	flush_work(&fos_downs_work);
 	fos_armed_drop_all();
-	fos_grants_drop_node(U32_MAX);
+	fos_grants_drop_node(U32_MAX, 0);
 	fos_events_flush();
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
