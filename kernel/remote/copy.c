@@ -171,6 +171,47 @@ static bool fos_copy_cut(int ret)
 }
 
 /*
+ * Read @len bytes of a peer's region (@addr, @rkey, valid on connection
+ * @tag) into @mem at byte @moff; device memory through staging pages.
+ * Posts no further READ once *@ended.  The read half of a window: what a
+ * grant answered, or any other region the peer registered for us.
+ */
+static int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
+				u64 moff, u64 len, u64 addr, u32 rkey,
+				u64 tag, const bool *ended)
+{
+	struct fos_mem *into = mem, *stage = NULL;
+	struct sg_table sgt;
+	u64 at = moff;
+	s64 n;
+	int ret;
+
+	if (fos_mem_devmem(mem)) {
+		stage = fos_mem_alloc_kernel(len);
+		if (IS_ERR(stage))
+			return PTR_ERR(stage);
+		into = stage;
+		at = 0;
+	}
+	n = fos_mem_sgt(into, at, len,
+			min_t(u64, DIV_ROUND_UP(len, PAGE_SIZE) + 1, U32_MAX),
+			&sgt);
+	ret = n < 0 ? n : 0;
+	if (!ret) {
+		ret = fos_fabric_rdma_read(peer, &sgt, addr, rkey, tag, ended);
+		sg_free_table(&sgt);
+	}
+	if (!ret && stage) {
+		ret = fos_mem_copy_bytes(mem, moff, stage, 0, len);
+		if (!ret)
+			fos_total_add(FOS_TOTAL_STAGED_BYTES, len);
+	}
+	if (stage)
+		fos_mem_put(stage);
+	return ret;
+}
+
+/*
  * One try of a window of fos_copy_pull(): a grant of at most @want bytes
  * from byte @soff of GRANT's source, read into @mem at byte @moff (device
  * memory: through staging pages), then released.  On success *@got
@@ -181,12 +222,9 @@ static int fos_copy_pull_once(struct fos_peer *peer,
 			      struct fos_mem *mem, u64 moff, u64 *got,
 			      const bool *ended)
 {
-	struct fos_mem *into = mem, *stage = NULL;
 	struct fos_wire_release rel = {};
 	struct fos_rpc_wait w;
-	struct sg_table sgt;
-	u64 glen, at = moff;
-	s64 n;
+	u64 glen;
 	int ret;
 
 	g->off = cpu_to_le64(soff);
@@ -196,35 +234,13 @@ static int fos_copy_pull_once(struct fos_peer *peer,
 		return ret;
 	glen = le64_to_cpu(w.grant.len);
 	rel.id = w.grant.id;
-	if (!glen || glen > want) {
+	if (!glen || glen > want)
 		ret = -EPROTO;
-	} else if (fos_mem_devmem(mem)) {
-		stage = fos_mem_alloc_kernel(glen);
-		ret = PTR_ERR_OR_ZERO(stage);
-		into = stage;
-		at = 0;
-	}
-	if (!ret) {
-		n = fos_mem_sgt(into, at, glen,
-				min_t(u64, DIV_ROUND_UP(glen, PAGE_SIZE) + 1,
-				      U32_MAX),
-				&sgt);
-		ret = n < 0 ? n : 0;
-	}
-	if (!ret) {
-		ret = fos_fabric_rdma_read(peer, &sgt,
+	else
+		ret = fos_copy_read_region(peer, mem, moff, glen,
 					   le64_to_cpu(w.grant.addr),
 					   le32_to_cpu(w.grant.rkey),
 					   le64_to_cpu(w.grant.conn), ended);
-		sg_free_table(&sgt);
-	}
-	if (!ret && stage) {
-		ret = fos_mem_copy_bytes(mem, moff, stage, 0, glen);
-		if (!ret)
-			fos_total_add(FOS_TOTAL_STAGED_BYTES, glen);
-	}
-	if (!IS_ERR_OR_NULL(stage))
-		fos_mem_put(stage);
 	/*
 	 * Queued, not waited for: a caller being killed must still release
 	 * what it was granted.  Best effort: the grant's TTL ends it
