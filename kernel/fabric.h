@@ -65,6 +65,7 @@ void fos_peer_proto_error(struct fos_peer *peer, const char *why);
 enum fos_peer_res {
 	FOS_PEER_WORK,		/* COPY, GRANT, LOOKUP, ... being served */
 	FOS_PEER_GRANTS,	/* grants out */
+	FOS_PEER_KEPT,		/* kept grants out (FOS_GRANT_KEEP) */
 	FOS_PEER_NR_RES,
 };
 
@@ -128,6 +129,7 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
 		      u32 *rkey, u64 *tag);
 void fos_fabric_dereg_mr(struct fos_fabric_mr *m);
+bool fos_fabric_mr_stable(const struct fos_fabric_mr *m);
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 			 u64 addr, u32 rkey, u64 tag, const bool *stop);

@@ -54,6 +54,7 @@
  * them.
  */
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include "pri.h"
@@ -63,11 +64,14 @@
  * @pd: the PD it is on (a reference)
  * @mr: the fast-registration MR
  * @sgt: the pages, DMA-mapped while registered (the caller's table)
+ * @stable: no page's mapping needs syncing: the device reads what the CPU
+ *	wrote to the pages at any time, not only before the registration
  */
 struct fos_fabric_mr {
 	struct fos_pd *pd;
 	struct ib_mr *mr;
 	struct sg_table *sgt;
+	bool stable;
 };
 
 /**
@@ -314,6 +318,25 @@ static int fos_rdma_op_wait(struct fos_rdma_op *op)
 	return READ_ONCE(op->status);
 }
 
+/*
+ * Whether the device sees the CPU's later writes to @nents mapped
+ * entries without a sync: always through software DMA (rxe, siw), else
+ * unless the mapping bounces or the platform is not coherent.
+ */
+static bool fos_sgt_stable(struct ib_device *ibdev, struct scatterlist *sgl,
+			   int nents)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (ib_uses_virt_dma(ibdev))
+		return true;
+	for_each_sg(sgl, sg, nents, i)
+		if (dma_need_sync(ibdev->dma_device, sg_dma_address(sg)))
+			return false;
+	return true;
+}
+
 /**
  * fos_fabric_reg_mr - register pages for RDMA READs by a peer
  * @peer: the peer that will read: the region is on the PD of the
@@ -363,6 +386,7 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		ret = -ENOMEM;
 		goto err_pd;
 	}
+	m->stable = fos_sgt_stable(ibdev, sgt->sgl, nents);
 	m->mr = ib_alloc_mr(m->pd->pd, IB_MR_TYPE_MEM_REG, npages);
 	if (IS_ERR(m->mr)) {
 		ret = PTR_ERR(m->mr);
@@ -408,6 +432,19 @@ err_free:
 	kfree(w);
 	kfree(m);
 	return ret;
+}
+
+/**
+ * fos_fabric_mr_stable - a region may be kept and read again later
+ * @m: from fos_fabric_reg_mr()
+ *
+ * Return: true if the peer's READs see what the CPU writes to the pages
+ * after the registration (no page's DMA mapping needs a sync), so that a
+ * region kept for later copies does not go stale.
+ */
+bool fos_fabric_mr_stable(const struct fos_fabric_mr *m)
+{
+	return m->stable;
 }
 
 /**

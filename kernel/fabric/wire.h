@@ -121,8 +121,10 @@
  *     receiver invokes one once the bytes are in, or could not be
  * 16: a DROP carries up to FOS_WIRE_DROP_MAX records: the DROPs queued
  *     together for one owner go in one message
+ * 17: a GRANT may ask the owner to keep its region (FOS_GRANT_KEEP), and
+ *     GRANT_REPLY grew a flags field that says whether it does (48 bytes)
  */
-#define FOS_WIRE_VERSION	16
+#define FOS_WIRE_VERSION	17
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are

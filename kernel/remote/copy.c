@@ -234,7 +234,10 @@ static int fos_copy_pull_once(struct fos_peer *peer,
 		return ret;
 	glen = le64_to_cpu(w.grant.len);
 	rel.id = w.grant.id;
-	if (!glen || glen > want)
+	/* A kept region is one asked for (FOS_GRANT_KEEP). */
+	if (!glen || glen > want ||
+	    ((le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) &&
+	     !(le32_to_cpu(g->flags) & FOS_GRANT_KEEP)))
 		ret = -EPROTO;
 	else
 		ret = fos_copy_read_region(peer, mem, moff, glen,

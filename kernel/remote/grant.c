@@ -34,6 +34,9 @@
  * @epoch: the puller's epoch when it was granted: the grant dies with that
  *	epoch, not with the next one (fos_grants_drop_node())
  * @ending: GRANT_END is on its way (under fos_grants' xa_lock)
+ * @kept: kept for the puller's later copies (FOS_GRANT_KEEP): its TTL
+ *	ends it with GRANT_END rather than at once
+ * @res: what it is charged to on @peer: FOS_PEER_KEPT or FOS_PEER_GRANTS
  * @pull: the puller's token
  * @obj: the object of the view granted (a reference), checked for
  *	revocation
@@ -52,6 +55,8 @@ struct fos_grant {
 	u32 node;
 	u32 epoch;
 	bool ending;
+	bool kept;
+	u8 res;
 	u64 pull;
 	struct fos_object *obj;
 	struct list_head dead;
@@ -95,7 +100,7 @@ static void fos_grant_free(struct fos_grant *g)
 	sg_free_table(&g->sgt);
 	fos_mem_put(g->mem);
 	fos_obj_put(g->obj);
-	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_res_put(g->peer, g->res);
 	fos_peer_put(g->peer);
 	kfree(g);
 	fos_live_add(FOS_LIVE_GRANTS, -1);
@@ -160,8 +165,19 @@ static void fos_grant_ttl_fn(struct work_struct *work)
 
 	xa_lock(&fos_grants);
 	mine = xa_load(&fos_grants, g->id) == g;
-	if (mine)
+	if (mine && g->kept && !g->ending) {
+		/*
+		 * A kept grant is read without asking: end it as a revoked
+		 * one, so that its puller stops before the key dies.
+		 */
+		g->ending = true;
+		mod_delayed_work(fos_copy_wq, &g->ttl, FOS_GRANT_END_WAIT);
+		fos_event_queue(FOS_EV_GRANT_END, 0, g->node, g->id, g->pull,
+				GFP_ATOMIC);
+		mine = false;
+	} else if (mine) {
 		fos_grant_out_locked(g->id);
+	}
 	xa_unlock(&fos_grants);
 	if (!mine)
 		return;
@@ -284,11 +300,37 @@ void fos_grants_drop_node(u32 node, u32 epoch)
 	fos_grants_take(node, epoch, false);
 }
 
-/* GRANT on the source's owner: register the range, answer where it is. */
+/*
+ * Charge a new grant to @peer: a kept one (@keep) to FOS_PEER_KEPT if it
+ * may keep one more, else to FOS_PEER_GRANTS, not kept.
+ */
+static int fos_grant_charge(struct fos_peer *peer, struct fos_grant *g,
+			    bool keep)
+{
+	if (keep && fos_peer_res_get(peer, FOS_PEER_KEPT)) {
+		g->kept = true;
+		g->res = FOS_PEER_KEPT;
+		return 0;
+	}
+	if (!fos_peer_res_get(peer, FOS_PEER_GRANTS))
+		return -EAGAIN;
+	g->res = FOS_PEER_GRANTS;
+	return 0;
+}
+
+/*
+ * GRANT on the source's owner: register the range, answer where it is.
+ * With FOS_GRANT_KEEP the region is kept for the puller's later copies
+ * if the peer may keep one more and its bytes cannot go stale: not for
+ * device memory (the region is a staged snapshot), nor for pages whose
+ * DMA mapping needs syncing (fos_fabric_mr_stable()); such a grant stays
+ * charged to FOS_PEER_KEPT until it is released.
+ */
 int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		    struct fos_wire_grant_reply *r)
 {
 	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
+	bool keep = le32_to_cpu(w->flags) & FOS_GRANT_KEEP;
 	struct fos_grant *g;
 	struct fos_cap src;
 	u32 max_pages, rkey, id;
@@ -300,13 +342,8 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 				  &src);
 	if (ret)
 		return ret;
-	if (!fos_peer_res_get(peer, FOS_PEER_GRANTS)) {
-		ret = -EAGAIN;
-		goto out_obj;
-	}
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g) {
-		fos_peer_res_put(peer, FOS_PEER_GRANTS);
 		ret = -ENOMEM;
 		goto out_obj;
 	}
@@ -314,7 +351,12 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	g->mem = fos_obj_get_mem(src.obj);
 	if (IS_ERR(g->mem)) {
 		ret = PTR_ERR(g->mem);
-		fos_peer_res_put(peer, FOS_PEER_GRANTS);
+		kfree(g);
+		goto out_obj;
+	}
+	ret = fos_grant_charge(peer, g, keep && !fos_mem_devmem(g->mem));
+	if (ret) {
+		fos_mem_put(g->mem);
 		kfree(g);
 		goto out_obj;
 	}
@@ -351,6 +393,9 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 				&g->mr, &addr, &rkey, &tag);
 	if (ret)
 		goto err_sgt;
+	if (!fos_fabric_mr_stable(g->mr))
+		g->kept = false;
+	keep = g->kept;		/* @g may be gone once it is in the table */
 	fos_live_add(FOS_LIVE_GRANTS, 1);
 	g->obj = src.obj;	/* the reference goes with @g from here */
 	/*
@@ -389,13 +434,14 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	r->addr = cpu_to_le64(addr);
 	r->len = cpu_to_le64(n);
 	r->conn = cpu_to_le64(tag);
+	r->flags = cpu_to_le32(keep ? FOS_GRANT_KEPT : 0);
 	return 0;
 
 err_sgt:
 	sg_free_table(&g->sgt);
 err_mem:
 	fos_mem_put(g->mem);
-	fos_peer_res_put(g->peer, FOS_PEER_GRANTS);
+	fos_peer_res_put(g->peer, g->res);
 	fos_peer_put(g->peer);
 	kfree(g);
 out_obj:

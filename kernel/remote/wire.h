@@ -350,7 +350,25 @@ struct fos_wire_lookup_reply {
  * GRANT_END with the puller's token (GRANT's @pull) and the grant id: the
  * puller posts no further READ under that token, and sends RELEASE once
  * the READs it posted have completed.  The owner deregisters the region
- * at RELEASE, or FOS_GRANT_END_WAIT after the revocation at the latest.
+ * at RELEASE, or FOS_GRANT_END_WAIT after GRANT_END was sent at the
+ * latest.
+ *
+ * Kept grants (version 17): a GRANT with FOS_GRANT_KEEP asks the owner to
+ * keep the region after the copy, so that the puller's later copies from
+ * the same view read it again with no message at all.  The owner may
+ * refuse (a grant the peer may not keep more of, device memory, whose
+ * region is a staged snapshot, or pages whose DMA mapping needs syncing):
+ * GRANT_REPLY says FOS_GRANT_KEPT only when it keeps it, and a grant not
+ * kept is released after the copy as any other.  A kept grant has no
+ * other semantics than a plain one: it covers the range granted, it is
+ * ended by GRANT_END (revocation, or FOS_GRANT_TTL after it was granted:
+ * a kept region is asked for again every 30 s at most, so that a view
+ * its puller no longer holds, or a connection that ended, does not keep
+ * it registered), and it dies at RELEASE, FOS_GRANT_END_WAIT after the
+ * GRANT_END, or when the puller's epoch goes down.  The puller may
+ * RELEASE it at any time, and must once it is sent GRANT_END and its
+ * READs in flight completed; a READ after that may hit a dead key, which
+ * ends the connection.
  */
 
 /**
@@ -381,7 +399,7 @@ struct fos_wire_copy {
  * @off: first byte, from the start of @src
  * @len: bytes wanted, non-zero
  * @pull: the puller's token for this copy, echoed by GRANT_END
- * @flags: FOS_GRANT_INLINE or zero
+ * @flags: FOS_GRANT_INLINE, FOS_GRANT_KEEP (version 17), or zero
  * @reserved: zero
  */
 struct fos_wire_grant {
@@ -401,6 +419,10 @@ struct fos_wire_grant {
 #define FOS_THEN_NO_ERRNO	0xffffffffu
 /* GRANT: answer with the bytes, not a region ("Remote copies"). */
 #define FOS_GRANT_INLINE	0x1
+/* GRANT: keep the region after the copy, if the owner will ("Remote copies"). */
+#define FOS_GRANT_KEEP		0x2
+/* GRANT_REPLY: the region is kept until RELEASE or GRANT_END. */
+#define FOS_GRANT_KEPT		0x1
 /* The most bytes an inline GRANT_REPLY carries. */
 #define FOS_WIRE_INLINE_MAX	4096
 
@@ -417,6 +439,9 @@ struct fos_wire_grant {
  * @conn: version 11: the connection whose QP the region is valid on (its
  *	tag: "One-sided RDMA" in fabric/rdma.c); the puller reads only on
  *	that one and asks again on another; zero inline
+ * @flags: version 17: FOS_GRANT_KEPT (only if GRANT asked for
+ *	FOS_GRANT_KEEP) or zero; zero with a @status and inline
+ * @reserved: zero
  */
 struct fos_wire_grant_reply {
 	__le32 status;
@@ -425,6 +450,8 @@ struct fos_wire_grant_reply {
 	__le64 addr;
 	__le64 len;
 	__le64 conn;
+	__le32 flags;
+	__le32 reserved;
 };
 
 /**
@@ -483,7 +510,7 @@ static_assert(sizeof(struct fos_wire_lookup_reply) == 56);
 static_assert(sizeof(struct fos_wire_copy) == 128);
 static_assert(sizeof(struct fos_wire_then) == 16);
 static_assert(sizeof(struct fos_wire_grant) == 80);
-static_assert(sizeof(struct fos_wire_grant_reply) == 40);
+static_assert(sizeof(struct fos_wire_grant_reply) == 48);
 static_assert(sizeof(struct fos_wire_grant_end) == 16);
 static_assert(sizeof(struct fos_wire_release) == 16);
 static_assert(sizeof(struct fos_wire_contact) == 64);

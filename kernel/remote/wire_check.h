@@ -292,12 +292,16 @@ static inline int fos_wire_check_grant(const void *payload, u32 len)
 {
 	const struct fos_wire_grant *g = payload;
 
+	u32 flags = le32_to_cpu(g->flags);
+
 	if (len != sizeof(*g) || g->reserved ||
-	    (le32_to_cpu(g->flags) & ~FOS_GRANT_INLINE) ||
+	    (flags & ~(FOS_GRANT_INLINE | FOS_GRANT_KEEP)) ||
 	    fos_wire_check_mem_range(&g->src, g->off, g->len))
 		return -EPROTO;
-	if ((le32_to_cpu(g->flags) & FOS_GRANT_INLINE) &&
-	    le64_to_cpu(g->len) > FOS_WIRE_INLINE_MAX)
+	/* Inline: at most FOS_WIRE_INLINE_MAX bytes, and nothing to keep. */
+	if ((flags & FOS_GRANT_INLINE) &&
+	    (le64_to_cpu(g->len) > FOS_WIRE_INLINE_MAX ||
+	     (flags & FOS_GRANT_KEEP)))
 		return -EPROTO;
 	return 0;
 }
@@ -315,16 +319,17 @@ static inline int fos_wire_check_grant_reply(const void *payload, u32 len)
 
 	if (len < sizeof(*r))
 		return -EPROTO;
-	if (le32_to_cpu(r->status) > MAX_ERRNO)
+	if (le32_to_cpu(r->status) > MAX_ERRNO || r->reserved ||
+	    (le32_to_cpu(r->flags) & ~FOS_GRANT_KEPT))
 		return -EPROTO;
 	if (r->status)
 		return len != sizeof(*r) || r->rkey || r->id || r->addr ||
-		       r->len || r->conn ? -EPROTO : 0;
+		       r->len || r->conn || r->flags ? -EPROTO : 0;
 	addr = le64_to_cpu(r->addr);
 	n = le64_to_cpu(r->len);
 	if (len > sizeof(*r))	/* inline: the bytes and nothing else */
-		return r->rkey || r->id || r->addr || r->conn || !n ||
-		       n > FOS_WIRE_INLINE_MAX ||
+		return r->rkey || r->id || r->addr || r->conn || r->flags ||
+		       !n || n > FOS_WIRE_INLINE_MAX ||
 		       n != len - sizeof(*r) ? -EPROTO : 0;
 	return !n || addr + n < addr ? -EPROTO : 0;
 }

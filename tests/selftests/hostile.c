@@ -3,7 +3,7 @@
  * fractos selftest: a hostile peer at the fabric's front door.
  *
  * A userspace program speaks the wire protocol (kernel/fabric/wire.h and
- * kernel/remote/wire.h, version 16;
+ * kernel/remote/wire.h, version 17;
  * the peer is wirepeer.c) with librdmacm and libibverbs over rxe to the
  * module in the same guest, which is configured as its own peer at its
  * eth0 address.  The program claims to be that node and tries to get in
@@ -224,10 +224,11 @@ static void unbound(struct hp *h, struct rdma_event_channel *lec,
 }
 
 /* Send GRANT for @src [@off, +@len); the reply's status (or -1). */
-static int grant(struct hp *p, const struct w_cap *src, uint64_t off,
-		 uint64_t len, struct w_grant_reply *r)
+static int grant_flags(struct hp *p, const struct w_cap *src, uint64_t off,
+		       uint64_t len, uint32_t flags, struct w_grant_reply *r)
 {
-	struct w_grant g = { .src = *src, .off = off, .len = len, .pull = 9 };
+	struct w_grant g = { .src = *src, .off = off, .len = len, .pull = 9,
+			     .flags = flags };
 	uint64_t cookie = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -236,6 +237,67 @@ static int grant(struct hp *p, const struct w_cap *src, uint64_t off,
 	    hp_recv(p, W_GRANT_REPLY, 10000, &cookie) || cookie != 0x6a)
 		return -1;
 	return (int)r->status;
+}
+
+static int grant(struct hp *p, const struct w_cap *src, uint64_t off,
+		 uint64_t len, struct w_grant_reply *r)
+{
+	return grant_flags(p, src, off, len, 0, r);
+}
+
+static void release(struct hp *p, uint64_t id)
+{
+	struct w_release rel = { .id = id };
+
+	hp_send(p, W_RELEASE, 0, &rel, sizeof(rel));
+}
+
+/*
+ * Kept grants (version 17): a GRANT with W_GRANT_KEEP is kept for later
+ * READs, within fabric_peer_kept_grants, and reads what the source holds
+ * when it is read, not when it was granted.  @given is a view of 400
+ * bytes at byte 100 of @buf.
+ */
+static void kept_grants(struct hp *h, const struct w_cap *given,
+			uint8_t *buf)
+{
+	struct w_grant_reply k1, k2;
+	long long g0 = fos_live("grants");
+	uint8_t got[200];
+	int st, r1 = -1, r2 = -1, i;
+
+	st = grant_flags(h, given, 0, 200, W_GRANT_KEEP, &k1);
+	if (!st)
+		r1 = hp_read(h, got, 200, k1.addr, k1.rkey);
+	usleep(300 * 1000);
+	if (!st)
+		r2 = hp_read(h, got, 200, k1.addr, k1.rkey);
+	tap_ok(!st && k1.flags == W_GRANT_KEPT && k1.len == 200 && !r1 &&
+	       !r2 && !memcmp(got, buf + 100, 200),
+	       "a GRANT that asks to keep its region: kept (flags %#x), read twice 300 ms apart (status %d, reads %d %d)",
+	       k1.flags, st, r1, r2);
+	for (i = 0; i < 200; i++)
+		buf[100 + i] ^= 0x5a;
+	r1 = st ? -1 : hp_read(h, got, 200, k1.addr, k1.rkey);
+	tap_ok(!r1 && !memcmp(got, buf + 100, 200),
+	       "the kept region reads what the source holds now, written after the grant (read %d)",
+	       r1);
+	for (i = 0; i < 200; i++)
+		buf[100 + i] ^= 0x5a;
+	st = grant(h, given, 0, 10, &k2);
+	tap_ok(!st && !k2.flags, "a plain GRANT is not kept (status %d, flags %#x)",
+	       st, k2.flags);
+	release(h, k2.id);
+	fos_set_param("fabric_peer_kept_grants", 1);
+	st = grant_flags(h, given, 10, 10, W_GRANT_KEEP, &k2);
+	fos_set_param("fabric_peer_kept_grants", 64);
+	tap_ok(!st && !k2.flags && k2.len == 10,
+	       "fabric_peer_kept_grants=1 with one kept: the next is granted, not kept (status %d, flags %#x)",
+	       st, k2.flags);
+	release(h, k2.id);
+	release(h, k1.id);
+	tap_eq(fos_live_settle("grants", g0), g0,
+	       "RELEASE ends kept grants as plain ones");
 }
 
 
@@ -690,6 +752,7 @@ static void views(void)
 		fos_set_param("fabric_peer_work", 64);
 		tap_eq(s1, EAGAIN, "fabric_peer_work=0: a GRANT is refused EAGAIN");
 	}
+	kept_grants(&h, &given, a.buf);
 	/* We forward our view to node H_NODE + 1: we may give back that. */
 	{
 		struct w_import im = { .oid = given.oid, .epoch = given.epoch,
@@ -851,14 +914,18 @@ static void views(void)
 		       dt, st, rs, fos_live("grants"));
 	}
 
-	/* A grant we keep, read with RDMA, then its object revoked. */
-	st = grant(&h, &given, 0, 200, &gr);
+	/*
+	 * A grant we keep (kept by the node too, version 17), read with
+	 * RDMA, then its object revoked.
+	 */
+	st = grant_flags(&h, &given, 0, 200, W_GRANT_KEEP, &gr);
 	{
 		uint8_t got[200];
 		int rs = st ? -1 : hp_read(&h, got, 200, gr.addr, gr.rkey);
 
-		tap_ok(!st && !rs && !memcmp(got, (uint8_t *)a.buf + 100, 200),
-		       "an RDMA READ with the grant's key on our QP reads exactly the view's bytes (grant %d, read %d)",
+		tap_ok(!st && !rs && gr.flags == W_GRANT_KEPT &&
+		       !memcmp(got, (uint8_t *)a.buf + 100, 200),
+		       "an RDMA READ with the kept grant's key on our QP reads exactly the view's bytes (grant %d, read %d)",
 		       st, rs);
 	}
 	{
@@ -914,6 +981,23 @@ static void views(void)
 				      .len = 40 };
 		malformed(&h, lec, "a GRANT of 40 of its 72 bytes",
 			  m, sizeof(*mh) + 40);
+		{
+			/* Version 17: bytes inline leave nothing to keep. */
+			struct w_grant *g = (struct w_grant *)(mh + 1);
+
+			*g = (struct w_grant){ .src = given, .len = 10,
+					       .flags = W_GRANT_INLINE |
+							W_GRANT_KEEP };
+			*mh = (struct w_hdr){ .version = W_VERSION,
+					      .type = W_GRANT,
+					      .len = sizeof(*g) };
+			malformed(&h, lec, "an inline GRANT that asks to keep a region",
+				  m, sizeof(*mh) + sizeof(*g));
+			g->flags = 0x4;
+			malformed(&h, lec, "a GRANT with a flag the protocol does not have",
+				  m, sizeof(*mh) + sizeof(*g));
+			memset(m, 0, sizeof(m));
+		}
 		{
 			/* Version 16: DROPs of several records, malformed. */
 			struct w_drop *d = (struct w_drop *)(mh + 1);
@@ -1153,7 +1237,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(105);
+	tap_plan(112);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	16
+#define W_VERSION	17
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -121,11 +121,14 @@ struct w_grant {
 	uint32_t flags, reserved;
 };
 #define W_GRANT_INLINE	0x1
+#define W_GRANT_KEEP	0x2	/* version 17: keep the region after the copy */
 
 struct w_grant_reply {
 	uint32_t status, rkey;
 	uint64_t id, addr, len, conn;
+	uint32_t flags, reserved;	/* version 17 */
 };
+#define W_GRANT_KEPT	0x1
 
 /* CONTACT (version 11): arm or disarm a contact for node loss. */
 struct w_contact {
@@ -166,7 +169,7 @@ struct w_import {
 
 _Static_assert(sizeof(struct w_cap) == 48, "cap");
 _Static_assert(sizeof(struct w_grant) == 80, "grant");
-_Static_assert(sizeof(struct w_grant_reply) == 40, "grant_reply");
+_Static_assert(sizeof(struct w_grant_reply) == 48, "grant_reply");
 _Static_assert(sizeof(struct w_copy) == 128, "copy");
 _Static_assert(sizeof(struct w_then) == 16, "then");
 _Static_assert(sizeof(struct w_contact) == 64, "contact");
