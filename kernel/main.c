@@ -85,6 +85,7 @@ static struct fos_count_attr fos_live_attrs[] = {
 	FOS_LIVE_ATTR(contacts, FOS_LIVE_CONTACTS),
 	FOS_LIVE_ATTR(memmaps, FOS_LIVE_MEMMAPS),
 	FOS_LIVE_ATTR(armed_contacts, FOS_LIVE_ARMED_CONTACTS),
+	FOS_LIVE_ATTR(kept_regions, FOS_LIVE_KEPT),
 };
 
 static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
@@ -107,7 +108,9 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * another node's MEMORY_GRANT handed to a Request of ours, copied here
  * (kernel/remote/handover.c); noack_invokes, noack_refused: invocations
  * sent to another node with FRACTOS_INVOKE_NOACK, and those its owner
- * refused ("Invocations without an answer" in kernel/remote/remote.c).
+ * refused ("Invocations without an answer" in kernel/remote/remote.c);
+ * kept_copies: remote copies read through a region the source's owner
+ * kept for us, with no message ("Kept regions" in kernel/remote/kept.c).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -124,6 +127,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(noack_invokes, FOS_TOTAL_NOACK_INVOKES),
 	FOS_TOTAL_ATTR(copy_then, FOS_TOTAL_COPY_THEN),
 	FOS_TOTAL_ATTR(noack_refused, FOS_TOTAL_NOACK_REFUSED),
+	FOS_TOTAL_ATTR(kept_copies, FOS_TOTAL_KEPT_COPIES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];

@@ -130,19 +130,6 @@ int fos_copy_errno(int ret)
 	}
 }
 
-/**
- * struct fos_pull - a copy being pulled, for GRANT_END
- * @node: the source's owner
- * @ended: GRANT_END arrived: post no further READ
- *
- * On the puller's stack, in fos_pulls (the token is its index) while the
- * copy runs.
- */
-struct fos_pull {
-	u32 node;
-	bool ended;
-};
-
 static DEFINE_XARRAY_ALLOC1(fos_pulls);
 /*
  * Tokens are handed out cyclically, as rpc.c's cookies: a GRANT_END sent
@@ -150,6 +137,21 @@ static DEFINE_XARRAY_ALLOC1(fos_pulls);
  * token.
  */
 static u32 fos_pull_next;
+
+/* Give @p a token for GRANT_END: 0 or -ENOMEM, -EBUSY. */
+int fos_pull_track(struct fos_pull *p, u32 *token)
+{
+	int ret = xa_alloc_cyclic(&fos_pulls, token, p, XA_LIMIT(1, U32_MAX),
+				  &fos_pull_next, GFP_KERNEL);
+
+	return ret < 0 ? ret : 0;	/* 1: the tokens wrapped */
+}
+
+/* GRANT_END for @token finds nothing from here (xa_lock orders it). */
+void fos_pull_forget(u32 token)
+{
+	xa_erase(&fos_pulls, token);
+}
 
 /*
  * How often one window of a copy is asked for again when the connection
@@ -176,9 +178,9 @@ static bool fos_copy_cut(int ret)
  * Posts no further READ once *@ended.  The read half of a window: what a
  * grant answered, or any other region the peer registered for us.
  */
-static int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
-				u64 moff, u64 len, u64 addr, u32 rkey,
-				u64 tag, const bool *ended)
+int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
+			 u64 moff, u64 len, u64 addr, u32 rkey, u64 tag,
+			 const bool *ended)
 {
 	struct fos_mem *into = mem, *stage = NULL;
 	struct sg_table sgt;
@@ -293,6 +295,8 @@ static int fos_copy_pull_window(struct fos_peer *peer,
  * @len: bytes, non-zero
  * @until: jiffies after which no further window is asked for
  *	(-ETIMEDOUT), or 0 for no such bound
+ * @own: the copy is this node's own (not a COPY it serves for another):
+ *	it may read a kept region ("Kept regions" in kept.c)
  *
  * Asks the owner for a grant over (a window of) the source range, reads
  * it straight into the destination's pinned pages (device memory: into
@@ -309,7 +313,7 @@ static int fos_copy_pull_window(struct fos_peer *peer,
  */
 static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 			 const struct fos_cap *dst, u64 doff, u64 len,
-			 unsigned long until)
+			 unsigned long until, bool own)
 {
 	struct fos_wire_grant g = {};
 	struct fos_pull pull = {};
@@ -331,6 +335,12 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		ret = -EHOSTUNREACH;
 		goto out_mem;
 	}
+	if (own) {
+		ret = fos_kept_copy(peer, src, soff, mem, dst->off + doff, len);
+		if (ret != -ENOENT)
+			goto out_peer;
+		ret = 0;
+	}
 	g.src = *src;
 	/* Nothing is granted: no token for GRANT_END. */
 	if (len <= fos_copy_inline_max()) {
@@ -341,11 +351,9 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		goto out_peer;
 	}
 	pull.node = fos_peer_node_id(peer);
-	ret = xa_alloc_cyclic(&fos_pulls, &token, &pull, XA_LIMIT(1, U32_MAX),
-			      &fos_pull_next, GFP_KERNEL);
-	if (ret < 0)
+	ret = fos_pull_track(&pull, &token);
+	if (ret)
 		goto out_peer;
-	ret = 0;	/* 1: the tokens wrapped */
 	g.pull = cpu_to_le64(token);
 	while (done < len) {
 		u64 glen;
@@ -366,7 +374,7 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		done += glen;
 		cond_resched();
 	}
-	xa_erase(&fos_pulls, token);
+	fos_pull_forget(token);
 out_peer:
 	fos_peer_put(peer);
 out_mem:
@@ -511,7 +519,8 @@ int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 		goto out_free;
 	if (!droot->proxy) {
 		/* Ours: pull from the source's owner (maybe ourselves). */
-		ret = fos_copy_pull(&c->src, soff, dst, doff, len, until);
+		ret = fos_copy_pull(&c->src, soff, dst, doff, len, until,
+				    true);
 		goto out_names;
 	}
 	ret = fos_copy_describe(dst, oid.node, pepoch, &c->dst);
@@ -564,7 +573,7 @@ static int fos_copy_serve(struct fos_peer *peer, const struct fos_wire_copy *c)
 			fos_obj_put(src.obj);
 		}
 	} else {
-		ret = fos_copy_pull(&c->src, soff, &dst, doff, len, 0);
+		ret = fos_copy_pull(&c->src, soff, &dst, doff, len, 0, false);
 	}
 	fos_obj_put(dst.obj);
 	return ret;
@@ -766,13 +775,19 @@ void fos_grant_end_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 	const struct fos_wire_grant_end *e = payload;
 	u64 token = le64_to_cpu(e->pull);
 	struct fos_pull *p;
+	bool kept = false;
 
 	if (token > U32_MAX)
 		return;
 	xa_lock(&fos_pulls);
 	p = xa_load(&fos_pulls, token);
 	/* Unknown: the copy is over and released its grants already. */
-	if (p && p->node == fos_peer_node_id(peer))
+	if (p && p->node == fos_peer_node_id(peer)) {
 		WRITE_ONCE(p->ended, true);
+		kept = p->kept;
+	}
 	xa_unlock(&fos_pulls);
+	/* A kept region: released once its READs in flight completed. */
+	if (kept)
+		fos_kept_kick();
 }

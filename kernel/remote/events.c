@@ -198,6 +198,7 @@ static void fos_downs_fn(struct work_struct *work)
 		fos_proxies_revoke_node(ev->node, ev->epoch);
 		fos_exports_drop_node(ev->node, ev->epoch);
 		fos_grants_drop_node(ev->node, ev->epoch);
+		fos_kept_drop_node(ev->node, ev->epoch);
 		kfree(ev);
 		cond_resched();
 	}

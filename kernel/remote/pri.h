@@ -239,8 +239,34 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 int fos_grant_inline(struct fos_peer *peer, u64 cookie,
 		     const struct fos_wire_grant *w);
 
+/**
+ * struct fos_pull - a copy being pulled, or a kept region, for GRANT_END
+ * @node: the source's owner
+ * @ended: GRANT_END arrived: post no further READ
+ * @kept: a kept region's (kept.c): GRANT_END has it released
+ *
+ * On the puller's stack, or in its struct fos_kept, in fos_pulls (the
+ * token is its index) while the copy runs or the region is kept.
+ */
+struct fos_pull {
+	u32 node;
+	bool ended;
+	bool kept;
+};
+
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
+int fos_pull_track(struct fos_pull *p, u32 *token);
+void fos_pull_forget(u32 token);
+int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
+			 u64 moff, u64 len, u64 addr, u32 rkey, u64 tag,
+			 const bool *ended);
+/* kept.c: the puller's kept regions ("Kept regions") */
+int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
+		  u64 soff, struct fos_mem *mem, u64 moff, u64 len);
+void fos_kept_kick(void);
+void fos_kept_drop_node(u32 node, u32 epoch);
+void fos_kept_exit(void);
 u64 fos_copy_inline_max(void);
 int fos_copy_errno(int ret);
 int fos_copy_describe(const struct fos_cap *cap, u32 node, u32 epoch,

@@ -224,8 +224,10 @@
  *   cancel_delayed_work_sync() of its TTL, unless the TTL work itself took
  *   it).  Only fos_events_lock nests inside it.
  * - fos_pulls' xa_lock guards the copies being pulled (struct fos_pull,
- *   on their pullers' stacks) and their @ended flags.  Nothing nests
- *   inside it.
+ *   on their pullers' stacks or in a kept region) and their @ended flags.
+ *   Nothing nests inside it.
+ * - fos_kept_lock (kept.c) guards the kept regions' list and their use
+ *   counts ("Kept regions" in kept.c).  Nothing nests inside it.
  * - fos_armed_lock (armed.c) guards the contacts armed for node loss.
  *   Nothing nests inside it.
  * - Grant ids and pull tokens are handed out cyclically (as rpc.c's
@@ -371,6 +373,7 @@ void fos_remote_exit(void)
 	flush_work(&fos_downs_work);
 	fos_armed_drop_all();
 	fos_grants_drop_node(U32_MAX, 0);
+	fos_kept_exit();
 	fos_events_flush();
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)

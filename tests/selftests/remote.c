@@ -36,6 +36,7 @@ static void restore(void)
 	fos_set_debugfs("fault_read_delay_ms", 0);
 	fos_set_param("fabric_loopback", 0);
 	fos_set_param("busy_poll_us", 0);
+	fos_set_param("copy_cache_ms", 0);
 	if (qmax > 0)
 		fos_set_param("max_queue", qmax);
 	fos_nl_node_del(self_id);
@@ -115,6 +116,87 @@ static void revoke_mid_copy(int cli, uint32_t sm, uint32_t dm, uint32_t id)
 	fos_close(cli, lc);
 	close(p[0]);
 	close(p[1]);
+}
+
+/* Wait up to @s seconds for live counter @name to reach 0. */
+static long long settle0(const char *name, double s)
+{
+	double t0 = fos_now();
+
+	while (fos_live(name) && fos_now() - t0 < s)
+		usleep(10 * 1000);
+	return fos_live(name);
+}
+
+/*
+ * Kept regions (copy_cache_ms, "Kept regions" in kernel/remote/kept.c):
+ * the second copy from a source asks its owner to keep the region, and
+ * the copies after read it with no message, seeing the source's bytes as
+ * they are now.  Revoking the source ends the region at once (GRANT_END,
+ * then RELEASE: CAP_REVOKE does not wait 2 s for it), idle regions are
+ * released, and so are all when the parameter is set to 0.  @sm is a
+ * 3 MiB source of @sb, @dm a destination of @db.
+ */
+static void kept(int cli, char *sb, char *db, uint32_t sm, uint32_t dm,
+		 uint32_t id)
+{
+	long long k0 = fos_total("kept_copies"), k1;
+	uint64_t disc0 = disconnects(id), tx0, tx1;
+	uint64_t copied = 0;
+	uint32_t lc = ~0U;
+	double t0, dt;
+	int ret = -1, i, ok;
+
+	ok = !fos_set_param("copy_cache_ms", 1000) &&
+	     !fos_revtree(cli, sm, &lc);
+	tap_ok(ok, "copy_cache_ms=1000; a lease child of the source");
+	tx0 = tx_msgs(id);
+	for (ret = 0, i = 0; ok && i < 20 && !ret; i++)
+		ret = fos_copy(cli, lc, 5 * i, dm, 100 + i, 1, &copied);
+	tx1 = tx_msgs(id);
+	k1 = fos_total("kept_copies");
+	tap_ok(!ret && db[119] == sb[95] && db[100] == sb[0] &&
+	       tx1 - tx0 <= 8 && k1 - k0 >= 18 &&
+	       fos_live("kept_regions") == 1 && fos_live("grants") == 1,
+	       "20 copies of 1 byte: %llu messages (8 at most), %lld read through one kept region (ret %d)",
+	       (unsigned long long)(tx1 - tx0), k1 - k0, ret);
+	sb[15] ^= 0x5a;
+	ret = fos_copy(cli, lc, 15, dm, 200, 1, &copied);
+	tap_ok(!ret && db[200] == sb[15] &&
+	       fos_total("kept_copies") == k1 + 1,
+	       "a byte of the source written since: the kept region reads it as it is now (ret %d)",
+	       ret);
+	tx0 = tx_msgs(id);
+	ret = fos_copy(cli, lc, 8192 + 3, dm, 4096, 65536, &copied);
+	tap_ok(!ret && !memcmp(db + 4096, sb + 8192 + 3, 65536) &&
+	       tx_msgs(id) - tx0 <= 2 && fos_total("kept_copies") == k1 + 2,
+	       "64 KiB from elsewhere in the region: one READ, %llu messages (ret %d)",
+	       (unsigned long long)(tx_msgs(id) - tx0), ret);
+	t0 = fos_now();
+	ret = fos_revoke(cli, lc);
+	dt = fos_now() - t0;
+	tap_ok(!ret && dt < 1.0,
+	       "CAP_REVOKE of the source returns after %.2f s: the region was released at its GRANT_END (ret %d)",
+	       dt, ret);
+	tap_ok(!settle0("kept_regions", 2) && !settle0("grants", 2) &&
+	       disconnects(id) == disc0 &&
+	       !fos_copy(cli, sm, 0, dm, 0, 1, &copied) && db[0] == sb[0],
+	       "the region and its grant are gone, the connection unharmed, the parent still copies");
+	for (ret = 0, i = 0; i < 3 && !ret; i++)
+		ret = fos_copy(cli, sm, i, dm, i, 1, &copied);
+	ok = !ret && fos_live("kept_regions") == 1;
+	t0 = fos_now();
+	ok = ok && !settle0("kept_regions", 4) && !settle0("grants", 2);
+	dt = fos_now() - t0;
+	tap_ok(ok && dt > 0.5,
+	       "a region idle for copy_cache_ms is released (after %.2f s)", dt);
+	for (ret = 0, i = 0; i < 3 && !ret; i++)
+		ret = fos_copy(cli, sm, i, dm, i, 1, &copied);
+	ok = !ret && fos_live("kept_regions") == 1 &&
+	     !fos_set_param("copy_cache_ms", 0);
+	tap_ok(ok && !settle0("kept_regions", 1) && !settle0("grants", 2),
+	       "copy_cache_ms=0 releases the regions kept");
+	fos_close(cli, lc);
 }
 
 /*
@@ -846,7 +928,7 @@ int main(void)
 		printf("1..0 # SKIP no fabric_loopback parameter\n");
 		return 0;
 	}
-	tap_plan(96);
+	tap_plan(104);
 	id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	self_id = id;
@@ -1118,6 +1200,7 @@ int main(void)
 		tap_eq(fos_live("grants"), 0, "every grant was released");
 		revoke_mid_copy(cli, sm, dm, id);
 		revoke_races(cli, sm, dm);
+		kept(cli, sb, db, sm, dm, id);
 		fos_close(cli, rv);
 		fos_close(cli, ro);
 		fos_revoke(cli, sm);

@@ -17,7 +17,8 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 HEADER = os.path.join(ROOT, "uapi", "linux", "fractos.h")
-PARAM_SOURCES = ["kernel/main.c", "kernel/fabric/main.c"]
+PARAM_SOURCES = ["kernel/main.c", "kernel/busypoll.c", "kernel/fabric/main.c",
+                 "kernel/remote/copy.c", "kernel/remote/kept.c"]
 
 
 def roff(text):

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fractos: remote objects - kept regions, the puller's side of kept
+ * grants: ranges of another node's Memory that its owner keeps registered
+ * for this node (FOS_GRANT_KEEP), so that a copy repeated from them is one
+ * RDMA READ and no message.
+ */
+
+/**
+ * DOC: Kept regions
+ *
+ * A memory_copy into our Memory from another node's (or, with
+ * fabric_loopback, from our own through the fabric) asks the source's
+ * owner for a grant, reads it and releases it: two messages for a small
+ * copy, four and a READ for a larger one.  With copy_cache_ms set, the
+ * second copy within that time from one remote object asks the owner to
+ * keep its region (GRANT with FOS_GRANT_KEEP, over the caller's whole
+ * view, FOS_KEPT_WINDOW at most), and every later copy from inside that
+ * region is one RDMA READ, with no message and nothing run on the owner's
+ * CPU.  The first copy of an object is never kept: the storage adaptor's
+ * staging buffers are copied once and revoked, and keeping them would
+ * cost each revocation a GRANT_END and its RELEASE.
+ *
+ * What a region proves: that this node was granted those bytes by their
+ * owner, which checked the view it was named by against the views it
+ * described to this node.  It is used only by this node's own copies,
+ * after the caller's capability was checked here as for any copy
+ * (rights, range, revocation): never for a COPY another node asks us to
+ * serve, whose source view only its owner can check.
+ *
+ * How a region ends: the owner's GRANT_END (the source was revoked, or
+ * the region is FOS_GRANT_TTL old) marks it ended; no further READ is
+ * posted, and once its READs in flight completed it is RELEASEd.  A copy
+ * that finds its region ended, or its connection changed (the region was
+ * another connection's), asks again as if there had been none: the owner
+ * answers EKEYREVOKED if the source is revoked.  Idle regions (unused for
+ * copy_cache_ms) and the least recently used one beyond FOS_KEPT_MAX are
+ * RELEASEd; those of a node's epoch that went down are forgotten.
+ * Setting copy_cache_ms to 0 RELEASEs them all.
+ *
+ * Locking: fos_kept_lock (a spinlock, never taken in softirq) protects
+ * fos_kept_list, fos_kept_seen and every region's @inflight, @used and
+ * @dead.  A region's @pull.ended is written under fos_pulls' xa_lock
+ * (copy.c) and read racily.  A region is freed only by fos_kept_work,
+ * once it is off the list and has no READ in flight.
+ */
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include "../fos.h"
+#include "../memory.h"
+#include "../fabric.h"
+#include "wire.h"
+#include "pri.h"
+
+/* The most regions kept here, for all owners together. */
+#define FOS_KEPT_MAX		64
+/* The most bytes one kept region spans: a copy of more is never kept. */
+#define FOS_KEPT_WINDOW		(4ULL << 20)
+/* Objects copied from lately, for the second-copy rule. */
+#define FOS_KEPT_SEEN		8
+
+/**
+ * struct fos_kept - a region another node keeps registered for us
+ * @link: in fos_kept_list, most recently used first
+ * @pull: its token's entry in fos_pulls, for GRANT_END
+ * @token: that token, sent as the GRANT's @pull
+ * @owner: the owner's node id
+ * @epoch: the owner's epoch
+ * @oid: the object's id on the owner
+ * @start: the region is bytes [@start, @start + @len) of the object
+ * @len: its length
+ * @addr: the address of byte @start in the region (zero-based)
+ * @rkey: the region's key
+ * @tag: the connection the region is valid on
+ * @id: the grant, for RELEASE
+ * @inflight: copies reading it now
+ * @used: jiffies of the last copy that read it
+ * @dead: off the list: freed by fos_kept_work once @inflight is zero
+ * @release: RELEASE it then (not when its owner's epoch is gone)
+ */
+struct fos_kept {
+	struct list_head link;
+	struct fos_pull pull;
+	u32 token;
+	u32 owner;
+	u32 epoch;
+	u64 oid;
+	u64 start;
+	u64 len;
+	u64 addr;
+	u32 rkey;
+	u64 tag;
+	u64 id;
+	unsigned int inflight;
+	unsigned long used;
+	bool dead;
+	bool release;
+};
+
+/* An object copied from lately (the second-copy rule). */
+struct fos_kept_seen {
+	u32 owner;
+	u32 epoch;
+	u64 oid;
+	unsigned long when;
+};
+
+static DEFINE_SPINLOCK(fos_kept_lock);
+static LIST_HEAD(fos_kept_list);
+/* Regions off the list, waiting for their READs and their free. */
+static LIST_HEAD(fos_kept_dead);
+static unsigned int fos_kept_count;
+static struct fos_kept_seen fos_kept_seen[FOS_KEPT_SEEN];
+static unsigned int fos_kept_seen_next;
+
+static void fos_kept_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fos_kept_work, fos_kept_work_fn);
+
+/* Run fos_kept_work now: a region ended, or died. */
+void fos_kept_kick(void)
+{
+	mod_delayed_work(system_wq, &fos_kept_work, 0);
+}
+
+static unsigned int fos_kept_ms;
+
+static int fos_kept_ms_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint(val, kp);
+	bool any;
+
+	spin_lock(&fos_kept_lock);
+	any = fos_kept_count;
+	spin_unlock(&fos_kept_lock);
+	/*
+	 * Off: RELEASE what is kept (the work sees fos_kept_ms == 0).  At
+	 * load nothing is, and nothing may be queued before the module is.
+	 */
+	if (!ret && !READ_ONCE(fos_kept_ms) && any)
+		fos_kept_kick();
+	return ret;
+}
+
+static const struct kernel_param_ops fos_kept_ms_ops = {
+	.set = fos_kept_ms_set,
+	.get = param_get_uint,
+};
+module_param_cb(copy_cache_ms, &fos_kept_ms_ops, &fos_kept_ms, 0644);
+MODULE_PARM_DESC(copy_cache_ms,
+		 "Keep the regions of remote Memory copied from twice within this many ms, and read them again with no message while they are used that often (\"Kept regions\"; default 0: never; setting 0 releases them)");
+
+/* Take @k off the list, to be freed by fos_kept_work. */
+static void fos_kept_kill_locked(struct fos_kept *k, bool release)
+{
+	lockdep_assert_held(&fos_kept_lock);
+	if (k->dead)
+		return;
+	k->dead = true;
+	k->release = release;
+	list_move_tail(&k->link, &fos_kept_dead);
+	fos_kept_count--;
+}
+
+static void fos_kept_free(struct fos_kept *k)
+{
+	fos_pull_forget(k->token);
+	if (k->release)
+		fos_event_queue(FOS_EV_RELEASE, 0, k->owner, 0, k->id,
+				GFP_KERNEL);
+	kfree(k);
+	fos_live_add(FOS_LIVE_KEPT, -1);
+}
+
+/*
+ * Kill the regions that ended, those idle for copy_cache_ms (all if it is
+ * 0), and free those that are dead with no READ in flight.
+ */
+static void fos_kept_work_fn(struct work_struct *work)
+{
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(fos_kept_ms));
+	struct fos_kept *k, *tmp;
+	LIST_HEAD(gone);
+	bool more;
+
+	spin_lock(&fos_kept_lock);
+	list_for_each_entry_safe(k, tmp, &fos_kept_list, link)
+		if (READ_ONCE(k->pull.ended) || !idle ||
+		    time_after_eq(jiffies, k->used + idle))
+			fos_kept_kill_locked(k, true);
+	list_for_each_entry_safe(k, tmp, &fos_kept_dead, link)
+		if (!k->inflight)
+			list_move_tail(&k->link, &gone);
+	more = !list_empty(&fos_kept_list);
+	spin_unlock(&fos_kept_lock);
+	list_for_each_entry_safe(k, tmp, &gone, link)
+		fos_kept_free(k);
+	if (more)
+		mod_delayed_work(system_wq, &fos_kept_work, max(idle / 2, 1UL));
+}
+
+/*
+ * The kept region of the object (@owner, @epoch, @oid) that holds bytes
+ * [@at, @at + @len) of it, not ended, or NULL.
+ */
+static struct fos_kept *fos_kept_find_locked(u32 owner, u32 epoch, u64 oid,
+					     u64 at, u64 len)
+{
+	struct fos_kept *k;
+
+	lockdep_assert_held(&fos_kept_lock);
+	list_for_each_entry(k, &fos_kept_list, link)
+		if (k->owner == owner && k->epoch == epoch && k->oid == oid &&
+		    at >= k->start && len <= k->len &&
+		    at - k->start <= k->len - len &&
+		    !READ_ONCE(k->pull.ended))
+			return k;
+	return NULL;
+}
+
+/*
+ * Was the object copied from within copy_cache_ms?  Records it if not:
+ * the second copy is the one that asks to keep a region.
+ */
+static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid,
+				 unsigned long idle)
+{
+	struct fos_kept_seen *s;
+	unsigned int i;
+
+	lockdep_assert_held(&fos_kept_lock);
+	for (i = 0; i < FOS_KEPT_SEEN; i++) {
+		s = &fos_kept_seen[i];
+		if (s->owner == owner && s->epoch == epoch && s->oid == oid &&
+		    s->when && time_before(jiffies, s->when + idle)) {
+			s->when = 0;
+			return true;
+		}
+	}
+	s = &fos_kept_seen[fos_kept_seen_next++ % FOS_KEPT_SEEN];
+	*s = (struct fos_kept_seen){ owner, epoch, oid, jiffies | 1 };
+	return false;
+}
+
+/*
+ * Read bytes [@at, @at + @len) of the object through @k into @mem at
+ * byte @moff.  Returns the READs' error.
+ */
+static int fos_kept_read(struct fos_peer *peer, struct fos_kept *k, u64 at,
+			 struct fos_mem *mem, u64 moff, u64 len)
+{
+	bool kick;
+	int ret;
+
+	ret = fos_copy_read_region(peer, mem, moff, len,
+				   k->addr + (at - k->start), k->rkey, k->tag,
+				   &k->pull.ended);
+	spin_lock(&fos_kept_lock);
+	k->inflight--;
+	/* Another connection's region, or the connection failed under it. */
+	if (ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM)
+		fos_kept_kill_locked(k, ret == -ESTALE);
+	kick = !k->inflight && (k->dead || READ_ONCE(k->pull.ended));
+	spin_unlock(&fos_kept_lock);
+	if (kick)
+		fos_kept_kick();
+	return ret;
+}
+
+/*
+ * Ask @src's owner to keep a region of the view around bytes [@soff,
+ * @soff + @len) of it: the whole view, or FOS_KEPT_WINDOW of it.
+ * Returns the region (with one copy in flight: fos_kept_read()), or
+ * NULL if it is not kept.
+ */
+static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
+				       const struct fos_wire_cap *src,
+				       u64 soff, u64 len)
+{
+	u64 vlen = le64_to_cpu(src->len), want = min(vlen, FOS_KEPT_WINDOW);
+	struct fos_wire_grant g = { .src = *src };
+	struct fos_wire_release rel = {};
+	struct fos_kept *k, *lru = NULL;
+	struct fos_rpc_wait w;
+	u64 goff, glen;
+	int ret;
+
+	if (len > want)
+		return NULL;
+	goff = min(soff, vlen - want);
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return NULL;
+	k->pull.node = fos_peer_node_id(peer);
+	k->pull.kept = true;
+	if (fos_pull_track(&k->pull, &k->token)) {
+		kfree(k);
+		return NULL;
+	}
+	g.off = cpu_to_le64(goff);
+	g.len = cpu_to_le64(want);
+	g.pull = cpu_to_le64(k->token);
+	g.flags = cpu_to_le32(FOS_GRANT_KEEP);
+	ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
+	if (ret)
+		goto err;
+	glen = le64_to_cpu(w.grant.len);
+	/* Kept, and over the bytes wanted now: else a plain grant. */
+	if (!(le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) || glen > want ||
+	    soff + len > goff + glen) {
+		rel.id = w.grant.id;
+		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
+				NULL, FOS_SEND_QUEUE);
+		goto err;
+	}
+	k->owner = le32_to_cpu(src->node);
+	k->epoch = le32_to_cpu(src->epoch);
+	k->oid = le64_to_cpu(src->oid);
+	k->start = le64_to_cpu(src->off) + goff;
+	k->len = glen;
+	k->addr = le64_to_cpu(w.grant.addr);
+	k->rkey = le32_to_cpu(w.grant.rkey);
+	k->tag = le64_to_cpu(w.grant.conn);
+	k->id = le64_to_cpu(w.grant.id);
+	k->inflight = 1;
+	k->used = jiffies;
+	fos_live_add(FOS_LIVE_KEPT, 1);
+	spin_lock(&fos_kept_lock);
+	if (fos_kept_count == FOS_KEPT_MAX) {
+		/* The least recently used goes; one in use stays dead. */
+		lru = list_last_entry(&fos_kept_list, struct fos_kept, link);
+		fos_kept_kill_locked(lru, true);
+	}
+	list_add(&k->link, &fos_kept_list);
+	fos_kept_count++;
+	spin_unlock(&fos_kept_lock);
+	fos_kept_kick();	/* the first region arms the idle scan */
+	return k;
+
+err:
+	fos_pull_forget(k->token);
+	kfree(k);
+	return NULL;
+}
+
+/**
+ * fos_kept_copy - a copy into our Memory through a kept region
+ * @peer: the source's owner
+ * @src: the source view on the wire (names its owner's object)
+ * @soff: first byte, from the start of @src
+ * @mem: the destination's memory (writable, checked)
+ * @moff: where the bytes go in @mem
+ * @len: bytes, non-zero
+ *
+ * For the caller's own copies only (see "Kept regions"): reads a kept
+ * region of the source, or asks the owner to keep one on the second copy
+ * from its object within copy_cache_ms.  Process context.
+ *
+ * Return: 0 once the bytes are in; -ENOENT if no region was read, the
+ * caller goes on as without one (also when the region ended or was
+ * another connection's under the READs: it asks again); another error
+ * of the READs.
+ */
+int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
+		  u64 soff, struct fos_mem *mem, u64 moff, u64 len)
+{
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(fos_kept_ms));
+	u32 owner = le32_to_cpu(src->node), epoch = le32_to_cpu(src->epoch);
+	u64 oid = le64_to_cpu(src->oid), at = le64_to_cpu(src->off) + soff;
+	struct fos_kept *k;
+	bool seen;
+	int ret;
+
+	might_sleep();
+	if (!idle)
+		return -ENOENT;
+	spin_lock(&fos_kept_lock);
+	k = fos_kept_find_locked(owner, epoch, oid, at, len);
+	if (k) {
+		k->inflight++;
+		k->used = jiffies;
+		list_move(&k->link, &fos_kept_list);
+		seen = true;
+	} else {
+		seen = fos_kept_seen_locked(owner, epoch, oid, idle);
+	}
+	spin_unlock(&fos_kept_lock);
+	if (!k && seen)
+		k = fos_kept_grant(peer, src, soff, len);
+	if (!k)
+		return -ENOENT;
+	ret = fos_kept_read(peer, k, at, mem, moff, len);
+	if (!ret)
+		fos_total_add(FOS_TOTAL_KEPT_COPIES, 1);
+	else if (ret == -EKEYREVOKED || ret == -ESTALE || ret == -ENOTCONN ||
+		 ret == -ECOMM)
+		ret = -ENOENT;	/* ended or cut: ask again, as without one */
+	return ret;
+}
+
+/*
+ * The regions of @node's epoch @epoch (0: of every epoch; @node U32_MAX:
+ * of every node) are gone with it: forgotten, not released.
+ */
+void fos_kept_drop_node(u32 node, u32 epoch)
+{
+	struct fos_kept *k, *tmp;
+	bool any = false;
+
+	spin_lock(&fos_kept_lock);
+	list_for_each_entry_safe(k, tmp, &fos_kept_list, link) {
+		if ((node != U32_MAX && k->owner != node) ||
+		    (epoch && k->epoch != epoch))
+			continue;
+		WRITE_ONCE(k->pull.ended, true);
+		fos_kept_kill_locked(k, false);
+		any = true;
+	}
+	spin_unlock(&fos_kept_lock);
+	if (any)
+		fos_kept_kick();
+}
+
+/* Module exit, after the peers are gone: free every region. */
+void fos_kept_exit(void)
+{
+	fos_kept_drop_node(U32_MAX, 0);
+	flush_delayed_work(&fos_kept_work);
+	cancel_delayed_work_sync(&fos_kept_work);
+	WARN_ON(!list_empty(&fos_kept_dead) || !list_empty(&fos_kept_list));
+}
