@@ -100,12 +100,17 @@ struct fos_kept {
 	bool release;
 };
 
-/* An object copied from lately (the second-copy rule). */
+/*
+ * An object copied from lately (the second-copy rule), or whose owner
+ * would not keep a region of it (@refused: not asked again for
+ * copy_cache_ms).
+ */
 struct fos_kept_seen {
 	u32 owner;
 	u32 epoch;
 	u64 oid;
 	unsigned long when;
+	bool refused;
 };
 
 static DEFINE_SPINLOCK(fos_kept_lock);
@@ -220,9 +225,21 @@ static struct fos_kept *fos_kept_find_locked(u32 owner, u32 epoch, u64 oid,
 	return NULL;
 }
 
+/* Remember the object (@refused: its owner would not keep a region). */
+static void fos_kept_note_locked(u32 owner, u32 epoch, u64 oid,
+				 bool refused)
+{
+	struct fos_kept_seen *s;
+
+	lockdep_assert_held(&fos_kept_lock);
+	s = &fos_kept_seen[fos_kept_seen_next++ % FOS_KEPT_SEEN];
+	*s = (struct fos_kept_seen){ owner, epoch, oid, jiffies | 1, refused };
+}
+
 /*
- * Was the object copied from within copy_cache_ms?  Records it if not:
- * the second copy is the one that asks to keep a region.
+ * Ask to keep a region of the object now?  Yes on the second copy from
+ * it within copy_cache_ms, unless its owner refused lately; the first
+ * is remembered.
  */
 static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid,
 				 unsigned long idle)
@@ -235,12 +252,13 @@ static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid,
 		s = &fos_kept_seen[i];
 		if (s->owner == owner && s->epoch == epoch && s->oid == oid &&
 		    s->when && time_before(jiffies, s->when + idle)) {
+			if (s->refused)
+				return false;
 			s->when = 0;
 			return true;
 		}
 	}
-	s = &fos_kept_seen[fos_kept_seen_next++ % FOS_KEPT_SEEN];
-	*s = (struct fos_kept_seen){ owner, epoch, oid, jiffies | 1 };
+	fos_kept_note_locked(owner, epoch, oid, false);
 	return false;
 }
 
@@ -261,7 +279,7 @@ static int fos_kept_read(struct fos_peer *peer, struct fos_kept *k, u64 at,
 	k->inflight--;
 	/* Another connection's region, or the connection failed under it. */
 	if (ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM)
-		fos_kept_kill_locked(k, ret == -ESTALE);
+		fos_kept_kill_locked(k, true);
 	kick = !k->inflight && (k->dead || READ_ONCE(k->pull.ended));
 	spin_unlock(&fos_kept_lock);
 	if (kick)
@@ -273,11 +291,14 @@ static int fos_kept_read(struct fos_peer *peer, struct fos_kept *k, u64 at,
  * Ask @src's owner to keep a region of the view around bytes [@soff,
  * @soff + @len) of it: the whole view, or FOS_KEPT_WINDOW of it.
  * Returns the region (with one copy in flight: fos_kept_read()), or
- * NULL if it is not kept.
+ * NULL if it is not kept.  A grant the owner would not keep still
+ * serves this copy: its bytes are read into @mem at byte @moff, then it
+ * is released, and *@done says so (*@ret: the READs' error).
  */
 static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 				       const struct fos_wire_cap *src,
-				       u64 soff, u64 len)
+				       u64 soff, u64 len, struct fos_mem *mem,
+				       u64 moff, bool *done, int *ret_out)
 {
 	u64 vlen = le64_to_cpu(src->len), want = min(vlen, FOS_KEPT_WINDOW);
 	struct fos_wire_grant g = { .src = *src };
@@ -310,9 +331,26 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	/* Kept, and over the bytes wanted now: else a plain grant. */
 	if (!(le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) || glen > want ||
 	    soff + len > goff + glen) {
+		if (glen <= want && soff + len <= goff + glen) {
+			u64 at = le64_to_cpu(w.grant.addr) + (soff - goff);
+
+			ret = fos_copy_read_region(peer, mem, moff, len, at,
+						   le32_to_cpu(w.grant.rkey),
+						   le64_to_cpu(w.grant.conn),
+						   &k->pull.ended);
+			/* Ended or cut: the caller asks again. */
+			*done = ret != -ESTALE && ret != -ENOTCONN &&
+				ret != -ECOMM && ret != -EKEYREVOKED;
+			*ret_out = ret;
+		}
 		rel.id = w.grant.id;
 		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
 				NULL, FOS_SEND_QUEUE);
+		spin_lock(&fos_kept_lock);
+		fos_kept_note_locked(le32_to_cpu(src->node),
+				     le32_to_cpu(src->epoch),
+				     le64_to_cpu(src->oid), true);
+		spin_unlock(&fos_kept_lock);
 		goto err;
 	}
 	k->owner = le32_to_cpu(src->node);
@@ -369,8 +407,8 @@ int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
 	unsigned long idle = msecs_to_jiffies(READ_ONCE(fos_kept_ms));
 	u32 owner = le32_to_cpu(src->node), epoch = le32_to_cpu(src->epoch);
 	u64 oid = le64_to_cpu(src->oid), at = le64_to_cpu(src->off) + soff;
+	bool seen, done = false;
 	struct fos_kept *k;
-	bool seen;
 	int ret;
 
 	might_sleep();
@@ -388,7 +426,9 @@ int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
 	}
 	spin_unlock(&fos_kept_lock);
 	if (!k && seen)
-		k = fos_kept_grant(peer, src, soff, len);
+		k = fos_kept_grant(peer, src, soff, len, mem, moff, &done, &ret);
+	if (done)
+		return ret;
 	if (!k)
 		return -ENOENT;
 	ret = fos_kept_read(peer, k, at, mem, moff, len);

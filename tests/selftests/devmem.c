@@ -288,6 +288,24 @@ static void test_loopback(void)
 		       fos_total("staged_bytes") - st0 == 2 * 640 * (long long)PG,
 		       "loopback: 100 bytes out of and 300 into device memory, inline, nothing staged");
 	}
+	{
+		long long kc0 = fos_total("kept_copies");
+		int i, ok = !fos_set_param("copy_cache_ms", 1000);
+
+		/*
+		 * Kept regions: device memory is never kept (its region is a
+		 * staged snapshot); the plain grant its owner answers with
+		 * serves the copy that asked, and it is not asked again.
+		 */
+		fos_fill(map, 640 * PG, 55);
+		for (i = 0; ok && i < 5; i++)
+			ok = !fos_copy(sfd, cid, i * 100, anon, 0, 100, NULL) &&
+			     !memcmp(buf, map + i * 100, 100);
+		tap_ok(ok && !fos_live("kept_regions") &&
+		       fos_total("kept_copies") == kc0,
+		       "copy_cache_ms=1000: five copies out of device memory, equal, none through a kept region");
+		fos_set_param("copy_cache_ms", 0);
+	}
 	fos_close(sfd, cid);
 	fos_close(sfd, anon);
 	fos_set_param("fabric_loopback", 0);
