@@ -127,12 +127,14 @@ struct fos_fabric_mr;
 
 int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
-		      u32 *rkey, u64 *tag);
+		      u32 *rkey, u64 *tag, bool write);
 void fos_fabric_dereg_mr(struct fos_fabric_mr *m);
 bool fos_fabric_mr_stable(const struct fos_fabric_mr *m);
 u32 fos_fabric_mr_max_pages(struct fos_peer *peer);
 int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 			 u64 addr, u32 rkey, u64 tag, const bool *stop);
+int fos_fabric_rdma_write(struct fos_peer *peer, struct sg_table *sgt,
+			  u64 addr, u32 rkey, u64 tag, const bool *stop);
 unsigned int fos_fabric_link_grace(void);
 
 void fos_fabric_credit_done(struct fos_peer *peer);

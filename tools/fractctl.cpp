@@ -297,6 +297,7 @@ const stat_name stat_names[] = {
 	{FRACTOS_STAT_DUPLICATES, "duplicates"},
 	{FRACTOS_STAT_SESSION_ENDS, "session_ends"},
 	{FRACTOS_STAT_LINK_GRACE, "link_grace"},
+	{FRACTOS_STAT_RDMA_WRITE_BYTES, "rdma_write_bytes"},
 };
 
 } // namespace

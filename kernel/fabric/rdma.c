@@ -14,8 +14,11 @@
  * (fos_fabric_reg_mr(): ib_alloc_mr() + ib_map_mr_sg() + an IB_WR_REG_MR,
  * IB_ACCESS_REMOTE_READ only) and the puller reads into its own pages,
  * DMA-mapped for the transfer and addressed through its PD's
- * local_dma_lkey (fos_fabric_rdma_read()).  Nothing else is ever
- * registered for remote access.
+ * local_dma_lkey (fos_fabric_rdma_read()).  A region its owner keeps
+ * for a peer's copies into it ("Kept regions" in remote/kept.c) is
+ * registered IB_ACCESS_REMOTE_WRITE only, and written with RDMA WRITEs
+ * (fos_fabric_rdma_write()).  Nothing else is ever registered for remote
+ * access.
  *
  * Keys and addresses: every connection has a PD of its own (struct
  * fos_pd), and a region for a peer is allocated on the PD of the
@@ -66,12 +69,15 @@
  * @sgt: the pages, DMA-mapped while registered (the caller's table)
  * @stable: no page's mapping needs syncing: the device reads what the CPU
  *	wrote to the pages at any time, not only before the registration
+ * @dir: how @sgt is mapped: DMA_TO_DEVICE for remote reads,
+ *	DMA_BIDIRECTIONAL for remote writes
  */
 struct fos_fabric_mr {
 	struct fos_pd *pd;
 	struct ib_mr *mr;
 	struct sg_table *sgt;
 	bool stable;
+	enum dma_data_direction dir;
 };
 
 /**
@@ -349,16 +355,18 @@ static bool fos_sgt_stable(struct ib_device *ibdev, struct scatterlist *sgl,
  * @rkey: the region's remote key
  * @tag: the tag of the connection whose QP the region is valid on, for
  *	fos_fabric_rdma_read() on the reader's side
+ * @write: the peer writes the region (RDMA WRITE), rather than reads it
  *
  * Process context; waits for the registration to complete.  The region
- * allows remote reads only, of exactly the bytes of @sgt.
+ * allows remote reads only, or with @write remote writes only, of exactly
+ * the bytes of @sgt.
  *
  * Return: 0, -ENOTCONN (the peer is not up), -ENOMEM, -ECOMM, or
  * another error of the device.
  */
 int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 		      u32 npages, struct fos_fabric_mr **out, u64 *addr,
-		      u32 *rkey, u64 *tag)
+		      u32 *rkey, u64 *tag, bool write)
 {
 	struct ib_device *ibdev;
 	struct fos_fabric_mr *m;
@@ -381,7 +389,8 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 	}
 	ibdev = m->pd->dev->ibdev;
 	m->sgt = sgt;
-	nents = ib_dma_map_sg(ibdev, sgt->sgl, sgt->orig_nents, DMA_TO_DEVICE);
+	m->dir = write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+	nents = ib_dma_map_sg(ibdev, sgt->sgl, sgt->orig_nents, m->dir);
 	if (!nents) {
 		ret = -ENOMEM;
 		goto err_pd;
@@ -409,7 +418,9 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 	w->reg.wr.wr_cqe = &w->cqe;
 	w->reg.mr = m->mr;
 	w->reg.key = m->mr->rkey;
-	w->reg.access = IB_ACCESS_REMOTE_READ;
+	w->reg.access = write ?
+			IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE :
+			IB_ACCESS_REMOTE_READ;
 	fos_rdma_op_init(&op);
 	ret = fos_rdma_post(peer, m->pd, true, &op, w, &w->reg.wr);
 	if (!ret)
@@ -425,7 +436,7 @@ int fos_fabric_reg_mr(struct fos_peer *peer, struct sg_table *sgt,
 err_mr:
 	ib_dereg_mr(m->mr);
 err_unmap:
-	ib_dma_unmap_sg(ibdev, sgt->sgl, sgt->orig_nents, DMA_TO_DEVICE);
+	ib_dma_unmap_sg(ibdev, sgt->sgl, sgt->orig_nents, m->dir);
 err_pd:
 	fos_pd_put(m->pd);
 err_free:
@@ -458,7 +469,7 @@ void fos_fabric_dereg_mr(struct fos_fabric_mr *m)
 	might_sleep();
 	ib_dereg_mr(m->mr);
 	ib_dma_unmap_sg(m->pd->dev->ibdev, m->sgt->sgl, m->sgt->orig_nents,
-			DMA_TO_DEVICE);
+			m->dir);
 	fos_pd_put(m->pd);
 	kfree(m);
 }
@@ -481,28 +492,12 @@ u32 fos_fabric_mr_max_pages(struct fos_peer *peer)
 	return n;
 }
 
-/**
- * fos_fabric_rdma_read - read a peer's region into local pages
- * @peer: the peer
- * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
- * @addr: the address of the first byte to read in the peer's region
- * @rkey: the region's remote key
- * @tag: the tag of the connection the region is valid on, from the
- *	peer's fos_fabric_reg_mr()
- * @stop: if it becomes true, no further READ is posted
- *
- * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
- * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
- * every READ posted has completed.
- *
- * Return: 0, -ENOTCONN (the peer is not up or went down), -ESTALE (the
- * peer's connection is no longer the one of @tag: nothing was posted),
- * -ECOMM (a READ failed; the connection is torn down), -EKEYREVOKED
- * (stopped by @stop before the last READ was posted), -ENOMEM.
- */
-int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
-			 u64 addr, u32 rkey, u64 tag, const bool *stop)
+/* fos_fabric_rdma_read(), or with @write fos_fabric_rdma_write(). */
+static int fos_rdma_xfer(struct fos_peer *peer, struct sg_table *sgt,
+			 u64 addr, u32 rkey, u64 tag, const bool *stop,
+			 bool write)
 {
+	enum dma_data_direction dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	struct scatterlist *sg;
 	struct fos_rdma_op op;
 	struct ib_device *ibdev;
@@ -526,14 +521,14 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 		return -ESTALE;
 	}
 	ibdev = pd->dev->ibdev;
-	nents = ib_dma_map_sg(ibdev, sgt->sgl, sgt->orig_nents,
-			      DMA_FROM_DEVICE);
+	nents = ib_dma_map_sg(ibdev, sgt->sgl, sgt->orig_nents, dir);
 	if (!nents) {
 		fos_pd_put(pd);
 		return -ENOMEM;
 	}
-	max_sge = clamp_t(u32, min(ibdev->attrs.max_sge_rd,
-				   ibdev->attrs.max_send_sge),
+	max_sge = clamp_t(u32, write ? ibdev->attrs.max_send_sge :
+				       min(ibdev->attrs.max_sge_rd,
+					   ibdev->attrs.max_send_sge),
 			  1, FOS_RDMA_SGE);
 	fos_rdma_op_init(&op);
 	sg = sgt->sgl;
@@ -568,7 +563,7 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 					sg = sg_next(sg);
 			}
 		}
-		w->rdma.wr.opcode = IB_WR_RDMA_READ;
+		w->rdma.wr.opcode = write ? IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
 		w->rdma.wr.send_flags = IB_SEND_SIGNALED;
 		w->rdma.wr.wr_cqe = &w->cqe;
 		w->rdma.wr.sg_list = w->sge;
@@ -591,8 +586,55 @@ int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
 	}
 	ret = fos_rdma_op_wait(&op) ?: ret;
 	if (!ret)
-		fos_stat_add(peer, FRACTOS_STAT_RDMA_READ_BYTES, posted);
-	ib_dma_unmap_sg(ibdev, sgt->sgl, sgt->orig_nents, DMA_FROM_DEVICE);
+		fos_stat_add(peer, write ? FRACTOS_STAT_RDMA_WRITE_BYTES :
+					   FRACTOS_STAT_RDMA_READ_BYTES, posted);
+	ib_dma_unmap_sg(ibdev, sgt->sgl, sgt->orig_nents, dir);
 	fos_pd_put(pd);
 	return ret;
+}
+
+/**
+ * fos_fabric_rdma_read - read a peer's region into local pages
+ * @peer: the peer
+ * @sgt: the destination pages (not DMA-mapped; mapped for the transfer)
+ * @addr: the address of the first byte to read in the peer's region
+ * @rkey: the region's remote key
+ * @tag: the tag of the connection the region is valid on, from the
+ *	peer's fos_fabric_reg_mr()
+ * @stop: if it becomes true, no further READ is posted
+ *
+ * Reads sg_table length bytes with RDMA READs of at most FOS_RDMA_CHUNK
+ * bytes each, FOS_RDMA_INFLIGHT in flight.  Process context; returns once
+ * every READ posted has completed.
+ *
+ * Return: 0, -ENOTCONN (the peer is not up or went down), -ESTALE (the
+ * peer's connection is no longer the one of @tag: nothing was posted),
+ * -ECOMM (a READ failed; the connection is torn down), -EKEYREVOKED
+ * (stopped by @stop before the last READ was posted), -ENOMEM.
+ */
+int fos_fabric_rdma_read(struct fos_peer *peer, struct sg_table *sgt,
+			 u64 addr, u32 rkey, u64 tag, const bool *stop)
+{
+	return fos_rdma_xfer(peer, sgt, addr, rkey, tag, stop, false);
+}
+
+/**
+ * fos_fabric_rdma_write - write local pages into a peer's region
+ * @peer: the peer
+ * @sgt: the source pages (not DMA-mapped; mapped for the transfer)
+ * @addr: the address of the first byte to write in the peer's region
+ * @rkey: the region's remote key (registered for remote writes)
+ * @tag: the tag of the connection the region is valid on
+ * @stop: if it becomes true, no further WRITE is posted
+ *
+ * As fos_fabric_rdma_read(), the other way: returns once every WRITE
+ * posted has completed, that is once the peer's NIC has the bytes in its
+ * region (an RC WRITE completes when the responder acknowledged it).
+ *
+ * Return: as fos_fabric_rdma_read().
+ */
+int fos_fabric_rdma_write(struct fos_peer *peer, struct sg_table *sgt,
+			  u64 addr, u32 rkey, u64 tag, const bool *stop)
+{
+	return fos_rdma_xfer(peer, sgt, addr, rkey, tag, stop, true);
 }

@@ -174,15 +174,16 @@ static bool fos_copy_cut(int ret)
 
 /*
  * Read @len bytes of a peer's region (@addr, @rkey, valid on connection
- * @tag) into @mem at byte @moff; device memory through staging pages.
- * Posts no further READ once *@ended.  The read half of a window: what a
- * grant answered, or any other region the peer registered for us.
+ * @tag) into @mem at byte @moff, or with @write write them there from
+ * @mem; device memory through staging pages.  Posts no further READ or
+ * WRITE once *@ended.  The transfer half of a window: what a grant
+ * answered, or any other region the peer registered for us.
  */
-int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
-			 u64 moff, u64 len, u64 addr, u32 rkey, u64 tag,
-			 const bool *ended)
+int fos_copy_region(struct fos_peer *peer, struct fos_mem *mem, u64 moff,
+		    u64 len, u64 addr, u32 rkey, u64 tag, const bool *ended,
+		    bool write)
 {
-	struct fos_mem *into = mem, *stage = NULL;
+	struct fos_mem *pages = mem, *stage = NULL;
 	struct sg_table sgt;
 	u64 at = moff;
 	s64 n;
@@ -192,22 +193,28 @@ int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
 		stage = fos_mem_alloc_kernel(len);
 		if (IS_ERR(stage))
 			return PTR_ERR(stage);
-		into = stage;
+		pages = stage;
 		at = 0;
+		ret = write ? fos_mem_copy_bytes(stage, 0, mem, moff, len) : 0;
+		if (ret)
+			goto out;
 	}
-	n = fos_mem_sgt(into, at, len,
+	n = fos_mem_sgt(pages, at, len,
 			min_t(u64, DIV_ROUND_UP(len, PAGE_SIZE) + 1, U32_MAX),
 			&sgt);
 	ret = n < 0 ? n : 0;
 	if (!ret) {
-		ret = fos_fabric_rdma_read(peer, &sgt, addr, rkey, tag, ended);
+		ret = write ? fos_fabric_rdma_write(peer, &sgt, addr, rkey, tag,
+						    ended) :
+			      fos_fabric_rdma_read(peer, &sgt, addr, rkey, tag,
+						   ended);
 		sg_free_table(&sgt);
 	}
-	if (!ret && stage) {
+	if (!ret && stage && !write)
 		ret = fos_mem_copy_bytes(mem, moff, stage, 0, len);
-		if (!ret)
-			fos_total_add(FOS_TOTAL_STAGED_BYTES, len);
-	}
+	if (!ret && stage)
+		fos_total_add(FOS_TOTAL_STAGED_BYTES, len);
+out:
 	if (stage)
 		fos_mem_put(stage);
 	return ret;
@@ -242,10 +249,10 @@ static int fos_copy_pull_once(struct fos_peer *peer,
 	     !(le32_to_cpu(g->flags) & FOS_GRANT_KEEP)))
 		ret = -EPROTO;
 	else
-		ret = fos_copy_read_region(peer, mem, moff, glen,
-					   le64_to_cpu(w.grant.addr),
-					   le32_to_cpu(w.grant.rkey),
-					   le64_to_cpu(w.grant.conn), ended);
+		ret = fos_copy_region(peer, mem, moff, glen,
+				      le64_to_cpu(w.grant.addr),
+				      le32_to_cpu(w.grant.rkey),
+				      le64_to_cpu(w.grant.conn), ended, false);
 	/*
 	 * Queued, not waited for: a caller being killed must still release
 	 * what it was granted.  Best effort: the grant's TTL ends it
@@ -336,7 +343,8 @@ static int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
 		goto out_mem;
 	}
 	if (own) {
-		ret = fos_kept_copy(peer, src, soff, mem, dst->off + doff, len);
+		ret = fos_kept_copy(peer, src, soff, mem, dst->off + doff, len,
+				    false);
 		if (ret != -ENOENT)
 			goto out_peer;
 		ret = 0;
@@ -450,6 +458,33 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
 	       fos_fabric_loopback();
 }
 
+/*
+ * Ours into another node's (@peer, the destination's owner, @node): a
+ * region it keeps for our writes ("Kept regions" in kept.c), or -ENOENT
+ * to go on as without one.
+ */
+static int fos_copy_kept_write(struct fos_peer *peer, u32 node, u32 pepoch,
+			       const struct fos_cap *src, u64 soff,
+			       const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_wire_cap wd;
+	struct fos_mem *mem;
+	int ret;
+
+	if (!fos_kept_on() || fos_copy_describe(dst, node, pepoch, &wd))
+		return -ENOENT;
+	mem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(mem)) {
+		ret = -ENOENT;	/* the path without a region reports it */
+	} else {
+		ret = fos_kept_copy(peer, &wd, doff, mem, src->off + soff, len,
+				    true);
+		fos_mem_put(mem);
+	}
+	fos_copy_undescribe(&wd, node, pepoch);
+	return ret;
+}
+
 /**
  * fos_remote_copy_until - memory_copy where a view is another node's
  * @src: the source view (READ and the range checked by the caller)
@@ -502,6 +537,12 @@ int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 	if (!peer)
 		return -EHOSTUNREACH;
 	pepoch = fos_peer_epoch(peer);
+	if (droot->proxy && !sroot->proxy) {
+		ret = fos_copy_kept_write(peer, oid.node, pepoch, src, soff, dst,
+					  doff, len);
+		if (ret != -ENOENT)
+			goto out_peer;
+	}
 	/* Ours into another node's, small: pushed with the COPY. */
 	push = droot->proxy && !sroot->proxy && len <= fos_copy_inline_max();
 	c = kzalloc(sizeof(*c) + (push ? len : 0), GFP_KERNEL);

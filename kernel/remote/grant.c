@@ -331,6 +331,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 {
 	u64 off = le64_to_cpu(w->off), len = le64_to_cpu(w->len);
 	bool keep = le32_to_cpu(w->flags) & FOS_GRANT_KEEP;
+	bool write = le32_to_cpu(w->flags) & FOS_GRANT_WRITE;
 	struct fos_grant *g;
 	struct fos_cap src;
 	u32 max_pages, rkey, id;
@@ -338,8 +339,9 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	s64 n;
 	int ret;
 
-	ret = fos_copy_local_view(peer, &w->src, FRACTOS_PERM_READ, off, len,
-				  &src);
+	ret = fos_copy_local_view(peer, &w->src,
+				  write ? FRACTOS_PERM_WRITE : FRACTOS_PERM_READ,
+				  off, len, &src);
 	if (ret)
 		return ret;
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
@@ -354,7 +356,11 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 		kfree(g);
 		goto out_obj;
 	}
-	ret = fos_grant_charge(peer, g, keep && !fos_mem_devmem(g->mem));
+	/* Written: the pages themselves (a staged copy would be lost). */
+	if (write && (fos_mem_devmem(g->mem) || !g->mem->writable))
+		ret = fos_mem_devmem(g->mem) ? -EOPNOTSUPP : -EACCES;
+	else
+		ret = fos_grant_charge(peer, g, keep && !fos_mem_devmem(g->mem));
 	if (ret) {
 		fos_mem_put(g->mem);
 		kfree(g);
@@ -390,7 +396,7 @@ int fos_grant_serve(struct fos_peer *peer, const struct fos_wire_grant *w,
 	}
 	ret = fos_fabric_reg_mr(peer, &g->sgt,
 				DIV_ROUND_UP(offset_in_page(b) + n, PAGE_SIZE),
-				&g->mr, &addr, &rkey, &tag);
+				&g->mr, &addr, &rkey, &tag, write);
 	if (ret)
 		goto err_sgt;
 	if (!fos_fabric_mr_stable(g->mr))

@@ -2,8 +2,8 @@
 /*
  * fractos: remote objects - kept regions, the puller's side of kept
  * grants: ranges of another node's Memory that its owner keeps registered
- * for this node (FOS_GRANT_KEEP), so that a copy repeated from them is one
- * RDMA READ and no message.
+ * for this node (FOS_GRANT_KEEP), so that a copy repeated from them (or
+ * into them, FOS_GRANT_WRITE) is one RDMA READ (or WRITE) and no message.
  */
 
 /**
@@ -37,6 +37,13 @@
  * copy_cache_ms) and the least recently used one beyond FOS_KEPT_MAX are
  * RELEASEd; those of a node's epoch that went down are forgotten.
  * Setting copy_cache_ms to 0 RELEASEs them all.
+ *
+ * The other direction is the same: a copy of our Memory into another
+ * node's asks, on the second copy into that object, for a region we write
+ * (FOS_GRANT_KEEP | FOS_GRANT_WRITE, over a view that lets us write), and
+ * the copies after are RDMA WRITEs, complete when the peer's NIC has the
+ * bytes.  Device memory is never granted for writing: such a copy goes as
+ * a COPY, as without a region.
  *
  * Locking: fos_kept_lock (a spinlock, never taken in softirq) protects
  * fos_kept_list, fos_kept_seen and every region's @inflight, @used and
@@ -76,7 +83,8 @@
  * @rkey: the region's key
  * @tag: the connection the region is valid on
  * @id: the grant, for RELEASE
- * @inflight: copies reading it now
+ * @write: we write it (FOS_GRANT_WRITE), rather than read it
+ * @inflight: copies reading or writing it now
  * @used: jiffies of the last copy that read it
  * @dead: off the list: freed by fos_kept_work once @inflight is zero
  * @release: RELEASE it then (not when its owner's epoch is gone)
@@ -94,6 +102,7 @@ struct fos_kept {
 	u32 rkey;
 	u64 tag;
 	u64 id;
+	bool write;
 	unsigned int inflight;
 	unsigned long used;
 	bool dead;
@@ -110,6 +119,7 @@ struct fos_kept_seen {
 	u32 epoch;
 	u64 oid;
 	unsigned long when;
+	bool write;
 	bool refused;
 };
 
@@ -155,7 +165,13 @@ static const struct kernel_param_ops fos_kept_ms_ops = {
 };
 module_param_cb(copy_cache_ms, &fos_kept_ms_ops, &fos_kept_ms, 0644);
 MODULE_PARM_DESC(copy_cache_ms,
-		 "Keep the regions of remote Memory copied from twice within this many ms, and read them again with no message while they are used that often (\"Kept regions\"; default 0: never; setting 0 releases them)");
+		 "Keep the regions of remote Memory copied from (or into) twice within this many ms, and read (or write) them again with no message while they are used that often (\"Kept regions\"; default 0: never; setting 0 releases them)");
+
+/* Is copy_cache_ms set (a racy hint)? */
+bool fos_kept_on(void)
+{
+	return READ_ONCE(fos_kept_ms);
+}
 
 /* Take @k off the list, to be freed by fos_kept_work. */
 static void fos_kept_kill_locked(struct fos_kept *k, bool release)
@@ -207,18 +223,19 @@ static void fos_kept_work_fn(struct work_struct *work)
 }
 
 /*
- * The kept region of the object (@owner, @epoch, @oid) that holds bytes
- * [@at, @at + @len) of it, not ended, or NULL.
+ * The kept region of the object (@owner, @epoch, @oid), read or with
+ * @write written, that holds bytes [@at, @at + @len) of it, not ended, or
+ * NULL.
  */
 static struct fos_kept *fos_kept_find_locked(u32 owner, u32 epoch, u64 oid,
-					     u64 at, u64 len)
+					     bool write, u64 at, u64 len)
 {
 	struct fos_kept *k;
 
 	lockdep_assert_held(&fos_kept_lock);
 	list_for_each_entry(k, &fos_kept_list, link)
 		if (k->owner == owner && k->epoch == epoch && k->oid == oid &&
-		    at >= k->start && len <= k->len &&
+		    k->write == write && at >= k->start && len <= k->len &&
 		    at - k->start <= k->len - len &&
 		    !READ_ONCE(k->pull.ended))
 			return k;
@@ -226,14 +243,15 @@ static struct fos_kept *fos_kept_find_locked(u32 owner, u32 epoch, u64 oid,
 }
 
 /* Remember the object (@refused: its owner would not keep a region). */
-static void fos_kept_note_locked(u32 owner, u32 epoch, u64 oid,
+static void fos_kept_note_locked(u32 owner, u32 epoch, u64 oid, bool write,
 				 bool refused)
 {
 	struct fos_kept_seen *s;
 
 	lockdep_assert_held(&fos_kept_lock);
 	s = &fos_kept_seen[fos_kept_seen_next++ % FOS_KEPT_SEEN];
-	*s = (struct fos_kept_seen){ owner, epoch, oid, jiffies | 1, refused };
+	*s = (struct fos_kept_seen){ owner, epoch, oid, jiffies | 1, write,
+				     refused };
 }
 
 /*
@@ -241,7 +259,7 @@ static void fos_kept_note_locked(u32 owner, u32 epoch, u64 oid,
  * it within copy_cache_ms, unless its owner refused lately; the first
  * is remembered.
  */
-static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid,
+static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid, bool write,
 				 unsigned long idle)
 {
 	struct fos_kept_seen *s;
@@ -251,30 +269,31 @@ static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid,
 	for (i = 0; i < FOS_KEPT_SEEN; i++) {
 		s = &fos_kept_seen[i];
 		if (s->owner == owner && s->epoch == epoch && s->oid == oid &&
-		    s->when && time_before(jiffies, s->when + idle)) {
+		    s->write == write && s->when &&
+		    time_before(jiffies, s->when + idle)) {
 			if (s->refused)
 				return false;
 			s->when = 0;
 			return true;
 		}
 	}
-	fos_kept_note_locked(owner, epoch, oid, false);
+	fos_kept_note_locked(owner, epoch, oid, write, false);
 	return false;
 }
 
 /*
  * Read bytes [@at, @at + @len) of the object through @k into @mem at
- * byte @moff.  Returns the READs' error.
+ * byte @moff, or write them there from @mem.  Returns the transfer's
+ * error.
  */
-static int fos_kept_read(struct fos_peer *peer, struct fos_kept *k, u64 at,
+static int fos_kept_xfer(struct fos_peer *peer, struct fos_kept *k, u64 at,
 			 struct fos_mem *mem, u64 moff, u64 len)
 {
 	bool kick;
 	int ret;
 
-	ret = fos_copy_read_region(peer, mem, moff, len,
-				   k->addr + (at - k->start), k->rkey, k->tag,
-				   &k->pull.ended);
+	ret = fos_copy_region(peer, mem, moff, len, k->addr + (at - k->start),
+			      k->rkey, k->tag, &k->pull.ended, k->write);
 	spin_lock(&fos_kept_lock);
 	k->inflight--;
 	/* Another connection's region, or the connection failed under it. */
@@ -289,16 +308,18 @@ static int fos_kept_read(struct fos_peer *peer, struct fos_kept *k, u64 at,
 
 /*
  * Ask @src's owner to keep a region of the view around bytes [@soff,
- * @soff + @len) of it: the whole view, or FOS_KEPT_WINDOW of it.
- * Returns the region (with one copy in flight: fos_kept_read()), or
- * NULL if it is not kept.  A grant the owner would not keep still
- * serves this copy: its bytes are read into @mem at byte @moff, then it
- * is released, and *@done says so (*@ret: the READs' error).
+ * @soff + @len) of it (with @write, one we write): the whole view, or
+ * FOS_KEPT_WINDOW of it.  Returns the region (with one copy in flight:
+ * fos_kept_xfer()), or NULL if it is not kept.  A grant the owner would
+ * not keep still serves this copy: the bytes are moved between it and
+ * @mem at byte @moff, then it is released, and *@done says so (*@ret:
+ * the transfer's error).
  */
 static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 				       const struct fos_wire_cap *src,
 				       u64 soff, u64 len, struct fos_mem *mem,
-				       u64 moff, bool *done, int *ret_out)
+				       u64 moff, bool write, bool *done,
+				       int *ret_out)
 {
 	u64 vlen = le64_to_cpu(src->len), want = min(vlen, FOS_KEPT_WINDOW);
 	struct fos_wire_grant g = { .src = *src };
@@ -323,10 +344,10 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	g.off = cpu_to_le64(goff);
 	g.len = cpu_to_le64(want);
 	g.pull = cpu_to_le64(k->token);
-	g.flags = cpu_to_le32(FOS_GRANT_KEEP);
+	g.flags = cpu_to_le32(FOS_GRANT_KEEP | (write ? FOS_GRANT_WRITE : 0));
 	ret = fos_rpc(peer, FOS_WIRE_GRANT, &g, sizeof(g), &w);
 	if (ret)
-		goto err;
+		goto refused;
 	glen = le64_to_cpu(w.grant.len);
 	/* Kept, and over the bytes wanted now: else a plain grant. */
 	if (!(le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) || glen > want ||
@@ -334,10 +355,10 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 		if (glen <= want && soff + len <= goff + glen) {
 			u64 at = le64_to_cpu(w.grant.addr) + (soff - goff);
 
-			ret = fos_copy_read_region(peer, mem, moff, len, at,
-						   le32_to_cpu(w.grant.rkey),
-						   le64_to_cpu(w.grant.conn),
-						   &k->pull.ended);
+			ret = fos_copy_region(peer, mem, moff, len, at,
+					      le32_to_cpu(w.grant.rkey),
+					      le64_to_cpu(w.grant.conn),
+					      &k->pull.ended, write);
 			/* Ended or cut: the caller asks again. */
 			*done = ret != -ESTALE && ret != -ENOTCONN &&
 				ret != -ECOMM && ret != -EKEYREVOKED;
@@ -346,12 +367,7 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 		rel.id = w.grant.id;
 		fos_fabric_send(peer, FOS_WIRE_RELEASE, 0, &rel, sizeof(rel),
 				NULL, FOS_SEND_QUEUE);
-		spin_lock(&fos_kept_lock);
-		fos_kept_note_locked(le32_to_cpu(src->node),
-				     le32_to_cpu(src->epoch),
-				     le64_to_cpu(src->oid), true);
-		spin_unlock(&fos_kept_lock);
-		goto err;
+		goto refused;
 	}
 	k->owner = le32_to_cpu(src->node);
 	k->epoch = le32_to_cpu(src->epoch);
@@ -362,6 +378,7 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	k->rkey = le32_to_cpu(w.grant.rkey);
 	k->tag = le64_to_cpu(w.grant.conn);
 	k->id = le64_to_cpu(w.grant.id);
+	k->write = write;
 	k->inflight = 1;
 	k->used = jiffies;
 	fos_live_add(FOS_LIVE_KEPT, 1);
@@ -377,36 +394,44 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	fos_kept_kick();	/* the first region arms the idle scan */
 	return k;
 
-err:
+refused:
+	/* Not asked again for copy_cache_ms. */
+	spin_lock(&fos_kept_lock);
+	fos_kept_note_locked(le32_to_cpu(src->node), le32_to_cpu(src->epoch),
+			     le64_to_cpu(src->oid), write, true);
+	spin_unlock(&fos_kept_lock);
 	fos_pull_forget(k->token);
 	kfree(k);
 	return NULL;
 }
 
 /**
- * fos_kept_copy - a copy into our Memory through a kept region
- * @peer: the source's owner
- * @src: the source view on the wire (names its owner's object)
- * @soff: first byte, from the start of @src
- * @mem: the destination's memory (writable, checked)
- * @moff: where the bytes go in @mem
+ * fos_kept_copy - a copy between our Memory and a kept region
+ * @peer: the remote view's owner
+ * @rv: the remote view on the wire (names its owner's object): the
+ *	source, or with @write the destination
+ * @roff: first byte, from the start of @rv
+ * @mem: our Memory's pages (the destination, writable and checked; with
+ *	@write the source)
+ * @moff: the first byte in @mem
  * @len: bytes, non-zero
+ * @write: ours into the remote view (RDMA WRITE), not the other way
  *
- * For the caller's own copies only (see "Kept regions"): reads a kept
- * region of the source, or asks the owner to keep one on the second copy
- * from its object within copy_cache_ms.  Process context.
+ * For the caller's own copies only (see "Kept regions"): reads or writes
+ * a kept region of the remote view's object, or asks its owner to keep
+ * one on the second copy within copy_cache_ms.  Process context.
  *
- * Return: 0 once the bytes are in; -ENOENT if no region was read, the
+ * Return: 0 once the bytes are in; -ENOENT if no region was used, the
  * caller goes on as without one (also when the region ended or was
- * another connection's under the READs: it asks again); another error
- * of the READs.
+ * another connection's under the transfer: it asks again); another
+ * error of the transfer.
  */
-int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
-		  u64 soff, struct fos_mem *mem, u64 moff, u64 len)
+int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *rv,
+		  u64 roff, struct fos_mem *mem, u64 moff, u64 len, bool write)
 {
 	unsigned long idle = msecs_to_jiffies(READ_ONCE(fos_kept_ms));
-	u32 owner = le32_to_cpu(src->node), epoch = le32_to_cpu(src->epoch);
-	u64 oid = le64_to_cpu(src->oid), at = le64_to_cpu(src->off) + soff;
+	u32 owner = le32_to_cpu(rv->node), epoch = le32_to_cpu(rv->epoch);
+	u64 oid = le64_to_cpu(rv->oid), at = le64_to_cpu(rv->off) + roff;
 	bool seen, done = false;
 	struct fos_kept *k;
 	int ret;
@@ -415,23 +440,24 @@ int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
 	if (!idle)
 		return -ENOENT;
 	spin_lock(&fos_kept_lock);
-	k = fos_kept_find_locked(owner, epoch, oid, at, len);
+	k = fos_kept_find_locked(owner, epoch, oid, write, at, len);
 	if (k) {
 		k->inflight++;
 		k->used = jiffies;
 		list_move(&k->link, &fos_kept_list);
 		seen = true;
 	} else {
-		seen = fos_kept_seen_locked(owner, epoch, oid, idle);
+		seen = fos_kept_seen_locked(owner, epoch, oid, write, idle);
 	}
 	spin_unlock(&fos_kept_lock);
 	if (!k && seen)
-		k = fos_kept_grant(peer, src, soff, len, mem, moff, &done, &ret);
+		k = fos_kept_grant(peer, rv, roff, len, mem, moff, write, &done,
+				   &ret);
 	if (done)
 		return ret;
 	if (!k)
 		return -ENOENT;
-	ret = fos_kept_read(peer, k, at, mem, moff, len);
+	ret = fos_kept_xfer(peer, k, at, mem, moff, len);
 	if (!ret)
 		fos_total_add(FOS_TOTAL_KEPT_COPIES, 1);
 	else if (ret == -EKEYREVOKED || ret == -ESTALE || ret == -ENOTCONN ||

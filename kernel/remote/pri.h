@@ -258,13 +258,14 @@ struct fos_pull {
 extern struct workqueue_struct *fos_copy_wq;
 int fos_pull_track(struct fos_pull *p, u32 *token);
 void fos_pull_forget(u32 token);
-int fos_copy_read_region(struct fos_peer *peer, struct fos_mem *mem,
-			 u64 moff, u64 len, u64 addr, u32 rkey, u64 tag,
-			 const bool *ended);
+int fos_copy_region(struct fos_peer *peer, struct fos_mem *mem, u64 moff,
+		    u64 len, u64 addr, u32 rkey, u64 tag, const bool *ended,
+		    bool write);
 /* kept.c: the puller's kept regions ("Kept regions") */
-int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *src,
-		  u64 soff, struct fos_mem *mem, u64 moff, u64 len);
+int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *rv,
+		  u64 roff, struct fos_mem *mem, u64 moff, u64 len, bool write);
 void fos_kept_kick(void);
+bool fos_kept_on(void);
 void fos_kept_drop_node(u32 node, u32 epoch);
 void fos_kept_exit(void);
 u64 fos_copy_inline_max(void);

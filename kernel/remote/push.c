@@ -124,6 +124,40 @@ static int fos_copy_then_pull(struct fos_peer *peer, u32 pepoch,
 	return w.sent ? 0 : ret;
 }
 
+/*
+ * A larger copy that continues, into a region the destination's node
+ * keeps for our writes ("Kept regions" in kept.c): the bytes of @src go by
+ * RDMA WRITE into @c's destination, then @c's first continuation as an
+ * INVOKE without an answer, once the WRITEs completed (the peer's NIC has
+ * the bytes): one message where the COPY and its pull took five.  Returns
+ * 0 once the INVOKE went, -ENOENT for no region (or a transfer that did
+ * not complete: the COPY then does it all again), or the INVOKE's error
+ * (the bytes are written, nothing was invoked).
+ */
+static int fos_copy_then_write(struct fos_peer *peer,
+			       const struct fos_cap *src, u64 soff,
+			       const struct fos_wire_copy *c)
+{
+	const struct fos_wire_then *t = (const void *)(c + 1);
+	const struct fos_wire_invoke *done = (const void *)(t + 1);
+	struct fos_mem *mem;
+	int ret;
+
+	mem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(mem))
+		return -ENOENT;
+	ret = fos_kept_copy(peer, &c->dst, le64_to_cpu(c->dst_off), mem,
+			    src->off + soff, le64_to_cpu(c->len), true);
+	fos_mem_put(mem);
+	if (ret)
+		return -ENOENT;
+	ret = fos_rpc_post(peer, FOS_WIRE_INVOKE, done,
+			   sizeof(*done) + le32_to_cpu(done->imm_len));
+	if (!ret)
+		fos_total_add(FOS_TOTAL_NOACK_INVOKES, 1);
+	return ret;
+}
+
 /**
  * fos_remote_copy_then - a copy that carries its continuations
  * @src: the source view (ours; READ and the range checked by the caller)
@@ -138,7 +172,9 @@ static int fos_copy_then_pull(struct fos_peer *peer, u32 pepoch,
  * continue" in wire.h).  At most copy_inline_max bytes go in the COPY
  * (FOS_COPY_INLINE, cookie 0), and nothing waits; a larger copy is
  * pulled from @src, and its ACK is waited for (the source must live
- * until then), but the continuation is the receiver's all the same.  A
+ * until then), but the continuation is the receiver's all the same; with
+ * a region the receiver keeps for our writes (copy_cache_ms), the bytes
+ * go by RDMA WRITE and the continuation as an INVOKE of its own.  A
  * refusal of the invocation is counted as a NOACK invocation's
  * (totals/noack_refused).  Process context.
  *
@@ -203,8 +239,12 @@ int fos_remote_copy_then(const struct fos_cap *src, u64 soff,
 	if (!ret)
 		ret = fos_copy_describe(dst, node, pepoch, &c->dst);
 	if (!ret) {
-		ret = push ? fos_rpc_post(peer, FOS_WIRE_COPY, c, size) :
-		      fos_copy_then_pull(peer, pepoch, src, soff, c, size);
+		ret = push || !fos_kept_on() ? -ENOENT :
+		      fos_copy_then_write(peer, src, soff, c);
+		if (ret == -ENOENT)
+			ret = push ? fos_rpc_post(peer, FOS_WIRE_COPY, c, size) :
+			      fos_copy_then_pull(peer, pepoch, src, soff, c,
+						 size);
 		fos_copy_undescribe(&c->dst, node, pepoch);
 	}
 	if (!ret) {

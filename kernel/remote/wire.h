@@ -369,6 +369,14 @@ struct fos_wire_lookup_reply {
  * RELEASE it at any time, and must once it is sent GRANT_END and its
  * READs in flight completed; a READ after that may hit a dead key, which
  * ends the connection.
+ *
+ * Written regions (version 17): a GRANT with FOS_GRANT_WRITE names a view
+ * the sender may write (FRACTOS_PERM_WRITE, writable pages, else EACCES),
+ * and the region is registered for remote writes only: the sender copies
+ * its own Memory into it with RDMA WRITEs, and a copy is complete when
+ * they are.  Everything else is as for a read grant, KEEP included.
+ * Device memory is never granted for writing (EOPNOTSUPP): the sender
+ * sends COPY instead.
  */
 
 /**
@@ -395,11 +403,13 @@ struct fos_wire_copy {
 
 /**
  * struct fos_wire_grant - payload of GRANT
- * @src: the source view, an object of the receiver
+ * @src: the source view, an object of the receiver (with FOS_GRANT_WRITE,
+ *	the destination view)
  * @off: first byte, from the start of @src
  * @len: bytes wanted, non-zero
  * @pull: the puller's token for this copy, echoed by GRANT_END
- * @flags: FOS_GRANT_INLINE, FOS_GRANT_KEEP (version 17), or zero
+ * @flags: FOS_GRANT_INLINE, FOS_GRANT_KEEP and FOS_GRANT_WRITE (version
+ *	17; not with INLINE), or zero
  * @reserved: zero
  */
 struct fos_wire_grant {
@@ -421,6 +431,8 @@ struct fos_wire_grant {
 #define FOS_GRANT_INLINE	0x1
 /* GRANT: keep the region after the copy, if the owner will ("Remote copies"). */
 #define FOS_GRANT_KEEP		0x2
+/* GRANT: a region the puller writes, not reads ("Remote copies"). */
+#define FOS_GRANT_WRITE		0x4
 /* GRANT_REPLY: the region is kept until RELEASE or GRANT_END. */
 #define FOS_GRANT_KEPT		0x1
 /* The most bytes an inline GRANT_REPLY carries. */

@@ -295,13 +295,13 @@ static inline int fos_wire_check_grant(const void *payload, u32 len)
 	u32 flags = le32_to_cpu(g->flags);
 
 	if (len != sizeof(*g) || g->reserved ||
-	    (flags & ~(FOS_GRANT_INLINE | FOS_GRANT_KEEP)) ||
+	    (flags & ~(FOS_GRANT_INLINE | FOS_GRANT_KEEP | FOS_GRANT_WRITE)) ||
 	    fos_wire_check_mem_range(&g->src, g->off, g->len))
 		return -EPROTO;
-	/* Inline: at most FOS_WIRE_INLINE_MAX bytes, and nothing to keep. */
+	/* Inline: at most FOS_WIRE_INLINE_MAX bytes, nothing to keep or write. */
 	if ((flags & FOS_GRANT_INLINE) &&
 	    (le64_to_cpu(g->len) > FOS_WIRE_INLINE_MAX ||
-	     (flags & FOS_GRANT_KEEP)))
+	     (flags & (FOS_GRANT_KEEP | FOS_GRANT_WRITE))))
 		return -EPROTO;
 	return 0;
 }

@@ -47,6 +47,13 @@ run() {
 }
 
 [ "$nodes" = 2 ] || { echo "Bail out! blkremote needs 2 nodes"; exit 1; }
+# BLK_COPY_CACHE_MS=1000: kept regions on both nodes ("Kept regions" in
+# kernel/remote/kept.c): the storage node writes the client's Memory with
+# RDMA WRITEs, and reads it for writes with RDMA READs, without a message.
+if [ -n "${BLK_COPY_CACHE_MS:-}" ]; then
+	echo "$BLK_COPY_CACHE_MS" > "$PARAMS/copy_cache_ms"
+	ok $? "node $me: copy_cache_ms=$BLK_COPY_CACHE_MS"
+fi
 
 case $me in
 2)

@@ -131,6 +131,46 @@ static long long pinned_fell(long long from, long long n)
  * Grant a Memory of ours to @d, node 2's Request derived from node 3's:
  * node 2 copies it and hands its copy over to node 3 in turn.
  */
+/*
+ * Kept regions, written (copy_cache_ms, "Kept regions" in
+ * kernel/remote/kept.c): 20 copies of 100 bytes of ours (@local, at
+ * @buf + 4096) into node 3's Memory @n3mem, past what node 3 checks: the
+ * second asks node 3 to keep a region we write, the rest are RDMA WRITEs
+ * with no message; the last is read back.
+ */
+static void kept_writes(int fd, char *buf, uint32_t local,
+			uint32_t n3mem)
+{
+	long long kc0 = fos_total("kept_copies"), kc;
+	struct fos_nl_node n0 = {}, n1 = {};
+	unsigned char want[100];
+	uint64_t copied = 0, wb, tx;
+	int i, ret = fos_set_param("copy_cache_ms", 1000);
+
+	fos_nl_node_get(3, &n0);
+	for (i = 0; i < 20 && !ret; i++) {
+		fos_fill(buf + 4096 + 2048, 100, 20 + i);
+		ret = fos_copy(fd, local, 2048, n3mem, 1024 + 100 * i, 100,
+			       &copied);
+	}
+	fos_nl_node_get(3, &n1);
+	kc = fos_total("kept_copies") - kc0;
+	wb = n1.stats[FRACTOS_STAT_RDMA_WRITE_BYTES] -
+	     n0.stats[FRACTOS_STAT_RDMA_WRITE_BYTES];
+	tx = n1.stats[FRACTOS_STAT_TX_REMOTE_MSGS] -
+	     n0.stats[FRACTOS_STAT_TX_REMOTE_MSGS];
+	tap_ok(!ret && kc >= 18 && wb >= 1800 && tx <= 6,
+	       "node 1: 20 copies of 100 bytes of ours into node 3's Memory: %lld through a region it keeps, %llu bytes written by RDMA WRITE, %llu messages (ret %d)",
+	       kc, (unsigned long long)wb, (unsigned long long)tx, ret);
+	fos_fill(want, sizeof(want), 39);
+	memset(buf + 4096, 0, 100);
+	ret = fos_copy(fd, n3mem, 1024 + 1900, local, 0, 100, &copied);
+	tap_ok(!ret && !memcmp(buf + 4096, want, 100),
+	       "node 1: the last of them reads back from node 3's Memory (ret %d)",
+	       ret);
+	fos_set_param("copy_cache_ms", 0);
+}
+
 static void grant_forwarded(int fd, uint32_t d)
 {
 	struct fractos_memory_grant ga = { .req = d };
@@ -168,7 +208,7 @@ static int provider(void)
 	struct msg m;
 	int fd, ok, ret;
 
-	tap_plan(29 + 3 * (nodes - 1) + 14 * (nodes == 3));
+	tap_plan(29 + 3 * (nodes - 1) + 16 * (nodes == 3));
 	peers_up();
 	fd = fos_open();
 	buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -226,6 +266,7 @@ static int provider(void)
 		       ret);
 		tap_eq(invoke(fd, n3req, "copied", 6, NULL, 0), 0,
 		       "node 1: tell node 3 to check it");
+		kept_writes(fd, buf, local, n3mem);
 	}
 	tap_eq(monitor(fd, nd, 7), 0, "node 1: monitor_receive on the proxy");
 

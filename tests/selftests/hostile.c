@@ -897,6 +897,25 @@ static void views(void)
 		       ack.status);
 		h.payload_out = msg;
 	}
+	{
+		/* Version 17: a region we write (FOS_GRANT_WRITE), kept. */
+		uint8_t out[100], *v = (uint8_t *)a.buf + 4096;
+		struct w_grant_reply wg;
+		int i, ws;
+
+		for (i = 0; i < 100; i++)
+			out[i] = (uint8_t)(i * 13 + 1);
+		st = grant_flags(&h, &c, 200, 100, W_GRANT_KEEP | W_GRANT_WRITE,
+				 &wg);
+		ws = st ? -1 : hp_write(&h, out, 100, wg.addr, wg.rkey);
+		tap_ok(!st && wg.flags == W_GRANT_KEPT && wg.len == 100 && !ws &&
+		       !memcmp(v + 200, out, 100) && v[199] != out[0],
+		       "a GRANT of the writable view for writing, kept: our RDMA WRITE lands exactly there (status %d, write %d)",
+		       st, ws);
+		release(&h, wg.id);
+		st = grant_flags(&h, &given, 0, 10, W_GRANT_WRITE, &wg);
+		tap_eq(st, EACCES, "a GRANT for writing of a read-only view: EACCES");
+	}
 	then_copies(&h, &a, &c, msg);
 	st = grant(&h, &c, 0, 512, &gr);
 	{
@@ -993,7 +1012,10 @@ static void views(void)
 					      .len = sizeof(*g) };
 			malformed(&h, lec, "an inline GRANT that asks to keep a region",
 				  m, sizeof(*mh) + sizeof(*g));
-			g->flags = 0x4;
+			g->flags = W_GRANT_INLINE | W_GRANT_WRITE;
+			malformed(&h, lec, "an inline GRANT of a region to write",
+				  m, sizeof(*mh) + sizeof(*g));
+			g->flags = 0x8;
 			malformed(&h, lec, "a GRANT with a flag the protocol does not have",
 				  m, sizeof(*mh) + sizeof(*g));
 			memset(m, 0, sizeof(m));
@@ -1237,7 +1259,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(112);
+	tap_plan(115);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

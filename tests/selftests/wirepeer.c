@@ -539,13 +539,14 @@ int hp_cut_off(struct hp *p, int ms)
  * RDMA READ @len bytes at (@addr, @rkey) of the node's into @dst, on
  * @p's QP.  Return: the completion's status, or -1.
  */
-int hp_read(struct hp *p, void *dst, uint32_t len, uint64_t addr,
-	    uint32_t rkey)
+/* One RDMA READ or WRITE of @buf: the completion's status, or -1. */
+static int hp_rdma(struct hp *p, void *buf, uint32_t len, uint64_t addr,
+		   uint32_t rkey, enum ibv_wr_opcode op)
 {
-	struct ibv_mr *mr = ibv_reg_mr(p->pd, dst, len, IBV_ACCESS_LOCAL_WRITE);
-	struct ibv_sge sge = { .addr = (uintptr_t)dst, .length = len };
+	struct ibv_mr *mr = ibv_reg_mr(p->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len };
 	struct ibv_send_wr wr = { .wr_id = 777, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_READ,
+				  .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
@@ -567,6 +568,18 @@ int hp_read(struct hp *p, void *dst, uint32_t len, uint64_t addr,
 	}
 	ibv_dereg_mr(mr);
 	return ret;
+}
+
+int hp_read(struct hp *p, void *dst, uint32_t len, uint64_t addr,
+	    uint32_t rkey)
+{
+	return hp_rdma(p, dst, len, addr, rkey, IBV_WR_RDMA_READ);
+}
+
+int hp_write(struct hp *p, const void *src, uint32_t len, uint64_t addr,
+	     uint32_t rkey)
+{
+	return hp_rdma(p, (void *)src, len, addr, rkey, IBV_WR_RDMA_WRITE);
 }
 
 uint64_t fab_stat(int which)

@@ -122,6 +122,7 @@ struct w_grant {
 };
 #define W_GRANT_INLINE	0x1
 #define W_GRANT_KEEP	0x2	/* version 17: keep the region after the copy */
+#define W_GRANT_WRITE	0x4	/* version 17: a region we write */
 
 struct w_grant_reply {
 	uint32_t status, rkey;
@@ -274,6 +275,9 @@ int hp_recv(struct hp *p, uint8_t type, int ms, uint64_t *cookie);
 /* RDMA READ @len bytes at (@addr, @rkey) into @dst: its status, or -1. */
 int hp_read(struct hp *p, void *dst, uint32_t len, uint64_t addr,
 	    uint32_t rkey);
+/* RDMA WRITE @len bytes of @src at (@addr, @rkey): its status, or -1. */
+int hp_write(struct hp *p, const void *src, uint32_t len, uint64_t addr,
+	     uint32_t rkey);
 /* 1 if the node ends the connection within @ms, else 0. */
 int hp_cut_off(struct hp *p, int ms);
 /* Disconnect and free all of @p, and zero it. */

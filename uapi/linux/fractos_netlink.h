@@ -232,6 +232,11 @@ enum fractos_stat_attr {
 	FRACTOS_STAT_DUPLICATES,
 	FRACTOS_STAT_SESSION_ENDS,
 	FRACTOS_STAT_LINK_GRACE,
+	/*
+	 * Bytes this node wrote to the node with one-sided RDMA WRITEs (a
+	 * copy into a region the node keeps for us: "Kept regions").
+	 */
+	FRACTOS_STAT_RDMA_WRITE_BYTES,
 	__FRACTOS_STAT_MAX,
 };
 
