@@ -52,7 +52,8 @@ run() {
 # RDMA WRITEs, and reads it for writes with RDMA READs, without a message.
 if [ -n "${BLK_COPY_CACHE_MS:-}" ]; then
 	echo "$BLK_COPY_CACHE_MS" > "$PARAMS/copy_cache_ms"
-	ok $? "node $me: copy_cache_ms=$BLK_COPY_CACHE_MS"
+	rc=$?
+	ok $rc "node $me: copy_cache_ms=$BLK_COPY_CACHE_MS"
 fi
 
 case $me in
@@ -129,4 +130,15 @@ for path, k in [(p, k) for p in ('remote', 'noack') for k in keys]:
 PY
 	;;
 esac
+# Kept regions go back (and the grants the other node holds for them),
+# so that nothing outlives the run.
+if [ -n "${BLK_COPY_CACHE_MS:-}" ]; then
+	echo 0 > "$PARAMS/copy_cache_ms"
+	i=0
+	while [ $i -lt 50 ] && { [ "$(cat "$LIVE/kept_regions")" != 0 ] ||
+		[ "$(cat "$LIVE/grants")" != 0 ]; }; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+fi
 finish
