@@ -166,7 +166,7 @@ void fos_pull_forget(u32 token)
  * under the READs (ENOTCONN, ECOMM), or the owner had none to register
  * the region on, or the GRANT could not go (EHOSTUNREACH).
  */
-static bool fos_copy_cut(int ret)
+bool fos_copy_cut(int ret)
 {
 	return ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM ||
 	       ret == -EHOSTUNREACH;
@@ -458,33 +458,6 @@ bool fos_remote_copy_wanted(struct fos_object *src, struct fos_object *dst)
 	       fos_fabric_loopback();
 }
 
-/*
- * Ours into another node's (@peer, the destination's owner, @node): a
- * region it keeps for our writes ("Kept regions" in kept.c), or -ENOENT
- * to go on as without one.
- */
-static int fos_copy_kept_write(struct fos_peer *peer, u32 node, u32 pepoch,
-			       const struct fos_cap *src, u64 soff,
-			       const struct fos_cap *dst, u64 doff, u64 len)
-{
-	struct fos_wire_cap wd;
-	struct fos_mem *mem;
-	int ret;
-
-	if (!fos_kept_on() || fos_copy_describe(dst, node, pepoch, &wd))
-		return -ENOENT;
-	mem = fos_obj_get_mem(src->obj);
-	if (IS_ERR(mem)) {
-		ret = -ENOENT;	/* the path without a region reports it */
-	} else {
-		ret = fos_kept_copy(peer, &wd, doff, mem, src->off + soff, len,
-				    true);
-		fos_mem_put(mem);
-	}
-	fos_copy_undescribe(&wd, node, pepoch);
-	return ret;
-}
-
 /**
  * fos_remote_copy_until - memory_copy where a view is another node's
  * @src: the source view (READ and the range checked by the caller)
@@ -538,8 +511,8 @@ int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 		return -EHOSTUNREACH;
 	pepoch = fos_peer_epoch(peer);
 	if (droot->proxy && !sroot->proxy) {
-		ret = fos_copy_kept_write(peer, oid.node, pepoch, src, soff, dst,
-					  doff, len);
+		ret = fos_kept_copy_to(peer, oid.node, pepoch, src, soff, dst,
+				       doff, len);
 		if (ret != -ENOENT)
 			goto out_peer;
 	}

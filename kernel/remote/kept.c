@@ -282,6 +282,15 @@ static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid, bool write,
 }
 
 /*
+ * A transfer that a region's end explains (GRANT_END: EKEYREVOKED) or a
+ * connection's (fos_copy_cut()): the copy asks again, as without one.
+ */
+static bool fos_kept_retry(int ret)
+{
+	return ret == -EKEYREVOKED || fos_copy_cut(ret);
+}
+
+/*
  * Read bytes [@at, @at + @len) of the object through @k into @mem at
  * byte @moff, or write them there from @mem.  Returns the transfer's
  * error.
@@ -297,7 +306,7 @@ static int fos_kept_xfer(struct fos_peer *peer, struct fos_kept *k, u64 at,
 	spin_lock(&fos_kept_lock);
 	k->inflight--;
 	/* Another connection's region, or the connection failed under it. */
-	if (ret == -ESTALE || ret == -ENOTCONN || ret == -ECOMM)
+	if (fos_copy_cut(ret))
 		fos_kept_kill_locked(k, true);
 	kick = !k->inflight && (k->dead || READ_ONCE(k->pull.ended));
 	spin_unlock(&fos_kept_lock);
@@ -327,6 +336,7 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	struct fos_kept *k, *lru = NULL;
 	struct fos_rpc_wait w;
 	u64 goff, glen;
+	bool covers;
 	int ret;
 
 	if (len > want)
@@ -349,19 +359,17 @@ static struct fos_kept *fos_kept_grant(struct fos_peer *peer,
 	if (ret)
 		goto refused;
 	glen = le64_to_cpu(w.grant.len);
+	covers = glen <= want && soff + len <= goff + glen;
 	/* Kept, and over the bytes wanted now: else a plain grant. */
-	if (!(le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) || glen > want ||
-	    soff + len > goff + glen) {
-		if (glen <= want && soff + len <= goff + glen) {
+	if (!(le32_to_cpu(w.grant.flags) & FOS_GRANT_KEPT) || !covers) {
+		if (covers) {
 			u64 at = le64_to_cpu(w.grant.addr) + (soff - goff);
 
 			ret = fos_copy_region(peer, mem, moff, len, at,
 					      le32_to_cpu(w.grant.rkey),
 					      le64_to_cpu(w.grant.conn),
 					      &k->pull.ended, write);
-			/* Ended or cut: the caller asks again. */
-			*done = ret != -ESTALE && ret != -ENOTCONN &&
-				ret != -ECOMM && ret != -EKEYREVOKED;
+			*done = !fos_kept_retry(ret);
 			*ret_out = ret;
 		}
 		rel.id = w.grant.id;
@@ -460,9 +468,35 @@ int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *rv,
 	ret = fos_kept_xfer(peer, k, at, mem, moff, len);
 	if (!ret)
 		fos_total_add(FOS_TOTAL_KEPT_COPIES, 1);
-	else if (ret == -EKEYREVOKED || ret == -ESTALE || ret == -ENOTCONN ||
-		 ret == -ECOMM)
-		ret = -ENOENT;	/* ended or cut: ask again, as without one */
+	else if (fos_kept_retry(ret))
+		ret = -ENOENT;
+	return ret;
+}
+
+/*
+ * Ours into another node's (@peer, the destination's owner, @node): a
+ * region it keeps for our writes ("Kept regions" in kept.c), or -ENOENT
+ * to go on as without one.
+ */
+int fos_kept_copy_to(struct fos_peer *peer, u32 node, u32 pepoch,
+		     const struct fos_cap *src, u64 soff,
+		     const struct fos_cap *dst, u64 doff, u64 len)
+{
+	struct fos_wire_cap wd;
+	struct fos_mem *mem;
+	int ret;
+
+	if (!fos_kept_on() || fos_copy_describe(dst, node, pepoch, &wd))
+		return -ENOENT;
+	mem = fos_obj_get_mem(src->obj);
+	if (IS_ERR(mem)) {
+		ret = -ENOENT;	/* the path without a region reports it */
+	} else {
+		ret = fos_kept_copy(peer, &wd, doff, mem, src->off + soff, len,
+				    true);
+		fos_mem_put(mem);
+	}
+	fos_copy_undescribe(&wd, node, pepoch);
 	return ret;
 }
 

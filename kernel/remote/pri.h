@@ -256,6 +256,7 @@ struct fos_pull {
 
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
+bool fos_copy_cut(int ret);
 int fos_pull_track(struct fos_pull *p, u32 *token);
 void fos_pull_forget(u32 token);
 int fos_copy_region(struct fos_peer *peer, struct fos_mem *mem, u64 moff,
@@ -266,6 +267,9 @@ int fos_kept_copy(struct fos_peer *peer, const struct fos_wire_cap *rv,
 		  u64 roff, struct fos_mem *mem, u64 moff, u64 len, bool write);
 void fos_kept_kick(void);
 bool fos_kept_on(void);
+int fos_kept_copy_to(struct fos_peer *peer, u32 node, u32 pepoch,
+		     const struct fos_cap *src, u64 soff,
+		     const struct fos_cap *dst, u64 doff, u64 len);
 void fos_kept_drop_node(u32 node, u32 epoch);
 void fos_kept_exit(void);
 u64 fos_copy_inline_max(void);
