@@ -103,9 +103,10 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * ("Contacts" in the uAPI header); stolen_memories: Memory objects
  * handed to a contact by a killed space's note (FRACTOS_CONTACT_STEAL);
  * memory_grants: buffers handed over by MEMORY_GRANT; pull_retries:
- * windows of remote copies asked for again because the connection of
- * their region ended (with fabric_grace_ms); grant_copies: buffers
- * another node's MEMORY_GRANT handed to a Request of ours, copied here
+ * windows of remote copies (or transfers through kept regions) asked for
+ * again because the connection of their region ended (with
+ * fabric_grace_ms); grant_copies: buffers another node's MEMORY_GRANT
+ * handed to a Request of ours, copied here
  * (kernel/remote/handover.c); noack_invokes, noack_refused: invocations
  * sent to another node with FRACTOS_INVOKE_NOACK, and those its owner
  * refused ("Invocations without an answer" in kernel/remote/remote.c);

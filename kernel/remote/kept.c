@@ -12,14 +12,14 @@
  * A memory_copy into our Memory from another node's (or, with
  * fabric_loopback, from our own through the fabric) asks the source's
  * owner for a grant, reads it and releases it: two messages for a small
- * copy, four and a READ for a larger one.  With copy_cache_ms set, the
- * second copy within that time from one remote object asks the owner to
- * keep its region (GRANT with FOS_GRANT_KEEP, over the caller's whole
- * view, FOS_KEPT_WINDOW at most), and every later copy from inside that
- * region is one RDMA READ, with no message and nothing run on the owner's
- * CPU.  The first copy of an object is never kept: the storage adaptor's
- * staging buffers are copied once and revoked, and keeping them would
- * cost each revocation a GRANT_END and its RELEASE.
+ * copy, four and a READ for a larger one.  With copy_cache_ms set (1000
+ * by default), the second copy within that time from one remote object
+ * asks the owner to keep its region (GRANT with FOS_GRANT_KEEP, over the
+ * caller's whole view, FOS_KEPT_WINDOW at most), and every later copy
+ * from inside that region is one RDMA READ, with no message and nothing
+ * run on the owner's CPU.  The first copy of an object is never kept:
+ * the storage adaptor's staging buffers are copied once and revoked, and
+ * keeping them would cost each revocation a GRANT_END and its RELEASE.
  *
  * What a region proves: that this node was granted those bytes by their
  * owner, which checked the view it was named by against the views it
@@ -140,7 +140,7 @@ void fos_kept_kick(void)
 	mod_delayed_work(system_wq, &fos_kept_work, 0);
 }
 
-static unsigned int fos_kept_ms;
+static unsigned int fos_kept_ms = 1000;
 
 static int fos_kept_ms_set(const char *val, const struct kernel_param *kp)
 {
@@ -165,7 +165,7 @@ static const struct kernel_param_ops fos_kept_ms_ops = {
 };
 module_param_cb(copy_cache_ms, &fos_kept_ms_ops, &fos_kept_ms, 0644);
 MODULE_PARM_DESC(copy_cache_ms,
-		 "Keep the regions of remote Memory copied from (or into) twice within this many ms, and read (or write) them again with no message while they are used that often (\"Kept regions\"; default 0: never; setting 0 releases them)");
+		 "Keep the regions of remote Memory copied from (or into) twice within this many ms, and read (or write) them again with no message while they are used that often (\"Kept regions\"; default 1000; 0: never, and setting 0 releases them)");
 
 /* Is copy_cache_ms set (a racy hint)? */
 bool fos_kept_on(void)
@@ -284,10 +284,16 @@ static bool fos_kept_seen_locked(u32 owner, u32 epoch, u64 oid, bool write,
 /*
  * A transfer that a region's end explains (GRANT_END: EKEYREVOKED) or a
  * connection's (fos_copy_cut()): the copy asks again, as without one.
+ * One cut with its connection counts as a pull's window asked for again
+ * does (totals/pull_retries, "Link loss" in remote.c).
  */
 static bool fos_kept_retry(int ret)
 {
-	return ret == -EKEYREVOKED || fos_copy_cut(ret);
+	if (fos_copy_cut(ret)) {
+		fos_total_add(FOS_TOTAL_PULL_RETRIES, 1);
+		return true;
+	}
+	return ret == -EKEYREVOKED;
 }
 
 /*

@@ -19,10 +19,12 @@
  *  3. gets EINVAL through its error continuation for an unaligned read;
  *  4. reads 4 KiB with its own continuations: node 3 sends the bytes and
  *     the continuation in one COPY (wire v15, totals/copy_then); then 128
- *     KiB: this node pulls them and invokes the continuation itself;
+ *     KiB: this node pulls them and invokes the continuation itself (or,
+ *     into a region this node keeps for node 3, node 3 writes them);
  *  5. collects node 3's own results (its staging counter included);
- *  6. kills node 3 with 16 reads in flight (its RDMA READs of the staged
- *     data slowed down on node 1, debugfs fault_read_delay_ms): its
+ *  6. kills node 3 with 16 reads in flight (node 1's RDMA READs of the
+ *     staged data, or node 3's WRITEs into a region node 1 keeps, slowed
+ *     down on both nodes, debugfs fault_read_delay_ms): its
  *     monitor on "vol-rd" fires before the reads complete, "vol-rd" is
  *     revoked, and no read is answered twice.  A read whose storage
  *     node dies is answered at most once, through its error
@@ -132,6 +134,13 @@ static int storage(void)
 	r.passed = tap_count - tap_failed;
 	r.failed = tap_failed;
 	tap_errno(invoke(fd, rep, &r, sizeof(r), NULL, 0), 0, "node 3: report");
+	/*
+	 * Node 1 kills this guest with reads in flight: the bytes go by this
+	 * node's RDMA WRITEs into a region node 1 keeps for them (kept
+	 * regions, "Kept regions" in kernel/remote/kept.c), or by node 1's
+	 * READs; both are slowed down.
+	 */
+	fos_set_debugfs("fault_read_delay_ms", 1000);
 	node_barrier("blk", "report", 300);
 	/* Node 1 kills this guest. */
 	pause();

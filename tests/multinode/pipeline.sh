@@ -22,7 +22,8 @@
 # snapshots its fabric counters (fosnet barrier carries them to node 1):
 # the remote layer's messages it sent (tx_remote_msgs), the bytes it sent
 # and the bytes it read from each peer (rdma_read_bytes: data flows from
-# that peer to this node).  Each shape runs with -n 0 (set-up and
+# that peer to this node) and wrote into each (rdma_write_bytes: from
+# this node to that peer).  Each shape runs with -n 0 (set-up and
 # tear-down only) and -n 16: the difference over 16 is what a batch costs.
 # For all three alike: the bytes eth0 sent and the SENDs rxe0 posted
 # (control messages of fractos and of nvme-rdma).  Checked: in the
@@ -52,11 +53,13 @@ sizes="16 64 256"
 for i in 1 2 3; do [ "$i" = "$me" ] || add_peer "$i"; done
 for i in 1 2 3; do [ "$i" = "$me" ] || wait_up "$i" 60; done
 
-# snap: this node's "MSGS:BYTES:R1:R2:R3:WIRE:SENDS": remote-layer
-# messages sent and bytes moved (sent, plus read) over all its peers, the
-# bytes read from node 1, 2 and 3; then, for every stack alike (NVMe-oF
-# too), the bytes eth0 sent and the SENDs rxe0 posted (the control
-# messages of both fractos and nvme-rdma; RDMA READs and WRITEs move data).
+# snap: this node's "MSGS:BYTES:R1:R2:R3:WIRE:SENDS:W1:W2:W3":
+# remote-layer messages sent and bytes moved (sent, read and written)
+# over all its peers, the bytes read from node 1, 2 and 3; for every stack
+# alike (NVMe-oF too), the bytes eth0 sent and the SENDs rxe0 posted (the
+# control messages of both fractos and nvme-rdma; RDMA READs and WRITEs
+# move data); then the bytes it wrote into node 1, 2 and 3's Memory
+# (rdma_write_bytes: kept regions, "Kept regions" in kernel/remote/kept.c).
 snap() {
 	local wire sends
 	wire=$(cat /sys/class/net/eth0/statistics/tx_bytes)
@@ -66,14 +69,17 @@ import json, sys
 me = int(sys.argv[1])
 msgs = moved = 0
 rd = {1: 0, 2: 0, 3: 0}
+wr = {1: 0, 2: 0, 3: 0}
 for n in json.load(sys.stdin):
 	if n["id"] == me:
 		continue
 	s = n["stats"]
 	msgs += s["tx_remote_msgs"]
-	moved += s["tx_bytes"] + s["rdma_read_bytes"]
+	moved += s["tx_bytes"] + s["rdma_read_bytes"] + s["rdma_write_bytes"]
 	rd[n["id"]] = s["rdma_read_bytes"]
-print("%d:%d:%d:%d:%d:%s:%s" % (msgs, moved, rd[1], rd[2], rd[3], sys.argv[2], sys.argv[3]))' \
+	wr[n["id"]] = s["rdma_write_bytes"]
+print("%d:%d:%d:%d:%d:%s:%s:%d:%d:%d" % (msgs, moved, rd[1], rd[2], rd[3],
+      sys.argv[2], sys.argv[3], wr[1], wr[2], wr[3]))' \
 		"$me" "$wire" "$sends"
 }
 

@@ -8,7 +8,7 @@ field) started about 1500 of them and took minutes on a slow host.
 
 Reads, in DIR (/tmp):
   pl.pre-RUN, pl.post-RUN   "N1=F:F:... N2=... N3=..." (fosnet barrier):
-                            per node "MSGS:BYTES:R1:R2:R3:WIRE:SENDS"
+                            per node "MSGS:BYTES:R1:R2:R3:WIRE:SENDS:W1:W2:W3"
   pl.out.SHAPE-NB           the application's JSON, NB batches
   pl.q4.SHAPE               the same, 4 batches in flight
   pl.bSIZE.SHAPE            the same, 8 batches of SIZE pairs
@@ -60,6 +60,12 @@ class Runs:
         q = abs(a - b) // self.nb
         return q if a >= b else -q
 
+    def flow(self, src, dst, shape):
+        """Per batch, the bytes that went from node SRC to node DST: those
+        DST read from SRC (field 2 + SRC) and those SRC wrote into DST's
+        Memory (field 7 + DST)."""
+        return self.per(dst, shape, 2 + src) + self.per(src, shape, 7 + dst)
+
     def sum_per(self, shape, field):
         return sum(self.per(n, shape, field) for n in (1, 2, 3))
 
@@ -106,20 +112,20 @@ def main():
         check(verdicts, "node 1: %s: every verdict equals the CPU reference, "
               "1 and 4 batches in flight" % m)
 
-    # fields 3, 4, 5: bytes read from node 1, 2, 3
+    # bytes from node to node, read by one or written by the other
     def features():
-        p32, p31 = r.per(2, "pipeline", 5), r.per(1, "pipeline", 5)
+        p32, p31 = r.flow(3, 2, "pipeline"), r.flow(3, 1, "pipeline")
         return (p32 >= bb and p31 < bb // 4,
                 " (%d bytes a batch), not to node 1 (%d)" % (p32, p31))
     check(features, "node 1: pipeline: the features went node 3 -> node 2")
 
     def probes():
-        p21 = r.per(2, "pipeline", 3)
+        p21 = r.flow(1, 2, "pipeline")
         return bb <= p21 < bb * 2, " (%d bytes a batch)" % p21
     check(probes, "node 1: pipeline: node 2 read only the probes from node 1")
 
     def star():
-        s31, s21 = r.per(1, "star", 5), r.per(2, "star", 3)
+        s31, s21 = r.flow(3, 1, "star"), r.flow(1, 2, "star")
         return (s31 >= bb and s21 >= bb * 2,
                 " (%d bytes a batch) and went on to node 2 with the probes (%d)"
                 % (s31, s21))

@@ -145,7 +145,8 @@ static void kept_writes(int fd, char *buf, uint32_t local,
 	struct fos_nl_node n0 = {}, n1 = {};
 	unsigned char want[100];
 	uint64_t copied = 0, wb, tx;
-	int i, ret = fos_set_param("copy_cache_ms", 1000);
+	long long ms = fos_param("copy_cache_ms");
+	int i, ret = ms < 0 ? -1 : fos_set_param("copy_cache_ms", 1000);
 
 	fos_nl_node_get(3, &n0);
 	for (i = 0; i < 20 && !ret; i++) {
@@ -168,7 +169,8 @@ static void kept_writes(int fd, char *buf, uint32_t local,
 	tap_ok(!ret && !memcmp(buf + 4096, want, 100),
 	       "node 1: the last of them reads back from node 3's Memory (ret %d)",
 	       ret);
-	fos_set_param("copy_cache_ms", 0);
+	if (ms >= 0)
+		fos_set_param("copy_cache_ms", ms);
 }
 
 static void grant_forwarded(int fd, uint32_t d)
