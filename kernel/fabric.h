@@ -94,6 +94,18 @@ typedef void (*fos_recv_fn)(struct fos_peer *peer,
 			    const struct fos_rx_info *rx,
 			    const void *payload, u32 len);
 
+/* What a row's @recv_atomic returns to have @recv called instead. */
+#define FOS_RX_DEFER	1
+
+/*
+ * A handler's attempt in the receive completion's softirq: 0 if it
+ * handled the message, FOS_RX_DEFER (having done nothing) to have the
+ * row's @recv handle it in process context, in order.
+ */
+typedef int (*fos_recv_atomic_fn)(struct fos_peer *peer,
+				  const struct fos_rx_info *rx,
+				  const void *payload, u32 len);
+
 /**
  * struct fos_msg_type - one row of the transport's dispatch table
  * @type: the message type, FOS_FABRIC_TYPE_FIRST..FOS_FABRIC_TYPE_LAST
@@ -107,6 +119,9 @@ typedef void (*fos_recv_fn)(struct fos_peer *peer,
  * @atomic: @recv may run in the receive completion's softirq ("Receiving
  *	in softirq" in fabric/rx.c): it neither sleeps nor takes a lock that
  *	process context takes with bottom halves on
+ * @recv_atomic: for a row that is not @atomic, nor @held: tried first in
+ *	the completion's softirq, under @atomic's rules, where the message
+ *	was verified; it may defer to @recv (FOS_RX_DEFER)
  */
 struct fos_msg_type {
 	u8 type;
@@ -115,6 +130,7 @@ struct fos_msg_type {
 	fos_recv_fn recv;
 	bool held;
 	bool atomic;
+	fos_recv_atomic_fn recv_atomic;
 };
 
 int fos_fabric_register(const struct fos_msg_type *types, unsigned int n);

@@ -86,6 +86,9 @@ struct fos_ibdev {
  *	for process context
  * @status: receive buffers, deferred: the completion's status
  * @byte_len: receive buffers, deferred: the completion's length
+ * @verified: receive buffers, deferred: verified in softirq already
+ *	(its sequence, session and credits taken), its handler deferred
+ * @deliver: receive buffers, @verified: not a duplicate of the session's
  */
 struct fos_buf {
 	struct ib_cqe cqe;
@@ -96,6 +99,8 @@ struct fos_buf {
 	struct list_head free;
 	enum ib_wc_status status;
 	u32 byte_len;
+	bool verified;
+	bool deliver;
 };
 
 enum fos_conn_state {

@@ -40,7 +40,10 @@ static int fos_rx_table_add(const struct fos_msg_type *types, unsigned int n,
 			     type <= FOS_FABRIC_TYPE_LAST;
 
 		if (!type || type >= FOS_WIRE_NR || users == own ||
-		    !types[i].check) {
+		    !types[i].check ||
+		    (types[i].recv_atomic && (!types[i].recv ||
+					      types[i].held ||
+					      types[i].atomic))) {
 			fos_fabric_unregister(types, i);
 			return -EINVAL;
 		}
@@ -269,66 +272,72 @@ static bool fos_rx_bound(struct fos_conn *conn, struct fos_wire_hdr *hdr,
 }
 
 /*
- * One received message, in QP order: verified, its session and credits
- * taken, its handler run, its buffer posted again.  In the completion's
- * context, or in fos_rx_work()'s ("Receiving in softirq" below).
+ * Verify one received message, in QP order: its header, sequence and tag,
+ * type and payload, admission and session; take its credits.  Returns its
+ * row, or NULL if it went no further (the connection fails, or waits for
+ * its session); *@deliver: not a duplicate of the session's.  In the
+ * completion's context, or in fos_rx_work()'s ("Receiving in softirq").
  */
-static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
-			  enum ib_wc_status status, u32 byte_len)
+static const struct fos_msg_type *fos_rx_verify(struct fos_conn *conn,
+						struct fos_buf *b,
+						enum ib_wc_status status,
+						u32 byte_len, bool *deliver)
 {
 	struct fos_peer *peer = conn->peer;
 	const struct fos_msg_type *t;
 	struct fos_wire_hdr *hdr = b->data;
-	u32 credits, len, owed;
-	bool bad_credits, auth, held = false;
-	int ret, deliver = 1;
+	bool bad_credits;
+	u32 credits, len;
+	int ret;
 
 	if (status != IB_WC_SUCCESS) {
 		fos_wc_error(conn, status, "receive");
-		return;
+		return NULL;
 	}
 	if (fos_wire_check(hdr, byte_len)) {
 		fos_proto_error(conn, "bad header");
-		return;
+		return NULL;
 	}
 	if (!fos_rx_bound(conn, hdr, byte_len)) {
 		if (conn->admitted)
 			fos_proto_error(conn, "bad sequence number or tag");
 		else
 			fos_auth_failed(conn, "bad sequence number or tag");
-		return;
+		return NULL;
 	}
 	t = READ_ONCE(fos_msg_types[hdr->type]);
 	if (!t) {
 		fos_proto_error(conn, "unknown type");
-		return;
+		return NULL;
 	}
 	len = le32_to_cpu(hdr->len);
 	if (t->check(hdr + 1, len)) {
 		fos_proto_error(conn, t->name);
-		return;
+		return NULL;
 	}
-	auth = hdr->type == FOS_WIRE_AUTH;
-	if (unlikely(!conn->admitted || auth) && !fos_conn_admit(conn, hdr))
-		return;
+	if (unlikely(!conn->admitted || hdr->type == FOS_WIRE_AUTH) &&
+	    !fos_conn_admit(conn, hdr))
+		return NULL;
 	/* The session: synced by the first message, acknowledged by each. */
 	if (unlikely(!conn->synced)) {
 		ret = fos_sess_sync(conn, hdr);
 		if (ret == -EPROTO)
 			fos_proto_error(conn, "bad session acknowledgment");
 		if (ret)
-			return;
+			return NULL;
 	}
 	if (unlikely(!fos_sess_acked(conn, hdr))) {
 		fos_proto_error(conn, "bad session acknowledgment");
-		return;
+		return NULL;
 	}
+	*deliver = true;
 	if (fos_wire_type_remote(hdr->type)) {
-		deliver = fos_sess_deliver(conn, hdr);
-		if (unlikely(deliver < 0)) {
+		ret = fos_sess_deliver(conn, hdr);
+		if (unlikely(ret < 0)) {
 			fos_proto_error(conn, "bad session number");
-			return;
+			return NULL;
 		}
+		*deliver = ret;
 	}
 
 	credits = le16_to_cpu(hdr->credits);
@@ -339,7 +348,7 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 	spin_unlock_bh(&conn->lock);
 	if (bad_credits) {
 		fos_proto_error(conn, "too many credits");
-		return;
+		return NULL;
 	}
 	if (credits) {
 		fos_conn_flush(conn);
@@ -352,6 +361,21 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 		fos_stat_add(peer, FRACTOS_STAT_RX_REMOTE_MSGS, 1);
 	trace_fos_msg_rx(peer->node_id, conn->id->qp->qp_num, t->name, len,
 			 le64_to_cpu(hdr->cookie));
+	return t;
+}
+
+/*
+ * A verified message's handler (@t's @recv, unless @deliver is false: a
+ * duplicate, or handled in softirq already), then its buffer posted again
+ * and its credit owed.
+ */
+static void fos_rx_dispatch(struct fos_conn *conn, struct fos_buf *b,
+			    const struct fos_msg_type *t, bool deliver)
+{
+	struct fos_wire_hdr *hdr = b->data;
+	bool auth = hdr->type == FOS_WIRE_AUTH, held = false;
+	u32 owed;
+	int ret;
 
 	/*
 	 * A held credit is counted before the handler runs: the request may
@@ -371,7 +395,7 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 		};
 
 		WRITE_ONCE(conn->rx_busy, true);
-		t->recv(peer, &rx, hdr + 1, len);
+		t->recv(conn->peer, &rx, hdr + 1, le32_to_cpu(hdr->len));
 		/* What it sent is in @sends: fos_peer_linger() */
 		smp_store_release(&conn->rx_busy, false);
 	}
@@ -390,6 +414,18 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 	fos_conn_credit_check(conn, owed, auth);
 }
 
+/* One received message, verified and handled in process context. */
+static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
+			  enum ib_wc_status status, u32 byte_len)
+{
+	const struct fos_msg_type *t;
+	bool deliver;
+
+	t = fos_rx_verify(conn, b, status, byte_len, &deliver);
+	if (t)
+		fos_rx_dispatch(conn, b, t, deliver);
+}
+
 /**
  * DOC: Receiving in softirq
  *
@@ -402,6 +438,11 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
  * yet, joins the connection's FIFO (@rx_defer), which fos_rx_work()
  * drains in process context on fos_rx_wq (high priority, as the CQ's own
  * work item would be).
+ *
+ * A row with a @recv_atomic (INVOKE) is verified in softirq too, and its
+ * handler tried there first; one that defers (FOS_RX_DEFER, having done
+ * nothing) joins the FIFO marked @verified, and fos_rx_work() runs only
+ * its @recv, its sequence, session and credits taken once.
  *
  * Order is the QP's: a message is handled in softirq only when no
  * deferred message is left, the one fos_rx_work() is handling included
@@ -420,7 +461,8 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
  * softirq"): an answer's work item ran on the kworker that had just sent
  * the request, with no switch, so the one hop it removes cost little.
  * The hop that costs is the INVOKE's, whose handler takes the object
- * tree's lock and the export table's mutex (kernel/fabric/README.md).
+ * tree's lock and the export table's mutex: its @recv_atomic defers every
+ * INVOKE until the steps of kernel/fabric/README.md are built.
  */
 
 /* May @b's message, completed with @status, be handled in softirq? */
@@ -436,14 +478,64 @@ static bool fos_rx_atomic(struct fos_conn *conn, struct fos_buf *b,
 	    byte_len < sizeof(*hdr) || hdr->type >= FOS_WIRE_NR)
 		return false;
 	t = READ_ONCE(fos_msg_types[hdr->type]);
-	return t && t->atomic && hdr->type != FOS_WIRE_AUTH;
+	return t && (t->atomic || t->recv_atomic) &&
+	       hdr->type != FOS_WIRE_AUTH;
+}
+
+/* Defer @b's message to fos_rx_work(), as it is or @verified already. */
+static void fos_rx_defer(struct fos_conn *conn, struct fos_buf *b,
+			 enum ib_wc_status status, u32 byte_len)
+{
+	bool queue;
+
+	b->status = status;
+	b->byte_len = byte_len;
+	spin_lock(&conn->rx_lock);
+	list_add_tail(&b->free, &conn->rx_defer);
+	queue = !conn->rx_ndefer++;
+	spin_unlock(&conn->rx_lock);
+	if (queue)
+		queue_work(fos_rx_wq, &conn->rx_work);
+}
+
+/* One received message in softirq: an atomic row's, or a @recv_atomic's. */
+static void fos_rx_handle_soft(struct fos_conn *conn, struct fos_buf *b,
+			       enum ib_wc_status status, u32 byte_len)
+{
+	const struct fos_msg_type *t;
+	struct fos_wire_hdr *hdr;
+	struct fos_rx_info rx;
+	bool deliver;
+	int ret;
+
+	t = fos_rx_verify(conn, b, status, byte_len, &deliver);
+	if (!t)
+		return;
+	if (t->atomic || !deliver) {
+		fos_rx_dispatch(conn, b, t, deliver);
+		return;
+	}
+	hdr = b->data;
+	rx.type = hdr->type;
+	rx.cookie = le64_to_cpu(hdr->cookie);
+	WRITE_ONCE(conn->rx_busy, true);
+	ret = t->recv_atomic(conn->peer, &rx, hdr + 1, le32_to_cpu(hdr->len));
+	/* What it sent is in @sends: fos_peer_linger() */
+	smp_store_release(&conn->rx_busy, false);
+	if (ret == FOS_RX_DEFER) {
+		b->verified = true;
+		b->deliver = deliver;
+		fos_rx_defer(conn, b, status, byte_len);
+		return;
+	}
+	fos_rx_dispatch(conn, b, t, false);	/* handled: the rest */
 }
 
 void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct fos_buf *b = container_of(wc->wr_cqe, struct fos_buf, cqe);
 	struct fos_conn *conn = b->conn;
-	bool now, queue = false;
+	bool now;
 
 	if (wc->status == IB_WC_SUCCESS)
 		ib_dma_sync_single_for_cpu(conn->dev->ibdev, b->dma,
@@ -452,26 +544,25 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		fos_rx_handle(conn, b, wc->status, wc->byte_len);
 		return;
 	}
+	/*
+	 * Nothing else changes @rx_ndefer from 0 while this runs: only this
+	 * context defers, and fos_rx_work() has nothing to hand back.
+	 */
 	spin_lock(&conn->rx_lock);
 	now = !conn->rx_ndefer &&
 	      fos_rx_atomic(conn, b, wc->status, wc->byte_len);
-	if (!now) {
-		b->status = wc->status;
-		b->byte_len = wc->byte_len;
-		list_add_tail(&b->free, &conn->rx_defer);
-		queue = !conn->rx_ndefer++;
-	}
 	spin_unlock(&conn->rx_lock);
 	if (now)
-		fos_rx_handle(conn, b, wc->status, wc->byte_len);
-	else if (queue)
-		queue_work(fos_rx_wq, &conn->rx_work);
+		fos_rx_handle_soft(conn, b, wc->status, wc->byte_len);
+	else
+		fos_rx_defer(conn, b, wc->status, wc->byte_len);
 }
 
 /* The deferred messages of a connection, in order (see above). */
 void fos_rx_work(struct work_struct *work)
 {
 	struct fos_conn *conn = container_of(work, struct fos_conn, rx_work);
+	const struct fos_wire_hdr *hdr;
 	struct fos_buf *b;
 
 	for (;;) {
@@ -489,7 +580,16 @@ void fos_rx_work(struct work_struct *work)
 		spin_unlock_bh(&conn->rx_lock);
 		if (!b)
 			return;
-		fos_rx_handle(conn, b, b->status, b->byte_len);
+		if (b->verified) {
+			/* Cleared before the buffer is posted again. */
+			b->verified = false;
+			hdr = b->data;
+			fos_rx_dispatch(conn, b,
+					READ_ONCE(fos_msg_types[hdr->type]),
+					b->deliver);
+		} else {
+			fos_rx_handle(conn, b, b->status, b->byte_len);
+		}
 		spin_lock_bh(&conn->rx_lock);
 		conn->rx_ndefer--;
 		spin_unlock_bh(&conn->rx_lock);

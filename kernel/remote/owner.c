@@ -253,6 +253,21 @@ out_disown:
 	return ret;
 }
 
+/*
+ * An INVOKE in the receive completion's softirq, with fabric_rx_softirq
+ * ("Receiving in softirq" in fabric/rx.c): verified there, and deferred
+ * to fos_invoke_recv().  Delivering the common case here (an admitted
+ * connection, no capabilities, a local Request) needs the export table,
+ * the Request's contents and the ACK's locks safe in softirq first: the
+ * steps are in kernel/fabric/README.md.
+ */
+int fos_invoke_recv_atomic(struct fos_peer *peer,
+			   const struct fos_rx_info *rx, const void *payload,
+			   u32 len)
+{
+	return FOS_RX_DEFER;
+}
+
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len)
 {

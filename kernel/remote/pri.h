@@ -335,6 +335,9 @@ int fos_remote_copy_until(const struct fos_cap *src, u64 soff,
 /* Receive handlers, registered with the fabric by remote.c. */
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
+int fos_invoke_recv_atomic(struct fos_peer *peer,
+			   const struct fos_rx_info *rx, const void *payload,
+			   u32 len);
 void fos_ack_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		  const void *payload, u32 len);
 void fos_revoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

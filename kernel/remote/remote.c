@@ -261,7 +261,8 @@ bool fos_remote_invoke_wanted(struct fos_object *target)
 
 /* Our rows of the fabric's dispatch table. */
 static const struct fos_msg_type fos_remote_types[] = {
-	{ FOS_WIRE_INVOKE, "invoke", fos_wire_check_invoke, fos_invoke_recv },
+	{ FOS_WIRE_INVOKE, "invoke", fos_wire_check_invoke, fos_invoke_recv,
+	  .recv_atomic = fos_invoke_recv_atomic },
 	/* Answers only: they complete a call (rpc.c) and may run in softirq. */
 	{ FOS_WIRE_ACK, "ack", fos_wire_check_ack, fos_ack_recv,
 	  .atomic = true },
