@@ -504,22 +504,22 @@ void fos_peer_connect_work(struct work_struct *work)
 	u32 alt_id;
 	int mode;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	if (peer->deleted || peer->out) {
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		return;
 	}
 	peer->state = FRACTOS_NODE_CONNECTING;
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 
 	mode = fos_auth_current(peer->node_id, &key, &alt_id);
 	if (mode == FRACTOS_AUTH_NONE) {
 		/* Setting a secret kicks every peer (fos_fabric_kick()). */
 		pr_info_ratelimited("node %u: not connecting without a key for it (fractctl secret row, or secret set)\n",
 				    peer->node_id);
-		spin_lock(&peer->lock);
+		spin_lock_bh(&peer->lock);
 		peer->state = FRACTOS_NODE_DOWN;
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		return;
 	}
 	conn = fos_conn_alloc(peer, true);
@@ -558,9 +558,9 @@ void fos_peer_connect_work(struct work_struct *work)
 
 retry:
 	fos_stat_add(peer, FRACTOS_STAT_CONNECT_ERRORS, 1);
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	fos_peer_backoff_locked(peer);
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 }
 
 /*
@@ -574,13 +574,13 @@ void fos_fabric_kick(void)
 
 	xa_lock(&fos_peers);
 	xa_for_each(&fos_peers, idx, peer) {
-		spin_lock(&peer->lock);
+		spin_lock_bh(&peer->lock);
 		if (!peer->deleted && !peer->out &&
 		    fos_peer_initiator(peer->node_id)) {
 			peer->backoff_ms = FOS_BACKOFF_MIN_MS;
 			mod_delayed_work(fos_fabric_wq, &peer->connect_work, 0);
 		}
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 	}
 	xa_unlock(&fos_peers);
 }

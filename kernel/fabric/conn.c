@@ -302,9 +302,9 @@ bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch)
 {
 	bool ret;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	ret = fos_peer_in_epoch_locked(peer, epoch);
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	return ret;
 }
 
@@ -317,12 +317,12 @@ bool fos_peer_in_epoch(struct fos_peer *peer, u32 epoch)
  */
 void fos_peer_set_cookie(struct fos_peer *peer, u64 cookie)
 {
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	if (peer->cookie != cookie) {
 		WRITE_ONCE(peer->cookie, cookie);
 		peer->backoff_ms = FOS_BACKOFF_MIN_MS;
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 }
 
 /*
@@ -333,7 +333,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 {
 	u32 old;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	old = peer->epoch;
 	WRITE_ONCE(peer->epoch, epoch);
 	/*
@@ -343,7 +343,7 @@ void fos_peer_set_epoch(struct fos_peer *peer, u32 epoch)
 	if (old && old != epoch && peer->conn &&
 	    peer->conn->peer_epoch != epoch)
 		fos_conn_fail(peer->conn);
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	if (!old || old == epoch)
 		return;
 	fos_sess_restarted(peer, epoch);
@@ -395,7 +395,7 @@ int fos_conn_publish(struct fos_conn *conn)
 
 	INIT_WORK(&conn->close_work, fos_conn_close_work);
 	spin_lock(&fos_conns_lock);
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	if (peer->deleted) {
 		ret = -ENOENT;
 	} else if (conn->active) {
@@ -405,7 +405,7 @@ int fos_conn_publish(struct fos_conn *conn)
 			peer->out = conn;
 	}
 	/* A passive connection takes peer->in when it is admitted. */
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	if (!ret)
 		list_add_tail(&conn->link, &fos_conns);
 	spin_unlock(&fos_conns_lock);
@@ -469,7 +469,7 @@ static void fos_conn_close_work(struct work_struct *work)
 	struct fos_ibdev *dev;
 	bool was_conn, sess, keep = false, kept = false;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	was_conn = peer->conn == conn;
 	/* The connection the peer's session ran on (session.c). */
 	sess = was_conn && conn->was_up && conn->primary;
@@ -482,7 +482,7 @@ static void fos_conn_close_work(struct work_struct *work)
 		peer->in = NULL;
 	if (peer->out == conn)
 		peer->out = NULL;
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	wake_up_all(&peer->wq);
 
 	/* A setup in an rdma_cm handler finishes first; none starts after. */
@@ -543,14 +543,14 @@ static void fos_conn_close_work(struct work_struct *work)
 	fos_stat_add(peer, conn->was_up ? FRACTOS_STAT_DISCONNECTS :
 		     FRACTOS_STAT_CONNECT_ERRORS, 1);
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	if (conn->primary && !peer->conn) {
 		if (fos_peer_initiator(peer->node_id))
 			fos_peer_backoff_locked(peer);
 		else
 			peer->state = FRACTOS_NODE_WAITING;
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 out:
 	fos_peer_put(peer);
 	kfree_sensitive(conn);	/* its session keys */
@@ -567,7 +567,7 @@ void fos_conn_established(struct fos_conn *conn,
 	struct fos_peer *peer = conn->peer;
 	bool up = false;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	spin_lock_bh(&conn->lock);
 	if (!peer->deleted && conn->state == FOS_CONN_CONNECTING) {
 		conn->state = FOS_CONN_UP;
@@ -588,7 +588,7 @@ void fos_conn_established(struct fos_conn *conn,
 		/* Spent: the next request is a new one, asked anew. */
 		WRITE_ONCE(peer->cookie, 0);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 
 	if (!up) {
 		fos_conn_fail(conn);

@@ -116,8 +116,8 @@
  * - fos_fabric_mutex serialises configuration (add, delete, exit).
  * - fos_conns_lock (spinlock) protects the list of connections, the list
  *   of devices, fos_ibdev.dying and .nconns, and fos_conn.dev.
- * - fos_peer.lock protects the peer's conn/in/out pointers, state, epoch,
- *   backoff and deleted flag.
+ * - fos_peer.lock protects the peer's conn/in/out pointers, state, epoch
+ *   (read without it: fos_peer_epoch()), backoff and deleted flag.
  * - fos_conn.lock protects the connection's state, credits and free send
  *   buffers.
  * - fos_session.lock protects a peer's session (session.c).
@@ -126,8 +126,11 @@
  *
  * None of them is held across anything that sleeps.  rdma_cm handlers take
  * only the spinlocks; everything that destroys a cm_id runs on
- * fos_fabric_wq.  The last three are taken in the receive softirq
- * (fabric_rx_softirq), so everywhere else with bottom halves off.
+ * fos_fabric_wq.  All but the first two are taken with bottom halves
+ * off: the last three in the receive softirq (fabric_rx_softirq), and
+ * fos_peer.lock is held where fos_conn.lock is released with its
+ * spin_unlock_bh(), where a softirq that sends (an INVOKE's ACK, one
+ * day) would run on the same CPU and take it.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>

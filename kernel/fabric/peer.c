@@ -86,12 +86,8 @@ bool fos_peer_trusts_uids(const struct fos_peer *peer)
 
 u32 fos_peer_epoch(struct fos_peer *peer)
 {
-	u32 epoch;
-
-	spin_lock(&peer->lock);
-	epoch = peer->epoch;
-	spin_unlock(&peer->lock);
-	return epoch;
+	/* Written under @lock with WRITE_ONCE(): one word, no lock. */
+	return READ_ONCE(peer->epoch);
 }
 
 /**
@@ -218,11 +214,11 @@ static bool fos_peer_drained(struct fos_peer *peer)
 {
 	bool idle;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	idle = (!peer->conn || fos_conn_drained(peer->conn)) &&
 	       (!peer->in || fos_conn_drained(peer->in)) &&
 	       (!peer->out || fos_conn_drained(peer->out));
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	return idle;
 }
 
@@ -255,9 +251,9 @@ void fos_peer_delete(struct fos_peer *peer)
 
 	lockdep_assert_held(&fos_fabric_mutex);
 	spin_lock(&fos_conns_lock);
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	peer->deleted = true;
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	list_for_each_entry(conn, &fos_conns, link)
 		if (conn->peer == peer)
 			fos_conn_fail(conn);
@@ -328,7 +324,7 @@ int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
 	ni->node_id = peer->node_id;
 	ni->addr = peer->addr;
 	ni->trust_uids = peer->trust_uids;
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	ni->state = peer->state;
 	ni->epoch = peer->epoch;
 	conn = peer->conn;
@@ -338,7 +334,7 @@ int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
 		ni->credits = conn->tx_credits;
 		spin_unlock_bh(&conn->lock);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	for (i = 0; i < __FRACTOS_STAT_MAX; i++)
 		ni->stats[i] = atomic64_read(&peer->stats[i]);
 	fos_peer_put(peer);

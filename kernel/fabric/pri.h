@@ -306,7 +306,8 @@ struct fos_session {
  * @node_id: its node id, immutable
  * @addr: its address and port, immutable
  * @trust_uids: the uids it states are ours (NODE_TRUST_UIDS), immutable
- * @lock: protects the fields below it
+ * @lock: protects the fields below it; taken with bottom halves off
+ *	("Locking" in main.c)
  * @conn: the connection messages go out on, when up
  * @out: the connection we initiated (any state)
  * @in: the latest connection it initiated (any state)

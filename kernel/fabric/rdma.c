@@ -188,7 +188,7 @@ static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
 	struct fos_conn *conn;
 
 	spin_lock(&fos_conns_lock);
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	conn = fos_peer_rdma_conn_locked(peer, serving);
 	/* An admitted connection's dev and pd are set and stay. */
 	if (conn && conn->pd && !conn->dev->dying) {
@@ -201,7 +201,7 @@ static struct fos_pd *fos_peer_pd_get(struct fos_peer *peer, bool serving,
 		}
 		spin_unlock_bh(&conn->lock);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	spin_unlock(&fos_conns_lock);
 	return pd;
 }
@@ -252,14 +252,14 @@ static bool fos_rdma_can_go(struct fos_peer *peer, struct fos_pd *pd,
 	struct fos_conn *conn;
 	bool ok = true;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	conn = fos_peer_rdma_conn_locked(peer, serving);
 	if (conn && conn->pd == pd) {
 		spin_lock_bh(&conn->lock);
 		ok = conn->state != FOS_CONN_UP || fos_conn_rdma_room(conn);
 		spin_unlock_bh(&conn->lock);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	return ok;
 }
 
@@ -278,7 +278,7 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_pd *pd,
 	w->op = op;
 	w->cqe.done = fos_rdma_done;
 	for (;;) {
-		spin_lock(&peer->lock);
+		spin_lock_bh(&peer->lock);
 		conn = fos_peer_rdma_conn_locked(peer, serving);
 		if (!conn || conn->pd != pd) {
 			ret = -ENOTCONN;
@@ -301,7 +301,7 @@ static int fos_rdma_post(struct fos_peer *peer, struct fos_pd *pd,
 			}
 			spin_unlock_bh(&conn->lock);
 		}
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		if (ret != -EAGAIN)
 			return ret;
 		wait_event_timeout(peer->wq,

@@ -195,19 +195,19 @@ static bool fos_conn_admit(struct fos_conn *conn,
 	}
 	fos_admit_release(conn);
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING) {
 		/*
 		 * Its close work may have taken it off peer->in already and
 		 * be draining it (this completion runs in that drain): it
 		 * must not become peer->in, which would outlive it.
 		 */
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		return false;
 	}
 	if (fos_peer_in_epoch_locked(peer, conn->peer_epoch)) {
 		/* Proven, but a second one: the first stays (security.rst). */
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		fos_stat_add(NULL, FRACTOS_STAT_REFUSED_CONNECTED, 1);
 		pr_warn_ratelimited("connection from %pISc as node %u: refused: that node is connected with epoch %#x\n",
 				    &conn->id->route.addr.dst_addr,
@@ -230,7 +230,7 @@ static bool fos_conn_admit(struct fos_conn *conn,
 		 * drained.  (A new epoch replaces the old one at once; what
 		 * the old one still delivers is dropped.)
 		 */
-		spin_unlock(&peer->lock);
+		spin_unlock_bh(&peer->lock);
 		fos_stat_add(NULL, FRACTOS_STAT_REFUSED_CONNECTED, 1);
 		pr_info("node %u connects again; refused until its old connection drained\n",
 			peer->node_id);
@@ -239,7 +239,7 @@ static bool fos_conn_admit(struct fos_conn *conn,
 	}
 	conn->admitted = true;
 	peer->in = conn;
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	if (again)
 		pr_info("node %u connects again; its old connection ends\n",
 			peer->node_id);
@@ -639,7 +639,7 @@ void fos_fabric_credit_done(struct fos_peer *peer)
 	struct fos_conn *conn;
 	u32 owed = 0;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	conn = fos_peer_serving_locked(peer);
 	if (conn) {
 		spin_lock_bh(&conn->lock);
@@ -650,7 +650,7 @@ void fos_fabric_credit_done(struct fos_peer *peer)
 		spin_unlock_bh(&conn->lock);
 		fos_conn_credit_check(conn, owed, false);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 }
 
 void fos_tx_done(struct ib_cq *cq, struct ib_wc *wc)

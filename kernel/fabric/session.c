@@ -158,7 +158,7 @@ static void fos_sess_grace_work(struct work_struct *work)
 	bool expired;
 	u32 epoch;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	spin_lock_bh(&s->lock);
 	expired = s->down && !peer->conn;
 	epoch = s->epoch;
@@ -167,7 +167,7 @@ static void fos_sess_grace_work(struct work_struct *work)
 		s->gen = fos_sess_new_gen();
 	}
 	spin_unlock_bh(&s->lock);
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	if (!expired)
 		return;
 	fos_pending_drop(&drop);
@@ -280,7 +280,7 @@ int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	LIST_HEAD(drop);
 	int ret = 0;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	spin_lock_bh(&conn->lock);
 	if (conn->state != FOS_CONN_UP ||
 	    (conn->primary && peer->conn != conn)) {
@@ -316,7 +316,7 @@ int fos_sess_sync(struct fos_conn *conn, const struct fos_wire_hdr *hdr)
 	spin_unlock_bh(&s->lock);
 out:
 	spin_unlock_bh(&conn->lock);
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	fos_pending_drop(&drop);
 	if (ret)
 		return ret;

@@ -339,7 +339,7 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 	bool queued = false;
 	int ret;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	conn = peer->conn;
 	if (!conn) {
 		/* The link may be down with the session kept (session.c). */
@@ -364,7 +364,7 @@ static int fos_peer_try_send(struct fos_peer *peer, u8 type, u64 cookie,
 		    ret != -EMSGSIZE)
 			fos_conn_fail_err(conn, "send", ret);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	if (ret == -EAGAIN && !queued)
 		fos_stat_add(peer, FRACTOS_STAT_NO_CREDITS, 1);
 	return ret;
@@ -400,14 +400,14 @@ static bool fos_peer_can_go(struct fos_peer *peer,
 	struct fos_conn *conn;
 	bool ok = true;
 
-	spin_lock(&peer->lock);
+	spin_lock_bh(&peer->lock);
 	conn = peer->conn;
 	if (conn) {
 		spin_lock_bh(&conn->lock);
 		ok = conn->state != FOS_CONN_UP || room(conn);
 		spin_unlock_bh(&conn->lock);
 	}
-	spin_unlock(&peer->lock);
+	spin_unlock_bh(&peer->lock);
 	return ok;
 }
 
