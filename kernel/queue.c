@@ -71,11 +71,11 @@ void fos_ep_close(struct fos_ep *ep)
 	struct fos_msg *msg, *tmp;
 	LIST_HEAD(msgs);
 
-	spin_lock(&ep->lock);
+	spin_lock_bh(&ep->lock);
 	ep->closed = true;
 	list_splice_init(&ep->msgs, &msgs);
 	ep->len = 0;
-	spin_unlock(&ep->lock);
+	spin_unlock_bh(&ep->lock);
 	wake_up_all(&ep->send_wq);
 	wake_up_all(&ep->recv_wq);
 
@@ -129,15 +129,15 @@ void fos_ep_post_event(struct fos_msg *msg)
 	struct fos_ep *ep = msg->ev_ep;
 
 	fos_live_add(FOS_LIVE_MESSAGES, 1);
-	spin_lock(&ep->lock);
+	spin_lock_bh(&ep->lock);
 	if (ep->closed) {
-		spin_unlock(&ep->lock);
+		spin_unlock_bh(&ep->lock);
 		fos_msg_free(msg);
 		return;
 	}
 	list_add_tail(&msg->link, &ep->msgs);
 	WRITE_ONCE(ep->len, ep->len + 1);
-	spin_unlock(&ep->lock);
+	spin_unlock_bh(&ep->lock);
 	wake_up(&ep->recv_wq);
 }
 
@@ -170,7 +170,7 @@ int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 	int ret;
 
 	for (;;) {
-		spin_lock(&ep->lock);
+		spin_lock_bh(&ep->lock);
 		if (ep->closed) {
 			ret = -EKEYREVOKED;
 			break;
@@ -178,14 +178,14 @@ int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 		if (ep->len < max) {
 			list_add_tail(&msg->link, &ep->msgs);
 			WRITE_ONCE(ep->len, ep->len + 1);
-			spin_unlock(&ep->lock);
+			spin_unlock_bh(&ep->lock);
 			wake_up(&ep->recv_wq);
 			return 0;
 		}
 		ret = -EAGAIN;
 		if (!wait || nowait)
 			break;
-		spin_unlock(&ep->lock);
+		spin_unlock_bh(&ep->lock);
 		/*
 		 * EINTR when a handler ran, even with SA_RESTART (as
 		 * documented); restarted transparently otherwise (stop and
@@ -196,7 +196,7 @@ int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 					     READ_ONCE(ep->closed)))
 			return -ERESTARTNOHAND;
 	}
-	spin_unlock(&ep->lock);
+	spin_unlock_bh(&ep->lock);
 	return ret;
 }
 
@@ -210,13 +210,13 @@ struct fos_msg *fos_ep_take(struct fos_ep *ep)
 {
 	struct fos_msg *msg;
 
-	spin_lock(&ep->lock);
+	spin_lock_bh(&ep->lock);
 	msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
 	if (msg) {
 		list_del(&msg->link);
 		WRITE_ONCE(ep->len, ep->len - 1);
 	}
-	spin_unlock(&ep->lock);
+	spin_unlock_bh(&ep->lock);
 	if (msg)
 		wake_up(&ep->send_wq);
 	return msg;
@@ -264,9 +264,9 @@ static struct fos_msg *fos_ep_peek(struct fos_ep *ep, u32 flags,
 		} else if (mutex_lock_interruptible(&ep->recv_mutex)) {
 			return ERR_PTR(-ERESTARTNOHAND);
 		}
-		spin_lock(&ep->lock);
+		spin_lock_bh(&ep->lock);
 		msg = list_first_entry_or_null(&ep->msgs, struct fos_msg, link);
-		spin_unlock(&ep->lock);
+		spin_unlock_bh(&ep->lock);
 		if (msg)
 			return msg;
 		mutex_unlock(&ep->recv_mutex);
@@ -332,10 +332,10 @@ int fos_op_request_receive(struct fos_space *s, struct fos_call *c)
 	}
 
 	/* Delivered: take it off the queue. */
-	spin_lock(&ep->lock);
+	spin_lock_bh(&ep->lock);
 	list_del(&msg->link);
 	WRITE_ONCE(ep->len, ep->len - 1);
-	spin_unlock(&ep->lock);
+	spin_unlock_bh(&ep->lock);
 	mutex_unlock(&ep->recv_mutex);
 	wake_up(&ep->send_wq);
 

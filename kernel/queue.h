@@ -23,7 +23,9 @@ struct fos_kmsg;
 /**
  * struct fos_ep - a space's receive queue (the provider end of Requests)
  * @ref: one for the space, one per Request whose provider it is
- * @lock: protects @msgs, @len and @closed
+ * @lock: protects @msgs, @len and @closed; taken with bottom halves off
+ *	(an INVOKE delivered in the receive softirq, one day:
+ *	kernel/fabric/README.md)
  * @recv_wq: receivers and poll() wait here for a message
  * @send_wq: invokers wait here for room (FRACTOS_INVOKE_WAIT)
  * @msgs: queued struct fos_msg, oldest first
