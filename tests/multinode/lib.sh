@@ -277,15 +277,15 @@ fsd_serve() {
 # nvmf_unexport, nvmf_connect, nvmf_disconnect.
 . ../../tools/nvmf.sh
 
-# left_but_fabric SECS: waits up to SECS for every live counter but peers
-# and conns (the survivors still know each other) to be zero; prints those
-# that are not, as " NAME=VALUE...".
-left_but_fabric() {
-	local i f v left=""
-	for i in $(seq 1 $(($1 * 10))); do
+# live_left SECS [NAME...]: waits up to SECS for every live counter but
+# the NAMEs to be zero; prints those that are not, as " NAME=VALUE...".
+live_left() {
+	local secs=$1 i f v left=""
+	shift
+	for i in $(seq 1 $((secs * 10))); do
 		left=""
 		for f in "$LIVE"/*; do
-			case "${f##*/}" in peers|conns) continue ;; esac
+			case " $* " in *" ${f##*/} "*) continue ;; esac
 			v=$(cat "$f")
 			[ "$v" = 0 ] || left="$left ${f##*/}=$v"
 		done
@@ -293,4 +293,10 @@ left_but_fabric() {
 		sleep 0.1
 	done
 	echo "$left"
+}
+
+# left_but_fabric SECS: live_left but peers and conns (the survivors
+# still know each other).
+left_but_fabric() {
+	live_left "$1" peers conns
 }

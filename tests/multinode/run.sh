@@ -87,17 +87,7 @@ done
 
 # Nothing may outlive the tests: every live-object counter must be zero,
 # within 5 s (kept regions are released once idle for copy_cache_ms).
-i=0
-while :; do
-	bad=""
-	for f in "$LIVE"/*; do
-		v=$(cat "$f")
-		[ "$v" = 0 ] || bad="$bad $(basename "$f")=$v"
-	done
-	[ -z "$bad" ] || [ $i -ge 50 ] && break
-	sleep 0.1
-	i=$((i + 1))
-done
+bad=$(live_left 5)
 if [ -z "$bad" ]; then
 	count 0 live-objects-zero
 else
