@@ -365,6 +365,30 @@ static const struct fos_msg_type *fos_rx_verify(struct fos_conn *conn,
 }
 
 /*
+ * Run @t's handler on @b's message: @recv, or with @atomic @recv_atomic
+ * (whose answer is returned; 0 for @recv).
+ */
+static int fos_rx_call(struct fos_conn *conn, struct fos_buf *b,
+		       const struct fos_msg_type *t, bool atomic)
+{
+	struct fos_wire_hdr *hdr = b->data;
+	struct fos_rx_info rx = {
+		.type = hdr->type, .cookie = le64_to_cpu(hdr->cookie),
+	};
+	u32 len = le32_to_cpu(hdr->len);
+	int ret = 0;
+
+	WRITE_ONCE(conn->rx_busy, true);
+	if (atomic)
+		ret = t->recv_atomic(conn->peer, &rx, hdr + 1, len);
+	else
+		t->recv(conn->peer, &rx, hdr + 1, len);
+	/* What it sent is in @sends: fos_peer_linger() */
+	smp_store_release(&conn->rx_busy, false);
+	return ret;
+}
+
+/*
  * A verified message's handler (@t's @recv, unless @deliver is false: a
  * duplicate, or handled in softirq already), then its buffer posted again
  * and its credit owed.
@@ -389,16 +413,8 @@ static void fos_rx_dispatch(struct fos_conn *conn, struct fos_buf *b,
 		spin_unlock_bh(&conn->lock);
 	}
 	/* A duplicate's credit goes back; the handler saw it once already. */
-	if (t->recv && deliver) {
-		struct fos_rx_info rx = {
-			.type = hdr->type, .cookie = le64_to_cpu(hdr->cookie),
-		};
-
-		WRITE_ONCE(conn->rx_busy, true);
-		t->recv(conn->peer, &rx, hdr + 1, le32_to_cpu(hdr->len));
-		/* What it sent is in @sends: fos_peer_linger() */
-		smp_store_release(&conn->rx_busy, false);
-	}
+	if (t->recv && deliver)
+		fos_rx_call(conn, b, t, false);
 
 	if (READ_ONCE(conn->state) == FOS_CONN_CLOSING)
 		return;
@@ -503,10 +519,7 @@ static void fos_rx_handle_soft(struct fos_conn *conn, struct fos_buf *b,
 			       enum ib_wc_status status, u32 byte_len)
 {
 	const struct fos_msg_type *t;
-	struct fos_wire_hdr *hdr;
-	struct fos_rx_info rx;
 	bool deliver;
-	int ret;
 
 	t = fos_rx_verify(conn, b, status, byte_len, &deliver);
 	if (!t)
@@ -515,14 +528,7 @@ static void fos_rx_handle_soft(struct fos_conn *conn, struct fos_buf *b,
 		fos_rx_dispatch(conn, b, t, deliver);
 		return;
 	}
-	hdr = b->data;
-	rx.type = hdr->type;
-	rx.cookie = le64_to_cpu(hdr->cookie);
-	WRITE_ONCE(conn->rx_busy, true);
-	ret = t->recv_atomic(conn->peer, &rx, hdr + 1, le32_to_cpu(hdr->len));
-	/* What it sent is in @sends: fos_peer_linger() */
-	smp_store_release(&conn->rx_busy, false);
-	if (ret == FOS_RX_DEFER) {
+	if (fos_rx_call(conn, b, t, true) == FOS_RX_DEFER) {
 		b->verified = true;
 		b->deliver = deliver;
 		fos_rx_defer(conn, b, status, byte_len);
@@ -562,7 +568,6 @@ void fos_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 void fos_rx_work(struct work_struct *work)
 {
 	struct fos_conn *conn = container_of(work, struct fos_conn, rx_work);
-	const struct fos_wire_hdr *hdr;
 	struct fos_buf *b;
 
 	for (;;) {
@@ -581,9 +586,10 @@ void fos_rx_work(struct work_struct *work)
 		if (!b)
 			return;
 		if (b->verified) {
+			const struct fos_wire_hdr *hdr = b->data;
+
 			/* Cleared before the buffer is posted again. */
 			b->verified = false;
-			hdr = b->data;
 			fos_rx_dispatch(conn, b,
 					READ_ONCE(fos_msg_types[hdr->type]),
 					b->deliver);
