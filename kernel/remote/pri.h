@@ -257,6 +257,9 @@ struct fos_pull {
 /* copy.c: memory_copy across nodes */
 extern struct workqueue_struct *fos_copy_wq;
 bool fos_copy_cut(int ret);
+int fos_copy_pull(const struct fos_wire_cap *src, u64 soff,
+		  const struct fos_cap *dst, u64 doff, u64 len,
+		  unsigned long until, bool own);
 int fos_pull_track(struct fos_pull *p, u32 *token);
 void fos_pull_forget(u32 token);
 int fos_copy_region(struct fos_peer *peer, struct fos_mem *mem, u64 moff,

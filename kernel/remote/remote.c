@@ -192,9 +192,10 @@
  * - owner.c: the owner's side: INVOKE (delivered or forwarded),
  *   REVOKE_REQ, IMPORT, DROP and LOOKUP received, and the ACK.
  * - grant.c: grants, the source owner's side of a remote copy.
- * - copy.c: memory_copy across nodes: the caller, the puller, and COPY,
- *   GRANT, LOOKUP and REVOKE_REQ served in process context (fos_copy_wq;
- *   the inline GRANT in the receive path).
+ * - copy.c: memory_copy across nodes: the caller and the puller.
+ * - serve.c: COPY, GRANT and LOOKUP served for other nodes, in process
+ *   context (fos_copy_wq; the inline COPY and GRANT in the receive path).
+ * - kept.c: the regions other nodes keep for this node's repeated copies.
  * - push.c: pushed copies (the bytes in the COPY), and those that carry
  *   their continuations; served in the receive path.
  * - handover.c: a Memory handed over by another node's MEMORY_GRANT,
