@@ -9,7 +9,9 @@
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rculist.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include "../fos.h"
 #include "../fabric.h"
@@ -29,47 +31,79 @@ struct fos_fwd {
 };
 
 /**
+ * struct fos_views - the views described to an importer, replaced whole
+ * @rcu: frees the array a grace period after it was replaced
+ * @n: entries at @v, at least one
+ * @v: the views
+ */
+struct fos_views {
+	struct rcu_head rcu;
+	u32 n;
+	struct fos_view v[];
+};
+
+/**
  * struct fos_importer - a node that may hold a capability to an export
- * @link: on fos_export.importers
+ * @link: on fos_export.importers (RCU list)
  * @node: its id
- * @epoch: its epoch when it was recorded, 0 if unknown
+ * @epoch: its epoch when it was recorded, 0 if unknown (filled in once,
+ *	under fos_export_lock; readers use READ_ONCE())
  * @units: descriptions of the object put on the wire for it and not
- *	dropped yet (see "Holders" in wire.h), never zero
- * @views: the views described to it (none covering another), the only
- *	ones it may name (see "Views" in wire.h)
- * @nviews: entries in @views, at least one
+ *	dropped yet (see "Holders" in wire.h), never zero; fos_export_lock
+ * @views: the views described to it, the only ones it may name (see
+ *	"Views" in wire.h); replaced under fos_export_lock, read under RCU
  * @fwds: the forwarders that announced descriptions for it (IMPORT): a
- *	DROP naming it from another node gives back at most those
+ *	DROP naming it from another node gives back at most those;
+ *	fos_export_lock
  * @nfwds: entries in @fwds
+ * @dead: on a revocation's private list, once off @link (which a reader
+ *	may still follow)
+ * @rcu: frees the record a grace period after it left @link
  */
 struct fos_importer {
 	struct list_head link;
+	struct list_head dead;
 	u32 node;
 	u32 epoch;
 	u64 units;
-	struct fos_view *views;
-	u32 nviews;
+	struct fos_views __rcu *views;
 	struct fos_fwd *fwds;
 	u32 nfwds;
+	struct rcu_head rcu;
 };
 
 /**
  * struct fos_export - an entry of the export table
- * @obj: the local object (one reference held)
- * @importers: struct fos_importer, under fos_export_lock
+ * @obj: the local object (one reference held, put a grace period after
+ *	the entry left the table: a reader may still look at it)
+ * @importers: struct fos_importer, changed under fos_export_lock, read
+ *	under it or RCU
  * @dead: on a struct fos_dead list once revocation took the entry
  * @hashed: in fos_exports, under fos_export_lock
+ * @free: puts @obj and frees the entry, a grace period late
  */
 struct fos_export {
 	struct fos_object *obj;
 	struct list_head importers;
 	struct list_head dead;
 	bool hashed;
+	struct rcu_work free;
 };
 
+/*
+ * Locking: fos_export_lock (a mutex) serialises every change of the
+ * table, of an entry's importers and of their records.  The lookup of an
+ * INVOKE or a COPY (fos_export_find()) reads under RCU first: entries,
+ * importer records and view arrays are freed a grace period after they
+ * were unlinked, an entry's object reference is put only then, and an
+ * importer's views are replaced whole; a lookup that finds nothing there
+ * asks again under the mutex, so refusals are decided as before.
+ */
 static DEFINE_MUTEX(fos_export_lock);
 /* oid -> struct fos_export; changed under fos_export_lock. */
 DEFINE_XARRAY(fos_exports);
+
+#define fos_export_held_lock() lockdep_is_held(&fos_export_lock)
 
 static void fos_export_free(struct fos_export *e);
 
@@ -80,11 +114,19 @@ static bool fos_view_covers(const struct fos_view *o, const struct fos_view *v)
 	       v->off - o->off <= o->len - v->len && !(v->perms & ~o->perms);
 }
 
-static void fos_importer_free(struct fos_importer *i)
+static void fos_importer_free_rcu(struct rcu_head *rcu)
 {
-	kfree(i->views);
+	struct fos_importer *i = container_of(rcu, struct fos_importer, rcu);
+
+	kfree(rcu_dereference_protected(i->views, true));
 	kfree(i->fwds);
 	kfree(i);
+}
+
+/* @i left its export's list: freed once no reader can see it. */
+static void fos_importer_free(struct fos_importer *i)
+{
+	call_rcu(&i->rcu, fos_importer_free_rcu);
 }
 
 /*
@@ -116,54 +158,67 @@ static struct fos_fwd *fos_importer_fwd(struct fos_importer *i, u32 node)
 static int fos_importer_add_view(struct fos_importer *i,
 				 const struct fos_view *v)
 {
-	struct fos_view *views;
-	u32 k;
+	struct fos_views *old, *views;
+	u32 k, n;
 
 	lockdep_assert_held(&fos_export_lock);
-	for (k = 0; k < i->nviews; k++)
-		if (fos_view_covers(&i->views[k], v))
+	old = rcu_dereference_protected(i->views, fos_export_held_lock());
+	n = old ? old->n : 0;
+	for (k = 0; k < n; k++)
+		if (fos_view_covers(&old->v[k], v))
 			return 0;
-	views = krealloc_array(i->views, i->nviews + 1, sizeof(*views),
-			       GFP_KERNEL);
+	/* A new array: a reader may be walking the old one. */
+	views = kmalloc(struct_size(views, v, n + 1), GFP_KERNEL);
 	if (!views)
 		return -ENOMEM;
-	views[i->nviews++] = *v;
-	i->views = views;
+	if (n)
+		memcpy(views->v, old->v, n * sizeof(*v));
+	views->v[n] = *v;
+	views->n = n + 1;
+	rcu_assign_pointer(i->views, views);
+	if (old)
+		kfree_rcu(old, rcu);
 	return 0;
 }
 
-/* The record of @node (@epoch, 0: any) among @e's importers, or NULL. */
+/*
+ * The record of @node (@epoch, 0: any) among @e's importers, or NULL.
+ * Caller holds fos_export_lock or the RCU read lock.
+ */
 static struct fos_importer *fos_export_importer(struct fos_export *e,
 						u32 node, u32 epoch)
 {
 	struct fos_importer *i;
+	u32 ie;
 
-	lockdep_assert_held(&fos_export_lock);
-	list_for_each_entry(i, &e->importers, link)
-		if (i->node == node &&
-		    (!epoch || !i->epoch || i->epoch == epoch))
+	list_for_each_entry_rcu(i, &e->importers, link,
+				fos_export_held_lock()) {
+		ie = READ_ONCE(i->epoch);
+		if (i->node == node && (!epoch || !ie || ie == epoch))
 			return i;
+	}
 	return NULL;
 }
 
 /*
  * Whether @node (@epoch) holds @e with a view covering @v (NULL: with
- * any view).  Caller holds fos_export_lock.
+ * any view).  Caller holds fos_export_lock or the RCU read lock.
  */
 static bool fos_export_held(struct fos_export *e, u32 node, u32 epoch,
 			    const struct fos_view *v)
 {
+	const struct fos_views *views;
 	struct fos_importer *i;
 	u32 k;
 
-	lockdep_assert_held(&fos_export_lock);
 	i = fos_export_importer(e, node, epoch);
 	if (!i)
 		return false;
 	if (!v)
 		return true;
-	for (k = 0; k < i->nviews; k++)
-		if (fos_view_covers(&i->views[k], v))
+	views = rcu_dereference_check(i->views, fos_export_held_lock());
+	for (k = 0; views && k < views->n; k++)
+		if (fos_view_covers(&views->v[k], v))
 			return true;
 	return false;
 }
@@ -191,7 +246,7 @@ static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
 	i = fos_export_importer(e, node, epoch);
 	found = !!i;
 	if (found && !i->epoch)
-		i->epoch = epoch;	/* known now, or still 0 */
+		WRITE_ONCE(i->epoch, epoch);	/* known now, or still 0 */
 	if (!found) {
 		i = *spare;
 		*i = (struct fos_importer){ .node = node, .epoch = epoch };
@@ -212,13 +267,13 @@ static int fos_export_add_importer(struct fos_export *e, u32 node, u32 epoch,
 		f->units++;
 	if (!found) {
 		*spare = NULL;
-		list_add_tail(&i->link, &e->importers);
+		list_add_tail_rcu(&i->link, &e->importers);
 	}
 	return 0;
 
 err:
-	if (!found) {
-		kfree(i->views);
+	if (!found) {	/* never published: no reader saw it */
+		kfree(rcu_dereference_protected(i->views, true));
 		kfree(i->fwds);
 	}
 	return ret;
@@ -302,6 +357,8 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		spin_unlock(&fos_tree_lock);
 		if (revoked) {
 			xa_erase(&fos_exports, obj->id);
+			/* A lookup may have seen it: freed (out_free) after. */
+			synchronize_rcu();
 			ret = -EKEYREVOKED;
 			goto out;
 		}
@@ -336,6 +393,17 @@ static struct fos_object *fos_export_find(u64 oid, u32 node, u32 epoch,
 	struct fos_export *e;
 
 	*held = true;
+	/* The common case, under RCU; anything else as it always was. */
+	rcu_read_lock();
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (e && !fos_obj_revoked(e->obj) &&
+	    fos_export_held(e, node, epoch, v) &&
+	    kref_get_unless_zero(&e->obj->ref))
+		obj = e->obj;
+	rcu_read_unlock();
+	if (obj)
+		return obj;
+
 	mutex_lock(&fos_export_lock);
 	e = xa_load(&fos_exports, fos_oid_private(oid));
 	if (e && !fos_obj_revoked(e->obj)) {
@@ -495,7 +563,7 @@ int fos_export_put(u64 oid, u32 node, u32 epoch, u64 count,
 	found->units -= min(count, found->units);
 	if (found->units)
 		goto out;
-	list_del(&found->link);
+	list_del_rcu(&found->link);
 	fos_importer_free(found);
 	if (list_empty(&e->importers))
 		fos_export_unused_locked(e, &gone);
@@ -520,11 +588,25 @@ void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
 	obj->export = NULL;
 }
 
-static void fos_export_free(struct fos_export *e)
+static void fos_export_free_work(struct work_struct *work)
 {
+	struct fos_export *e = container_of(to_rcu_work(work),
+					    struct fos_export, free);
+
 	fos_obj_put(e->obj);
 	kfree(e);
+}
+
+/*
+ * @e left the table: counted gone now, its object put and its memory
+ * freed once no lookup under RCU can see it (on fos_copy_wq, drained at
+ * module exit after rcu_barrier()).
+ */
+static void fos_export_free(struct fos_export *e)
+{
 	fos_live_add(FOS_LIVE_EXPORTS, -1);
+	INIT_RCU_WORK(&e->free, fos_export_free_work);
+	queue_rcu_work(fos_copy_wq, &e->free);
 }
 
 /**
@@ -548,9 +630,13 @@ void fos_remote_exports_release(struct list_head *list)
 			xa_erase(&fos_exports, e->obj->id);
 			e->hashed = false;
 		}
-		list_splice_init(&e->importers, &importers);
+		/* One by one: a lookup under RCU may be walking the list. */
+		list_for_each_entry_safe(i, itmp, &e->importers, link) {
+			list_del_rcu(&i->link);
+			list_add_tail(&i->dead, &importers);
+		}
 		mutex_unlock(&fos_export_lock);
-		list_for_each_entry_safe(i, itmp, &importers, link) {
+		list_for_each_entry_safe(i, itmp, &importers, dead) {
 			fos_event_queue(FOS_EV_NOTICE, FOS_WIRE_REVOKE, i->node,
 					fos_epoch, fos_oid_public(e->obj->id),
 					GFP_KERNEL);
@@ -582,7 +668,7 @@ void fos_exports_drop_node(u32 node, u32 epoch)
 			if (i->node != node ||
 			    (epoch && i->epoch && i->epoch != epoch))
 				continue;
-			list_del(&i->link);
+			list_del_rcu(&i->link);
 			fos_importer_free(i);
 		}
 		if (list_empty(&e->importers))

@@ -213,7 +213,8 @@
  *   every entry's importers list and @hashed flag; it is taken before
  *   fos_tree_lock, which protects fos_object.export.  An entry is freed by
  *   whoever took it off its object: a revocation (through struct fos_dead)
- *   or the loss of its last importer.
+ *   or the loss of its last importer; a grace period late, since lookups
+ *   read the table under RCU first ("Locking" in export.c).
  * - fos_proxy_lock (a spinlock) protects the proxy table and the proxies'
  *   @hashed flags.  Nothing nests inside it.
  * - fos_events_lock protects the deferred events list; fos_rpcs'
@@ -380,6 +381,8 @@ void fos_remote_exit(void)
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
+	/* Exports freed a grace period late (export.c) queue their puts. */
+	rcu_barrier();
 	destroy_workqueue(fos_copy_wq);
 	/* The peers are gone: every call was answered, callbacks run here. */
 	destroy_workqueue(fos_rpc_wq);
