@@ -324,7 +324,7 @@ static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
 	u32 i, n = 0;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	to = fos_req_receiver_locked(ct->req.cap.obj);
 	for (i = 0; i < ct->nsteal; i++) {
 		struct fos_object *obj = ct->steal[i].cap.obj;
@@ -337,7 +337,7 @@ static u32 fos_contact_steal_take(struct fos_space *s, struct fos_contact *ct,
 		d->stolen[n] = obj;
 		kcaps[n++] = &ct->steal[i];
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	fos_dead_release(&dead);
 	d->n = n;
 	return n;

@@ -88,9 +88,11 @@
  *
  * The order of all the module's locks is in Documentation/locking.rst.
  *
- * - fos_tree_lock (a spinlock) protects, for all objects: the revoked flag
- *   (written under it, read locklessly as a hint only), the parent's
- *   children list and the sibling links, the owner pointer and owner_link,
+ * - fos_tree_lock (a spinlock, taken with bottom halves off: an INVOKE
+ *   delivered in the receive softirq takes it) protects, for all objects:
+ *   the revoked flag (written under it, read locklessly as a hint only),
+ *   the parent's children list and the sibling links, the owner pointer
+ *   and owner_link,
  *   the owned lists of all spaces, fos_object.mem and fos_object.export
  *   (kernel/remote/ has the locks of the export and proxy tables).  Nothing
  *   under it sleeps.  It is global because revocation must see a whole
@@ -350,10 +352,13 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 					struct fos_contents *contents);
 void fos_obj_get(struct fos_object *obj);
 void fos_obj_put(struct fos_object *obj);
+void fos_obj_put_atomic(struct fos_object *obj);
+void fos_obj_put_flush(void);
 void fos_reaper_obj_put(struct fos_reaper *r, struct fos_object *obj);
 void fos_contents_init(struct fos_contents *c,
 		       const struct fos_contents_ops *ops);
 void fos_contents_put(struct fos_contents *c);
+void fos_contents_put_atomic(struct fos_contents *c);
 int fos_obj_revoke(struct fos_object *obj);
 int fos_contents_revoke_holder(struct fos_contents *c);
 void fos_space_revoke_owned(struct fos_space *s);

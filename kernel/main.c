@@ -111,7 +111,9 @@ static struct attribute *fos_live_attr_ptrs[ARRAY_SIZE(fos_live_attrs) + 1];
  * sent to another node with FRACTOS_INVOKE_NOACK, and those its owner
  * refused ("Invocations without an answer" in kernel/remote/remote.c);
  * kept_copies: remote copies read through a region the source's owner
- * kept for us, with no message ("Kept regions" in kernel/remote/kept.c).
+ * kept for us, with no message ("Kept regions" in kernel/remote/kept.c);
+ * softirq_invokes: invocations from other nodes delivered in the receive
+ * softirq (fabric_rx_softirq, fos_invoke_recv_atomic()).
  */
 static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(staged_bytes, FOS_TOTAL_STAGED_BYTES),
@@ -129,6 +131,7 @@ static struct fos_count_attr fos_total_attrs[] = {
 	FOS_TOTAL_ATTR(copy_then, FOS_TOTAL_COPY_THEN),
 	FOS_TOTAL_ATTR(noack_refused, FOS_TOTAL_NOACK_REFUSED),
 	FOS_TOTAL_ATTR(kept_copies, FOS_TOTAL_KEPT_COPIES),
+	FOS_TOTAL_ATTR(softirq_invokes, FOS_TOTAL_SOFTIRQ_INVOKES),
 };
 
 static struct attribute *fos_total_attr_ptrs[ARRAY_SIZE(fos_total_attrs) + 1];
@@ -201,6 +204,7 @@ static int __init fos_init(void)
 
 err_fabric:
 	fos_fabric_exit();
+	fos_obj_put_flush();
 err_remote:
 	fos_remote_exit();
 err_prov:
@@ -220,6 +224,8 @@ static void __exit fos_exit(void)
 
 	misc_deregister(&fos_miscdev);
 	fos_fabric_exit();
+	/* Last references put from the receive softirq. */
+	fos_obj_put_flush();
 	fos_remote_exit();
 	/* Revocations for moved dma-bufs still queued drop their Memory. */
 	fos_dmabuf_exit();

@@ -183,7 +183,7 @@ static struct inode *fos_memmap_inode(struct fos_object *obj,
 		goto out_new;
 	new->mem = mem;
 	mem = NULL;
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (!obj->revoked) {
 		if (!obj->map) {
 			obj->map = new;
@@ -193,7 +193,7 @@ static struct inode *fos_memmap_inode(struct fos_object *obj,
 		inode = obj->map->inode;
 		ihold(inode);
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (!new) {
 		/* The object's map holds a pin of its own. */
 		WARN_ON_ONCE(fos_memmap_pin());

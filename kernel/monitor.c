@@ -127,7 +127,7 @@ void fos_monitors_cancel(struct fos_ep *ep)
 
 	might_sleep();
 	do {
-		spin_lock(&fos_tree_lock);
+		spin_lock_bh(&fos_tree_lock);
 		for (n = 0; n < 256; n++) {
 			m = list_first_entry_or_null(&ep->regs,
 						     struct fos_monitor,
@@ -136,7 +136,7 @@ void fos_monitors_cancel(struct fos_ep *ep)
 				break;
 			fos_monitor_take_locked(m, &drop);
 		}
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		list_for_each_entry_safe(m, tmp, &drop, link) {
 			list_del_init(&m->link);
 			fos_monitor_drop(m);
@@ -189,11 +189,11 @@ int fos_op_monitor_receive(struct fos_space *s, struct fos_call *c)
 		goto out;
 	}
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	fire_now = cap.obj->revoked;
 	if (!fire_now)
 		fos_monitor_arm_locked(cap.obj, m);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (fire_now)
 		fos_monitor_fire(m);
 out:
@@ -217,7 +217,7 @@ int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c)
 		goto out;
 	}
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (cap.obj->revoked)
 		ret = -EKEYREVOKED;
 	else if (cap.obj->owner != s)
@@ -226,7 +226,7 @@ int fos_op_monitor_delegate(struct fos_space *s, struct fos_call *c)
 		ret = -EBUSY;
 	else
 		fos_monitor_arm_locked(cap.obj, m);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (ret)
 		fos_monitor_drop(m);
 out:

@@ -220,14 +220,14 @@ int fos_name_add(const struct fos_space *owner, const struct fos_cap *cap,
 	} else if (fos_nnames >= READ_ONCE(fos_max_names)) {
 		ret = -ENOSPC;
 	} else {
-		spin_lock(&fos_tree_lock);
+		spin_lock_bh(&fos_tree_lock);
 		if (n->cap.obj->revoked) {
 			ret = -EKEYREVOKED;
 		} else {
 			list_add_tail(&n->obj_link, &n->cap.obj->names);
 			n->on_obj = true;
 		}
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 	}
 	if (!ret) {
 		hash_add(fos_names, &n->hnode, n->hash);
@@ -352,13 +352,13 @@ int fos_name_remove(const struct fos_space *owner, const char *name, u32 len)
 		ret = -EPERM;
 	} else {
 		fos_name_unhash(n);
-		spin_lock(&fos_tree_lock);
+		spin_lock_bh(&fos_tree_lock);
 		if (n->on_obj) {
 			list_del_init(&n->obj_link);
 			n->on_obj = false;
 			free_it = true;
 		}
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 	}
 	mutex_unlock(&fos_names_lock);
 	if (free_it)

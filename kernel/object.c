@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/sched.h>
+#include <linux/workqueue.h>
 #include "fos.h"
 #include "memory.h"
 #include "monitor.h"
@@ -114,10 +115,10 @@ struct fos_object *fos_obj_create(u32 type, struct fos_space *owner,
 
 	if (!obj)
 		return NULL;
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	fos_obj_set_contents_locked(obj, contents);
 	fos_obj_set_owner_locked(obj, owner);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return obj;
 }
 
@@ -162,10 +163,10 @@ void fos_obj_move_owner_locked(struct fos_object *obj, struct fos_space *to)
  */
 void fos_obj_give_to_receiver(struct fos_object *obj, struct fos_object *req)
 {
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (!obj->revoked)
 		fos_obj_move_owner_locked(obj, fos_req_receiver_locked(req));
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 }
 
 /**
@@ -191,7 +192,7 @@ int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
 	int ret = 0;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (old->revoked || new->revoked) {
 		ret = -EKEYREVOKED;
 	} else if (old->owner != s || old->parent || !old->contents) {
@@ -202,7 +203,7 @@ int fos_obj_hand_over(struct fos_object *old, struct fos_object *new,
 		fos_obj_set_owner_locked(new, s);
 		fos_obj_revoke_locked(old, &dead);
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	fos_dead_release(&dead);
 	return ret;
 }
@@ -231,9 +232,9 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 		return ERR_PTR(-ENOMEM);
 	obj->depth = parent->depth + 1;
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (parent->revoked) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		/* Never linked anywhere: free it directly. */
 		kmem_cache_free(fos_obj_cache, obj);
 		fos_live_add(FOS_LIVE_OBJECTS, -1);
@@ -244,7 +245,7 @@ struct fos_object *fos_obj_create_child(struct fos_object *parent,
 	fos_obj_set_contents_locked(obj, contents);
 	list_add_tail(&obj->sibling, &parent->children);
 	fos_obj_set_owner_locked(obj, owner);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return obj;
 }
 
@@ -298,7 +299,7 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	struct fos_dead dead;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	list_del(&obj->sibling);
 	if (obj->owner)
 		list_del(&obj->owner_link);
@@ -312,7 +313,7 @@ static void fos_reaper_free_obj(struct fos_reaper *r, struct fos_object *obj)
 	fos_obj_undelegate_locked(obj, &dead);
 	/* Nobody holds it any more: its monitors have nobody to tell. */
 	fos_monitors_take_locked(obj, &dead.drop);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	WARN_ON_ONCE(!list_empty(&obj->children));
 	/* Names hold a reference: none can be left. */
 	WARN_ON_ONCE(!list_empty(&obj->names));
@@ -360,6 +361,86 @@ void fos_obj_put(struct fos_object *obj)
 	fos_reaper_init(&r);
 	fos_reaper_obj_put(&r, obj);
 	fos_reaper_run(&r);
+}
+
+/*
+ * Puts from softirq (an INVOKE delivered there, fabric/rx.c): a reference
+ * that is not the last one is dropped at once; the last one is handed,
+ * still held, to a work item that drops it in process context, where
+ * freeing may sleep.  @reap and @dead are free while a reference is held
+ * (the reaper links them only at zero), so they carry the object or the
+ * contents on the way.  fos_put_later_lock: a leaf, taken with BH off.
+ */
+static DEFINE_SPINLOCK(fos_put_later_lock);
+static LIST_HEAD(fos_put_later_objs);
+static LIST_HEAD(fos_put_later_contents);
+
+static void fos_put_later_fn(struct work_struct *work)
+{
+	for (;;) {
+		struct fos_contents *c;
+		struct fos_object *obj;
+
+		spin_lock_bh(&fos_put_later_lock);
+		c = list_first_entry_or_null(&fos_put_later_contents,
+					     struct fos_contents, dead);
+		if (c)
+			list_del_init(&c->dead);
+		obj = list_first_entry_or_null(&fos_put_later_objs,
+					       struct fos_object, reap);
+		if (obj)
+			list_del(&obj->reap);
+		spin_unlock_bh(&fos_put_later_lock);
+		if (!c && !obj)
+			return;
+		if (c)
+			fos_contents_put(c);
+		if (obj)
+			fos_obj_put(obj);
+		cond_resched();
+	}
+}
+
+static DECLARE_WORK(fos_put_later_work, fos_put_later_fn);
+
+/**
+ * fos_obj_put_atomic - fos_obj_put() for contexts that may not sleep
+ * @obj: the object; its last reference is dropped later, by a work item
+ */
+void fos_obj_put_atomic(struct fos_object *obj)
+{
+	if (refcount_dec_not_one(&obj->ref.refcount))
+		return;
+	spin_lock_bh(&fos_put_later_lock);
+	list_add_tail(&obj->reap, &fos_put_later_objs);
+	spin_unlock_bh(&fos_put_later_lock);
+	schedule_work(&fos_put_later_work);
+}
+
+/**
+ * fos_contents_put_atomic - fos_contents_put() for contexts that may not
+ *	sleep
+ * @c: the contents; the last reference is dropped later, by a work item
+ */
+void fos_contents_put_atomic(struct fos_contents *c)
+{
+	if (refcount_dec_not_one(&c->ref.refcount))
+		return;
+	spin_lock_bh(&fos_put_later_lock);
+	list_add_tail(&c->dead, &fos_put_later_contents);
+	spin_unlock_bh(&fos_put_later_lock);
+	schedule_work(&fos_put_later_work);
+}
+
+/**
+ * fos_obj_put_flush - drop the last references put from softirq
+ *
+ * At module exit, once nothing can put from softirq any more (the fabric
+ * is down), before the remote layer frees what those objects reference.
+ */
+void fos_obj_put_flush(void)
+{
+	flush_work(&fos_put_later_work);
 }
 
 /**
@@ -496,13 +577,13 @@ int fos_obj_revoke(struct fos_object *obj)
 	struct fos_dead dead;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (obj->revoked) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		return -EKEYREVOKED;
 	}
 	fos_obj_revoke_locked(obj, &dead);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 
 	fos_dead_release(&dead);
 	return 0;
@@ -524,12 +605,12 @@ int fos_contents_revoke_holder(struct fos_contents *c)
 	int ret;
 
 	might_sleep();
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	obj = c->holder;
 	/* Its last reference may be gone: the reaper clears @holder. */
 	if (obj && !kref_get_unless_zero(&obj->ref))
 		obj = NULL;
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (!obj)
 		return -EKEYREVOKED;
 	ret = fos_obj_revoke(obj);
@@ -549,7 +630,7 @@ void fos_space_revoke_owned(struct fos_space *s)
 	struct fos_dead dead;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	while (!list_empty(&s->owned)) {
 		struct fos_object *obj;
 
@@ -563,13 +644,13 @@ void fos_space_revoke_owned(struct fos_space *s)
 		}
 		fos_obj_revoke_locked(obj, &dead);
 		if (need_resched()) {
-			spin_unlock(&fos_tree_lock);
+			spin_unlock_bh(&fos_tree_lock);
 			fos_dead_release(&dead);
 			cond_resched();
-			spin_lock(&fos_tree_lock);
+			spin_lock_bh(&fos_tree_lock);
 		}
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	fos_dead_release(&dead);
 }
 
@@ -611,9 +692,9 @@ bool fos_obj_owned_by(struct fos_object *obj, const struct fos_space *s)
 {
 	bool ret;
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	ret = obj->owner == s;
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return ret;
 }
 
@@ -630,9 +711,9 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 
 	if (obj->type != FRACTOS_OBJ_MEMORY)
 		return ERR_PTR(-EOPNOTSUPP);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (obj->revoked) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		return ERR_PTR(-EKEYREVOKED);
 	}
 	/*
@@ -643,11 +724,11 @@ struct fos_mem *fos_obj_get_mem(struct fos_object *obj)
 		obj = obj->parent;
 	c = obj->contents;
 	if (!c) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	kref_get(&c->ref);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return fos_mem_of(c);
 }
 
@@ -668,20 +749,20 @@ struct fos_req *fos_obj_get_req(struct fos_object *obj)
 
 	if (obj->type != FRACTOS_OBJ_REQUEST)
 		return ERR_PTR(-EREMOTE);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (obj->revoked) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		return ERR_PTR(-EKEYREVOKED);
 	}
 	while (!obj->contents && obj->parent)
 		obj = obj->parent;
 	c = obj->contents;
 	if (!c) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		return ERR_PTR(-EREMOTE);
 	}
 	kref_get(&c->ref);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return fos_req_of(c);
 }
 
@@ -713,9 +794,9 @@ int fos_obj_delegate(struct fos_cap *cap)
 		return -ENOMEM;
 	child->depth = obj->depth + 1;
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (!obj->deleg || obj->revoked) {
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		kmem_cache_free(fos_obj_cache, child);
 		fos_live_add(FOS_LIVE_OBJECTS, -1);
 		return 0;
@@ -725,7 +806,7 @@ int fos_obj_delegate(struct fos_cap *cap)
 	list_add_tail(&child->sibling, &obj->children);
 	child->delegatee = true;
 	obj->ndelegated++;
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 
 	cap->obj = child;	/* takes over the caller's reference... */
 	fos_obj_put(obj);	/* ...which the child now holds itself */
@@ -751,7 +832,7 @@ void fos_obj_undelegate(struct fos_cap *cap)
 	struct fos_dead dead;
 
 	fos_dead_init(&dead);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	if (obj->delegatee) {
 		obj->delegatee = false;
 		if (!--p->ndelegated && p->deleg_owed) {
@@ -760,6 +841,6 @@ void fos_obj_undelegate(struct fos_cap *cap)
 				fos_monitor_take_locked(p->deleg, &dead.fire);
 		}
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	fos_dead_release(&dead);
 }

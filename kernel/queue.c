@@ -47,16 +47,32 @@ void fos_ep_put(struct fos_ep *ep)
 	kref_put(&ep->ref, fos_ep_release);
 }
 
-void fos_msg_free(struct fos_msg *msg)
+static void __fos_msg_free(struct fos_msg *msg, bool atomic)
 {
 	u32 i;
 
-	for (i = 0; i < msg->ncaps; i++)
-		fos_obj_put(msg->caps[i].obj);
+	for (i = 0; i < msg->ncaps; i++) {
+		if (atomic)
+			fos_obj_put_atomic(msg->caps[i].obj);
+		else
+			fos_obj_put(msg->caps[i].obj);
+	}
 	if (msg->ev_ep)
 		atomic_dec(&msg->ev_ep->nmonitors);
 	kfree(msg);
 	fos_live_add(FOS_LIVE_MESSAGES, -1);
+}
+
+/* Free @msg and drop its capabilities' references; may sleep. */
+void fos_msg_free(struct fos_msg *msg)
+{
+	__fos_msg_free(msg, false);
+}
+
+/* fos_msg_free() in a context that may not sleep (fos_obj_put_atomic()). */
+void fos_msg_free_atomic(struct fos_msg *msg)
+{
+	__fos_msg_free(msg, true);
 }
 
 /**
@@ -148,18 +164,27 @@ __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 	return READ_ONCE(ep->len) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len)
+/*
+ * A message for @ncaps capabilities and @imm_len bytes, allocated with
+ * @gfp: GFP_KERNEL_ACCOUNT, or GFP_NOWAIT in softirq.
+ */
+struct fos_msg *fos_msg_alloc_gfp(u32 ncaps, u32 imm_len, gfp_t gfp)
 {
 	struct fos_msg *msg;
 
 	msg = kzalloc(sizeof(*msg) + ncaps * sizeof(struct fos_cap) + imm_len,
-		      GFP_KERNEL_ACCOUNT);
+		      gfp);
 	if (!msg)
 		return NULL;
 	msg->caps = (struct fos_cap *)(msg + 1);
 	msg->imm = (u8 *)(msg->caps + ncaps);
 	fos_live_add(FOS_LIVE_MESSAGES, 1);
 	return msg;
+}
+
+struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len)
+{
+	return fos_msg_alloc_gfp(ncaps, imm_len, GFP_KERNEL_ACCOUNT);
 }
 
 /* Queue @msg on @ep; on failure the caller still owns @msg. */

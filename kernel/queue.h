@@ -87,7 +87,9 @@ void fos_ep_post_event(struct fos_msg *msg);
 __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len);
+struct fos_msg *fos_msg_alloc_gfp(u32 ncaps, u32 imm_len, gfp_t gfp);
 void fos_msg_free(struct fos_msg *msg);
+void fos_msg_free_atomic(struct fos_msg *msg);
 int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,
 		bool nowait);
 struct fos_msg *fos_ep_take(struct fos_ep *ep);

@@ -314,11 +314,11 @@ static void fos_req_unmake(struct fos_object *obj, u32 delegated)
 	struct fos_args_buf b = { .delegated = delegated };
 	struct fos_req *req;
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	req = obj->contents ? fos_req_of(obj->contents) : NULL;
 	if (req)
 		kref_get(&req->c.ref);
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 
 	if (req) {
 		b.caps = req->caps;
@@ -383,6 +383,9 @@ out:
  * @caps: capability arguments appended to the Request's own; each gets a
  *	new object reference, the caller keeps its own
  * @ncaps: entries at @caps
+ * @atomic: called in softirq (an INVOKE delivered there, owner.c):
+ *	allocates with GFP_NOWAIT and drops references with
+ *	fos_obj_put_atomic()
  *
  * Never waits: runs in the fabric's receive context.
  *
@@ -390,7 +393,7 @@ out:
  * (the provider is gone).
  */
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
-		    const struct fos_cap *caps, u32 ncaps)
+		    const struct fos_cap *caps, u32 ncaps, bool atomic)
 {
 	struct fos_args_buf b;
 	struct fos_msg *msg;
@@ -402,7 +405,8 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 	if (req->imm_len + imm_len > FRACTOS_REQ_MAX_IMM ||
 	    req->ncaps + ncaps > FRACTOS_REQ_MAX_CAPS)
 		return -E2BIG;
-	msg = fos_msg_alloc(req->ncaps + ncaps, req->imm_len + imm_len);
+	msg = fos_msg_alloc_gfp(req->ncaps + ncaps, req->imm_len + imm_len,
+				atomic ? GFP_NOWAIT : GFP_KERNEL_ACCOUNT);
 	if (!msg)
 		return -ENOMEM;
 	msg->type = FRACTOS_MSG_REQUEST;
@@ -417,7 +421,9 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 	}
 	msg->imm_len = b.imm_len;
 	ret = fos_ep_send(req->ep, msg, false, true);
-	if (ret)
+	if (ret && atomic)
+		fos_msg_free_atomic(msg);
+	else if (ret)
 		fos_msg_free(msg);
 	return ret;
 }

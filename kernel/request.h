@@ -53,8 +53,14 @@ static inline void fos_req_put(struct fos_req *req)
 	fos_contents_put(&req->c);
 }
 
+/* In softirq: the last put is left to a work item. */
+static inline void fos_req_put_atomic(struct fos_req *req)
+{
+	fos_contents_put_atomic(&req->c);
+}
+
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
-		    const struct fos_cap *caps, u32 ncaps);
+		    const struct fos_cap *caps, u32 ncaps, bool atomic);
 struct fos_object *fos_req_make_k(struct fos_space *s,
 				  const struct fos_cap *base, u64 tag,
 				  const void *imm, u32 imm_len,

@@ -471,6 +471,8 @@ int fos_fabric_init(void)
 	fos_debugfs = debugfs_create_dir("fractos", NULL);
 	debugfs_create_u32("fault_read_delay_ms", 0600, fos_debugfs,
 			   &fos_fault_read_delay_ms);
+	debugfs_create_u32("fault_rx_defer_pct", 0600, fos_debugfs,
+			   &fos_fault_rx_defer_pct);
 	/* Last: from here on, the admin can configure peers. */
 	ret = fos_genl_init();
 	if (ret)

@@ -480,6 +480,7 @@ void fos_fabric_kick(void);
 extern spinlock_t fos_conns_lock;
 extern wait_queue_head_t fos_dev_wq;
 extern u32 fos_fault_read_delay_ms;
+extern u32 fos_fault_rx_defer_pct;
 
 void fos_conn_fail(struct fos_conn *conn);
 void fos_conn_sq_posted(struct fos_conn *conn);

@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/jiffies.h>
+#include <linux/random.h>
 #include "auth.h"
 #include "pri.h"
 #include "fos_trace.h"
@@ -473,12 +474,13 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
  * list) are taken with bottom halves off everywhere, whatever the
  * parameter says.
  *
- * It does not pay yet (Documentation/benchmarks.rst, "Completions in
- * softirq"): an answer's work item ran on the kworker that had just sent
- * the request, with no switch, so the one hop it removes cost little.
- * The hop that costs is the INVOKE's, whose handler takes the object
- * tree's lock and the export table's mutex: its @recv_atomic defers every
- * INVOKE until the steps of kernel/fabric/README.md are built.
+ * An answer's work item ran on the kworker that had just sent the
+ * request, with no switch, so the hop removed for answers cost little
+ * (Documentation/benchmarks.rst, "Completions in softirq").  The hop that
+ * costs is the INVOKE's: its @recv_atomic (fos_invoke_recv_atomic())
+ * delivers the common case here and answers it, and defers the rest.
+ * debugfs fault_rx_defer_pct defers a share of those at random, for the
+ * tests of order.
  */
 
 /* May @b's message, completed with @status, be handled in softirq? */
@@ -514,6 +516,21 @@ static void fos_rx_defer(struct fos_conn *conn, struct fos_buf *b,
 		queue_work(fos_rx_wq, &conn->rx_work);
 }
 
+/*
+ * Fault injection for the tests, in debugfs only
+ * (/sys/kernel/debug/fractos/fault_rx_defer_pct): the share, in percent,
+ * of messages a @recv_atomic would be tried on that are deferred instead,
+ * as it may defer any of them.
+ */
+u32 fos_fault_rx_defer_pct;
+
+static bool fos_rx_fault_defer(void)
+{
+	u32 pct = READ_ONCE(fos_fault_rx_defer_pct);
+
+	return pct && get_random_u32() % 100 < pct;
+}
+
 /* One received message in softirq: an atomic row's, or a @recv_atomic's. */
 static void fos_rx_handle_soft(struct fos_conn *conn, struct fos_buf *b,
 			       enum ib_wc_status status, u32 byte_len)
@@ -528,7 +545,8 @@ static void fos_rx_handle_soft(struct fos_conn *conn, struct fos_buf *b,
 		fos_rx_dispatch(conn, b, t, deliver);
 		return;
 	}
-	if (fos_rx_call(conn, b, t, true) == FOS_RX_DEFER) {
+	if (fos_rx_fault_defer() ||
+	    fos_rx_call(conn, b, t, true) == FOS_RX_DEFER) {
 		b->verified = true;
 		b->deliver = deliver;
 		fos_rx_defer(conn, b, status, byte_len);

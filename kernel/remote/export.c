@@ -290,11 +290,11 @@ static void fos_export_unused_locked(struct fos_export *e,
 	bool mine;
 
 	lockdep_assert_held(&fos_export_lock);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	mine = e->obj->export == e;
 	if (mine)
 		e->obj->export = NULL;
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (!mine)
 		return;
 	xa_erase(&fos_exports, e->obj->id);
@@ -332,10 +332,10 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		goto out_free;
 	}
 	mutex_lock(&fos_export_lock);
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	revoked = obj->revoked;
 	e = obj->export;
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	if (revoked) {
 		ret = -EKEYREVOKED;
 		goto out;
@@ -348,13 +348,13 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		ret = xa_insert(&fos_exports, obj->id, e, GFP_KERNEL);
 		if (ret)
 			goto out;
-		spin_lock(&fos_tree_lock);
+		spin_lock_bh(&fos_tree_lock);
 		revoked = obj->revoked;
 		if (!revoked) {
 			obj->export = e;
 			fos_obj_get(obj);
 		}
-		spin_unlock(&fos_tree_lock);
+		spin_unlock_bh(&fos_tree_lock);
 		if (revoked) {
 			xa_erase(&fos_exports, obj->id);
 			/* A lookup may have seen it: freed (out_free) after. */
@@ -381,6 +381,23 @@ out_free:
 	return ret;
 }
 
+/* The common case of fos_export_find(), under RCU: NULL for the rest. */
+static struct fos_object *fos_export_find_rcu(u64 oid, u32 node, u32 epoch,
+					      const struct fos_view *v)
+{
+	struct fos_object *obj = NULL;
+	struct fos_export *e;
+
+	rcu_read_lock();
+	e = xa_load(&fos_exports, fos_oid_private(oid));
+	if (e && !fos_obj_revoked(e->obj) &&
+	    fos_export_held(e, node, epoch, v) &&
+	    kref_get_unless_zero(&e->obj->ref))
+		obj = e->obj;
+	rcu_read_unlock();
+	return obj;
+}
+
 /*
  * The exported object @oid if node @node (@epoch) holds view @v of it (a
  * reference), else NULL; *@held: false if it is exported, but not so.
@@ -389,18 +406,12 @@ static struct fos_object *fos_export_find(u64 oid, u32 node, u32 epoch,
 					  const struct fos_view *v,
 					  bool *held)
 {
-	struct fos_object *obj = NULL;
+	struct fos_object *obj;
 	struct fos_export *e;
 
 	*held = true;
 	/* The common case, under RCU; anything else as it always was. */
-	rcu_read_lock();
-	e = xa_load(&fos_exports, fos_oid_private(oid));
-	if (e && !fos_obj_revoked(e->obj) &&
-	    fos_export_held(e, node, epoch, v) &&
-	    kref_get_unless_zero(&e->obj->ref))
-		obj = e->obj;
-	rcu_read_unlock();
+	obj = fos_export_find_rcu(oid, node, epoch, v);
 	if (obj)
 		return obj;
 
@@ -435,6 +446,21 @@ struct fos_object *fos_export_get_held(u64 oid, u32 node, u32 epoch,
 	bool held;
 
 	return fos_export_find(oid, node, epoch, v, &held);
+}
+
+/**
+ * fos_export_get_atomic - fos_export_get()'s common case, in softirq
+ * @oid: the object's public id (as on the wire)
+ * @peer: the node that names it, holding the whole object
+ *
+ * Return: the object with a reference (put it with fos_obj_put_atomic()),
+ * or NULL for everything else, which fos_export_get() decides in process
+ * context (a refusal is counted there, not here).
+ */
+struct fos_object *fos_export_get_atomic(u64 oid, struct fos_peer *peer)
+{
+	return fos_export_find_rcu(oid, fos_peer_node_id(peer),
+				   fos_peer_epoch(peer), NULL);
 }
 
 /**

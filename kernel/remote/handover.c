@@ -110,13 +110,13 @@ static struct user_struct *fos_handover_user(struct fos_object *req,
 	struct user_struct *user = NULL;
 	struct fos_space *s;
 
-	spin_lock(&fos_tree_lock);
+	spin_lock_bh(&fos_tree_lock);
 	s = fos_req_receiver_locked(req);
 	if (s) {
 		user = get_uid(s->user);
 		*limit = s->memlock;
 	}
-	spin_unlock(&fos_tree_lock);
+	spin_unlock_bh(&fos_tree_lock);
 	return user;
 }
 
@@ -264,7 +264,7 @@ static void fos_handover_work_fn(struct work_struct *work)
 			return;	/* @ho is fos_handover_forwarded()'s */
 	} else if (!ret) {
 		ret = fos_req_deliver(ho->req, ho->imm, ho->imm_len, ho->caps,
-				      ho->ncaps);
+				      ho->ncaps, false);
 	}
 	fos_handover_end(ho, ret);
 }

@@ -235,7 +235,7 @@ int fos_invoke_deliver(struct fos_peer *peer, u64 cookie,
 			n = 0;
 		}
 	} else if (!ret) {
-		ret = fos_req_deliver(req, imm, imm_len, caps, n);
+		ret = fos_req_deliver(req, imm, imm_len, caps, n, false);
 	}
 	while (n)
 		fos_obj_put(caps[--n].obj);
@@ -255,17 +255,52 @@ out_disown:
 
 /*
  * An INVOKE in the receive completion's softirq, with fabric_rx_softirq
- * ("Receiving in softirq" in fabric/rx.c): verified there, and deferred
- * to fos_invoke_recv().  Delivering the common case here (an admitted
- * connection, no capabilities, a local Request) needs the export table,
- * the Request's contents and the ACK's locks safe in softirq first: the
- * steps are in kernel/fabric/README.md.
+ * ("Receiving in softirq" in fabric/rx.c), verified there.  The common
+ * case is delivered here: an answer wanted, no capability arguments, a
+ * local Request whose export the RCU lookup finds, and memory for the
+ * message without waiting.  Anything else is deferred, having done
+ * nothing, to fos_invoke_recv(): a refusal is decided and counted there.
+ * What the delivery and its ACK take here is softirq-safe: the Request's
+ * contents under fos_tree_lock (BH), the queue's lock (BH), GFP_NOWAIT,
+ * puts that leave a last reference to a work item, and the fabric's send,
+ * which never waits with FOS_SEND_QUEUE.
  */
 int fos_invoke_recv_atomic(struct fos_peer *peer,
 			   const struct fos_rx_info *rx, const void *payload,
 			   u32 len)
 {
-	return FOS_RX_DEFER;
+	const struct fos_wire_invoke *iv = payload;
+	struct fos_object *obj;
+	struct fos_req *req;
+	int ret;
+
+	/* Looped back without an answer: fos_export_put_looped() is there. */
+	if ((!rx->cookie && fos_peer_node_id(peer) == fos_node_id) ||
+	    iv->ncaps || le32_to_cpu(iv->epoch) != fos_epoch)
+		return FOS_RX_DEFER;
+	obj = fos_export_get_atomic(le64_to_cpu(iv->oid), peer);
+	if (!obj)
+		return FOS_RX_DEFER;
+	ret = FOS_RX_DEFER;
+	if (obj->type != FRACTOS_OBJ_REQUEST || fos_invoke_forwarded(obj))
+		goto out_obj;
+	req = fos_obj_get_req(obj);
+	if (IS_ERR(req))
+		goto out_obj;
+	ret = fos_req_deliver(req, (const u8 *)(iv + 1),
+			      le32_to_cpu(iv->imm_len), NULL, 0, true);
+	fos_req_put_atomic(req);
+	if (ret == -ENOMEM) {
+		ret = FOS_RX_DEFER;	/* with GFP_KERNEL, there */
+	} else {
+		if (!ret)
+			fos_total_add(FOS_TOTAL_SOFTIRQ_INVOKES, 1);
+		fos_send_ack(peer, rx->cookie, ret);
+		ret = 0;
+	}
+out_obj:
+	fos_obj_put_atomic(obj);
+	return ret;
 }
 
 void fos_invoke_recv(struct fos_peer *peer, const struct fos_rx_info *rx,

@@ -171,6 +171,7 @@ void fos_armed_drop_all(void);
 extern struct xarray fos_exports;
 int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		   const struct fos_view *v);
+struct fos_object *fos_export_get_atomic(u64 oid, struct fos_peer *peer);
 struct fos_object *fos_export_get(u64 oid, struct fos_peer *peer,
 				  const struct fos_view *v);
 struct fos_object *fos_export_get_held(u64 oid, u32 node, u32 epoch,
