@@ -406,7 +406,8 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 	    req->ncaps + ncaps > FRACTOS_REQ_MAX_CAPS)
 		return -E2BIG;
 	msg = fos_msg_alloc_gfp(req->ncaps + ncaps, req->imm_len + imm_len,
-				atomic ? GFP_NOWAIT : GFP_KERNEL_ACCOUNT);
+				atomic ? GFP_NOWAIT | __GFP_NOWARN :
+					 GFP_KERNEL_ACCOUNT);
 	if (!msg)
 		return -ENOMEM;
 	msg->type = FRACTOS_MSG_REQUEST;

@@ -320,7 +320,7 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 	struct fos_export *e, *spare_e;
 	struct fos_importer *spare_i;
 	LIST_HEAD(gone);
-	bool revoked;
+	bool revoked, seen = false;
 	int ret = 0;
 
 	might_sleep();
@@ -357,8 +357,8 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		spin_unlock_bh(&fos_tree_lock);
 		if (revoked) {
 			xa_erase(&fos_exports, obj->id);
-			/* A lookup may have seen it: freed (out_free) after. */
-			synchronize_rcu();
+			/* A lookup may have seen it: freed a grace period on. */
+			seen = true;
 			ret = -EKEYREVOKED;
 			goto out;
 		}
@@ -372,6 +372,8 @@ int fos_export_add(struct fos_object *obj, u32 node, u32 epoch,
 		fos_export_unused_locked(e, &gone);
 out:
 	mutex_unlock(&fos_export_lock);
+	if (seen)
+		synchronize_rcu();	/* not under the mutex */
 out_free:
 	kfree(spare_e);
 	kfree(spare_i);

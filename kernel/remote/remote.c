@@ -377,11 +377,17 @@ void fos_remote_exit(void)
 	fos_armed_drop_all();
 	fos_grants_drop_node(U32_MAX, 0);
 	fos_kept_exit();
+	/*
+	 * Exports freed a grace period late (export.c) put their objects
+	 * from fos_copy_wq; a last put may queue events: before the flush.
+	 */
+	rcu_barrier();
+	flush_workqueue(fos_copy_wq);
 	fos_events_flush();
 	destroy_workqueue(fos_remote_wq);	/* runs what is queued */
 	list_for_each_entry_safe(ev, tmp, &fos_events, link)
 		kfree(ev);
-	/* Exports freed a grace period late (export.c) queue their puts. */
+	/* (None should be left by now.) */
 	rcu_barrier();
 	destroy_workqueue(fos_copy_wq);
 	/* The peers are gone: every call was answered, callbacks run here. */
