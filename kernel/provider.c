@@ -115,7 +115,7 @@ struct fos_provider *fos_provider_create(const struct fos_provider_ops *ops,
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
-	p->space.ep = fos_ep_create();
+	p->space.ep = fos_ep_create(false);	/* the kernel's */
 	if (!p->space.ep) {
 		kfree(p);
 		return ERR_PTR(-ENOMEM);

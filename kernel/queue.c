@@ -8,6 +8,8 @@
  * and events" in fos.h for the lifetimes.
  */
 #include <linux/jiffies.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -16,7 +18,12 @@
 #include "queue.h"
 #include "provider.h"
 
-struct fos_ep *fos_ep_create(void)
+/*
+ * A receive queue; @charge: the messages other nodes queue here are
+ * charged to the caller's memory cgroup (a space's opener; a kernel
+ * provider's are the kernel's, whoever loaded the module).
+ */
+struct fos_ep *fos_ep_create(bool charge)
 {
 	struct fos_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 
@@ -29,6 +36,8 @@ struct fos_ep *fos_ep_create(void)
 	INIT_LIST_HEAD(&ep->msgs);
 	INIT_LIST_HEAD(&ep->regs);
 	mutex_init(&ep->recv_mutex);
+	if (charge)
+		ep->memcg = get_mem_cgroup_from_mm(current->mm);
 	return ep;
 }
 
@@ -39,6 +48,7 @@ static void fos_ep_release(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&ep->msgs));
 	WARN_ON_ONCE(!list_empty(&ep->regs));	/* each holds a reference */
 	mutex_destroy(&ep->recv_mutex);
+	mem_cgroup_put(ep->memcg);
 	kfree(ep);
 }
 
@@ -179,6 +189,22 @@ struct fos_msg *fos_msg_alloc_gfp(u32 ncaps, u32 imm_len, gfp_t gfp)
 	msg->caps = (struct fos_cap *)(msg + 1);
 	msg->imm = (u8 *)(msg->caps + ncaps);
 	fos_live_add(FOS_LIVE_MESSAGES, 1);
+	return msg;
+}
+
+/*
+ * A message for @ep made on behalf of another node (fos_req_deliver()), in
+ * a work item or in softirq: charged to @ep's memory cgroup, as a local
+ * invoker's message is to the invoker's, not to no one.
+ */
+struct fos_msg *fos_ep_msg_alloc(struct fos_ep *ep, u32 ncaps, u32 imm_len,
+				 gfp_t gfp)
+{
+	struct mem_cgroup *old = set_active_memcg(ep->memcg);
+	struct fos_msg *msg;
+
+	msg = fos_msg_alloc_gfp(ncaps, imm_len, gfp | __GFP_ACCOUNT);
+	set_active_memcg(old);
 	return msg;
 }
 

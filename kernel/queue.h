@@ -24,8 +24,7 @@ struct fos_kmsg;
  * struct fos_ep - a space's receive queue (the provider end of Requests)
  * @ref: one for the space, one per Request whose provider it is
  * @lock: protects @msgs, @len and @closed; taken with bottom halves off
- *	(an INVOKE delivered in the receive softirq, one day:
- *	kernel/fabric/README.md)
+ *	(an INVOKE delivered in the receive softirq takes it)
  * @recv_wq: receivers and poll() wait here for a message
  * @send_wq: invokers wait here for room (FRACTOS_INVOKE_WAIT)
  * @msgs: queued struct fos_msg, oldest first
@@ -40,6 +39,9 @@ struct fos_kmsg;
  *	A dying space cancels them (fos_monitors_cancel()): nobody would
  *	receive their events, and they would otherwise stay allocated, and
  *	keep this queue allocated, as long as the objects they watch.
+ * @memcg: the memory cgroup of the task that made the queue (the space's
+ *	opener), charged for the messages other nodes queue here (a
+ *	reference; NULL without memcg, and for a kernel provider's queue)
  */
 struct fos_ep {
 	struct kref ref;
@@ -52,6 +54,7 @@ struct fos_ep {
 	atomic_t nmonitors;
 	struct mutex recv_mutex;	/* see @recv_mutex above */
 	struct list_head regs;
+	struct mem_cgroup *memcg;
 };
 
 /**
@@ -78,7 +81,7 @@ struct fos_msg {
 	struct fos_ep *ev_ep;
 };
 
-struct fos_ep *fos_ep_create(void);
+struct fos_ep *fos_ep_create(bool charge);
 void fos_ep_put(struct fos_ep *ep);
 void fos_ep_close(struct fos_ep *ep);
 struct fos_msg *fos_ep_event_alloc(struct fos_ep *ep, u32 type, u64 cookie);
@@ -88,6 +91,8 @@ __poll_t fos_ep_poll(struct fos_ep *ep, struct file *file,
 		     struct poll_table_struct *wait);
 struct fos_msg *fos_msg_alloc(u32 ncaps, u32 imm_len);
 struct fos_msg *fos_msg_alloc_gfp(u32 ncaps, u32 imm_len, gfp_t gfp);
+struct fos_msg *fos_ep_msg_alloc(struct fos_ep *ep, u32 ncaps, u32 imm_len,
+				 gfp_t gfp);
 void fos_msg_free(struct fos_msg *msg);
 void fos_msg_free_atomic(struct fos_msg *msg);
 int fos_ep_send(struct fos_ep *ep, struct fos_msg *msg, bool wait,

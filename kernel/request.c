@@ -405,9 +405,9 @@ int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 	if (req->imm_len + imm_len > FRACTOS_REQ_MAX_IMM ||
 	    req->ncaps + ncaps > FRACTOS_REQ_MAX_CAPS)
 		return -E2BIG;
-	msg = fos_msg_alloc_gfp(req->ncaps + ncaps, req->imm_len + imm_len,
-				atomic ? GFP_NOWAIT | __GFP_NOWARN :
-					 GFP_KERNEL_ACCOUNT);
+	msg = fos_ep_msg_alloc(req->ep, req->ncaps + ncaps,
+			       req->imm_len + imm_len,
+			       atomic ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	msg->type = FRACTOS_MSG_REQUEST;

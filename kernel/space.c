@@ -198,7 +198,7 @@ static int fos_space_open(struct inode *inode, struct file *file)
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
-	s->ep = fos_ep_create();
+	s->ep = fos_ep_create(true);
 	if (!s->ep) {
 		kfree(s);
 		return -ENOMEM;
