@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
@@ -80,14 +81,16 @@ struct fos_importer {
  *	under it or RCU
  * @dead: on a struct fos_dead list once revocation took the entry
  * @hashed: in fos_exports, under fos_export_lock
- * @free: puts @obj and frees the entry, a grace period late
+ * @rcu: a grace period after the entry left the table...
+ * @freed: ...it joins fos_exports_freed, whose work puts @obj and frees it
  */
 struct fos_export {
 	struct fos_object *obj;
 	struct list_head importers;
 	struct list_head dead;
 	bool hashed;
-	struct rcu_work free;
+	struct rcu_head rcu;
+	struct llist_node freed;
 };
 
 /*
@@ -616,25 +619,43 @@ void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead)
 	obj->export = NULL;
 }
 
+/* Entries past their grace period, for one work item to free them all. */
+static LLIST_HEAD(fos_exports_freed);
+
 static void fos_export_free_work(struct work_struct *work)
 {
-	struct fos_export *e = container_of(to_rcu_work(work),
-					    struct fos_export, free);
+	struct llist_node *list = llist_del_all(&fos_exports_freed);
+	struct fos_export *e, *tmp;
 
-	fos_obj_put(e->obj);
-	kfree(e);
+	llist_for_each_entry_safe(e, tmp, list, freed) {
+		fos_obj_put(e->obj);
+		kfree(e);
+		cond_resched();
+	}
+}
+
+static DECLARE_WORK(fos_export_free_w, fos_export_free_work);
+
+static void fos_export_free_rcu(struct rcu_head *rcu)
+{
+	struct fos_export *e = container_of(rcu, struct fos_export, rcu);
+
+	/* The object's put may sleep: in the work, queued once a batch. */
+	if (llist_add(&e->freed, &fos_exports_freed))
+		queue_work(fos_copy_wq, &fos_export_free_w);
 }
 
 /*
  * @e left the table: counted gone now, its object put and its memory
- * freed once no lookup under RCU can see it (on fos_copy_wq, drained at
- * module exit after rcu_barrier()).
+ * freed once no lookup under RCU can see it, by one work item on
+ * fos_copy_wq for all those of a grace period (every export of a call's
+ * arguments ends, so one each would be a work item per argument); module
+ * exit drains them with rcu_barrier() and fos_copy_wq.
  */
 static void fos_export_free(struct fos_export *e)
 {
 	fos_live_add(FOS_LIVE_EXPORTS, -1);
-	INIT_RCU_WORK(&e->free, fos_export_free_work);
-	queue_rcu_work(fos_copy_wq, &e->free);
+	call_rcu(&e->rcu, fos_export_free_rcu);
 }
 
 /**
