@@ -82,7 +82,7 @@ static void child(int fd)
 	long long cur[3] = { -1, -1, -1 };
 	uint32_t r = ~0U, c = ~0U, i;
 	static char imm[IMM];
-	int prov, cli, capfd = -1, ok;
+	int prov, cli;
 	struct msg m;
 	char pid[32];
 
@@ -91,12 +91,8 @@ static void child(int fd)
 		_exit(2);
 	prov = fos_open();
 	cli = fos_open();
-	ok = prov >= 0 && cli >= 0 &&
-	     !req_create(prov, FRACTOS_CID_INVALID, 5, NULL, 0, NULL, 0, &r) &&
-	     !fos_export(prov, r, 0, &capfd) && !fos_import(cli, capfd, &c);
-	if (!ok)
+	if (prov < 0 || cli < 0 || client_request(prov, cli, 5, NULL, &r, &c))
 		_exit(3);
-	close(capfd);
 	memset(imm, 'q', sizeof(imm));
 	/* One call first, so that what the path allocates once is there. */
 	if (invoke(cli, c, imm, sizeof(imm), NULL, 0) || receive(prov, &m))

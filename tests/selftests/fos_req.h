@@ -68,6 +68,23 @@ static inline int receive(int fd, struct msg *m)
 	return ret;
 }
 
+/*
+ * A Request of @prov (tag @tag, immediates @imm or none) that @cli holds
+ * through a capability fd, as a client on another node would.  0 or -1.
+ */
+static inline int client_request(int prov, int cli, uint64_t tag,
+				 const char *imm, uint32_t *r, uint32_t *c)
+{
+	int capfd = -1, ret;
+
+	ret = req_create(prov, FRACTOS_CID_INVALID, tag, imm,
+			 imm ? strlen(imm) : 0, NULL, 0, r) ||
+	      fos_export(prov, *r, 0, &capfd) || fos_import(cli, capfd, c);
+	if (capfd >= 0)
+		close(capfd);
+	return ret ? -1 : 0;
+}
+
 /* Same object, same view, no remote flag. */
 static inline int same_cap(int fd1, uint32_t c1, int fd2, uint32_t c2)
 {

@@ -240,23 +240,6 @@ static void revoke_races(int cli, uint32_t sm, uint32_t dm)
 }
 
 /*
- * A Request of @prov (tag @tag, immediates @imm) that @cli holds through a
- * capability fd, as a client on another node would.  0 or -1.
- */
-static int client_request(int prov, int cli, uint64_t tag, const char *imm,
-			  uint32_t *r, uint32_t *c)
-{
-	int capfd = -1, ret;
-
-	ret = req_create(prov, FRACTOS_CID_INVALID, tag, imm, imm ? strlen(imm) : 0,
-			 NULL, 0, r) ||
-	      fos_export(prov, *r, 0, &capfd) || fos_import(cli, capfd, c);
-	if (capfd >= 0)
-		close(capfd);
-	return ret ? -1 : 0;
-}
-
-/*
  * An invocation whose message was received is answered even when the
  * receiver deletes the node at once: NODE_DEL lingers until the ACK has
  * left (the fabric's "Lingering").  A child invokes, the provider

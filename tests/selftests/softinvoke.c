@@ -42,20 +42,6 @@ static void restore(void)
 	fos_set_param("fabric_rx_softirq", softirq_was == 'Y');
 }
 
-/* A Request of @prov that @cli holds through a capability fd. */
-static int client_request(int prov, int cli, uint64_t tag, const char *imm,
-			  uint32_t *r, uint32_t *c)
-{
-	int capfd = -1, ret;
-
-	ret = req_create(prov, FRACTOS_CID_INVALID, tag, imm, strlen(imm),
-			 NULL, 0, r) ||
-	      fos_export(prov, *r, 0, &capfd) || fos_import(cli, capfd, c);
-	if (capfd >= 0)
-		close(capfd);
-	return ret ? -1 : 0;
-}
-
 /* Receive one message; its sequence number after @prefix, or -1. */
 static long long recv_seq(int prov, const char *prefix)
 {
