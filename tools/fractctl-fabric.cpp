@@ -82,6 +82,7 @@ node_info parse_node(const nl_reply &r)
 	n.qpn = r.get<std::uint32_t>(FRACTOS_A_NODE_QPN).value_or(0);
 	n.credits = r.get<std::uint32_t>(FRACTOS_A_NODE_CREDITS).value_or(0);
 	n.trust_uids = r.has(FRACTOS_A_NODE_TRUST_UIDS);
+	n.rx_softirq = r.has(FRACTOS_A_NODE_RX_SOFTIRQ);
 	n.key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_KEY_ID).value_or(0);
 	n.prev_key_id = r.get<std::uint32_t>(FRACTOS_A_NODE_PREV_KEY_ID).value_or(0);
 	n.stats = fabric_stats(r, FRACTOS_A_NODE_STATS);

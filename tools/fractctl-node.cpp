@@ -46,6 +46,7 @@ void json_node_fields(json_writer &j, const node_info &n, bool stats)
 	j.num("qpn", n.qpn);
 	j.num("credits", n.credits);
 	j.boolean("trust_uids", n.trust_uids);
+	j.boolean("rx_softirq", n.rx_softirq);
 	if (n.key_id)
 		j.str("key_id", hex32(n.key_id));
 	if (n.prev_key_id)
@@ -87,8 +88,11 @@ void print_nodes(const options &opts, const std::vector<node_info> &nodes)
 			std::printf("    key %s%s%s\n", hex32(n.key_id).c_str(),
 				    n.prev_key_id ? " previous " : "",
 				    n.prev_key_id ? hex32(n.prev_key_id).c_str() : "");
-		if (opts.stats)
+		if (opts.stats) {
+			std::printf("    completions in %s\n",
+				    n.rx_softirq ? "softirq" : "a work item");
 			print_counters("    ", n.stats);
+		}
 	}
 }
 

@@ -85,6 +85,8 @@ struct node_info {
 	std::uint8_t state = 0;
 	std::uint32_t epoch = 0, qpn = 0, credits = 0;
 	bool trust_uids = false;
+	/* Its connection's completions run in softirq (fabric_rx_softirq). */
+	bool rx_softirq = false;
 	/* Ids of its pair key and previous pair key; 0: none. */
 	std::uint32_t key_id = 0, prev_key_id = 0;
 	counters stats{};

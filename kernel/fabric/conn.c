@@ -181,6 +181,37 @@ void fos_dev_put(struct fos_ibdev *d)
  * unless the connection is already closing.  On failure, what was made is
  * released by fos_conn_close_work().
  */
+/* Soft-RoCE completes in work items (kernel/Kbuild). */
+#ifdef FOS_RXE_IN_WORK_ITEMS
+static const bool fos_rxe_in_work_items = true;
+#else
+static const bool fos_rxe_in_work_items;
+#endif
+
+/**
+ * fos_rx_softirq_for - whether a new connection on @ibdev polls in softirq
+ * @ibdev: the RDMA device it is set up on
+ *
+ * fabric_rx_softirq 1 or 0 says so.  The default, -1, says yes unless
+ * @ibdev is soft-RoCE on a kernel where rxe runs its tasks in work items
+ * (since Linux 6.4, "RDMA/rxe: Add workqueue support for rxe tasks"):
+ * there the completion handler raises the softirq from a work item, and
+ * it runs in ksoftirqd, a switch more per message ("The INVOKE in
+ * softirq too", Documentation/benchmarks.rst).  A NIC completes in its
+ * hard interrupt, 6.1's rxe in its tasklet: the softirq runs at once.
+ *
+ * Return: true for IB_POLL_SOFTIRQ.
+ */
+static bool fos_rx_softirq_for(struct ib_device *ibdev)
+{
+	int v = READ_ONCE(fos_fabric_rx_softirq);
+
+	if (v >= 0)
+		return v;
+	return !(fos_rxe_in_work_items &&
+		 ibdev->ops.driver_id == RDMA_DRIVER_RXE);
+}
+
 static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr qa = {};
@@ -210,7 +241,7 @@ static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 
 	/* Completions in softirq: "Receiving in softirq" in rx.c. */
-	conn->rx_softirq = READ_ONCE(fos_fabric_rx_softirq);
+	conn->rx_softirq = fos_rx_softirq_for(ibdev);
 	conn->cq = ib_alloc_cq(ibdev, conn, 2 * conn->nbufs + 2 + FOS_RDMA_SQ,
 			       0, conn->rx_softirq ? IB_POLL_SOFTIRQ :
 			       IB_POLL_WORKQUEUE);

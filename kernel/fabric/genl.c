@@ -207,6 +207,8 @@ static int fos_nl_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
 	    nla_put_u32(skb, FRACTOS_A_NODE_CREDITS, ni->credits) ||
 	    (ni->trust_uids &&
 	     nla_put_flag(skb, FRACTOS_A_NODE_TRUST_UIDS)) ||
+	    (ni->rx_softirq &&
+	     nla_put_flag(skb, FRACTOS_A_NODE_RX_SOFTIRQ)) ||
 	    (key_id && nla_put_u32(skb, FRACTOS_A_NODE_KEY_ID, key_id)) ||
 	    (prev_key_id &&
 	     nla_put_u32(skb, FRACTOS_A_NODE_PREV_KEY_ID, prev_key_id)) ||

@@ -188,10 +188,28 @@ module_param_named(fabric_tx_bh, fos_fabric_tx_bh, bool, 0644);
 MODULE_PARM_DESC(fabric_tx_bh,
 		 "Post messages with bottom halves disabled, so that a software RDMA driver's send tasklet runs at once on the sender's CPU (default 1; measured in Documentation/benchmarks.rst)");
 
-bool fos_fabric_rx_softirq;
-module_param_named(fabric_rx_softirq, fos_fabric_rx_softirq, bool, 0644);
+int fos_fabric_rx_softirq = -1;
+
+static int fos_rx_softirq_set(const char *val, const struct kernel_param *kp)
+{
+	int v, ret = kstrtoint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v < -1 || v > 1)
+		return -EINVAL;
+	WRITE_ONCE(*(int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops fos_rx_softirq_ops = {
+	.set = fos_rx_softirq_set,
+	.get = param_get_int,
+};
+module_param_cb(fabric_rx_softirq, &fos_rx_softirq_ops,
+		&fos_fabric_rx_softirq, 0644);
 MODULE_PARM_DESC(fabric_rx_softirq,
-		 "Poll new connections' completions in softirq: answers (ACK, GRANT_REPLY), credits and the common INVOKE are handled there, other messages in process context, in order (default 0: it pays on 6.1's rxe, not on 6.12's; Documentation/benchmarks.rst)");
+		 "Poll new connections' completions in softirq: answers (ACK, GRANT_REPLY), credits and the common INVOKE are handled there, other messages in process context, in order; 1: on, 0: off, -1 (default): on, but off for soft-RoCE where it completes in work items (Linux 6.4 on), where it costs (Documentation/benchmarks.rst)");
 
 unsigned int fos_fabric_hb_ms = 1000;
 module_param_named(fabric_heartbeat_ms, fos_fabric_hb_ms, uint, 0644);

@@ -332,6 +332,7 @@ int fos_fabric_node_info(u32 *node_id, struct fos_node_info *ni)
 		spin_lock_bh(&conn->lock);
 		ni->qpn = conn->id->qp->qp_num;
 		ni->credits = conn->tx_credits;
+		ni->rx_softirq = conn->rx_softirq;
 		spin_unlock_bh(&conn->lock);
 	}
 	spin_unlock_bh(&peer->lock);

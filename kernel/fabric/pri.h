@@ -126,7 +126,7 @@ enum fos_conn_state {
  *	IB_POLL_SOFTIRQ with @rx_softirq)
  * @rx_softirq: completions run in softirq, and received messages whose
  *	handlers may not are deferred to @rx_work ("Receiving in softirq" in
- *	rx.c); fabric_rx_softirq when the connection was set up
+ *	rx.c); fos_rx_softirq_for() when the connection was set up
  * @rx_lock: protects @rx_defer and @rx_ndefer; taken in the receive
  *	softirq, so with bottom halves off elsewhere
  * @rx_defer: receive buffers whose messages wait for @rx_work, in QP
@@ -396,7 +396,7 @@ extern struct xarray fos_peers;
 extern unsigned int fos_fabric_ring;
 extern unsigned int fos_fabric_tx_signal;
 extern bool fos_fabric_tx_bh;
-extern bool fos_fabric_rx_softirq;
+extern int fos_fabric_rx_softirq;
 extern unsigned int fos_fabric_hb_ms;
 extern unsigned int fos_fabric_grace_ms;
 extern struct workqueue_struct *fos_fabric_wq;
@@ -526,6 +526,7 @@ int fos_fabric_node_del(u32 node_id);
  * @qpn: number of the QP messages go out on, 0 if not up
  * @credits: send credits now
  * @trust_uids: configured with NODE_TRUST_UIDS
+ * @rx_softirq: its connection's completions run in softirq
  * @stats: FRACTOS_STAT_* counters
  */
 struct fos_node_info {
@@ -536,6 +537,7 @@ struct fos_node_info {
 	u32 qpn;
 	u32 credits;
 	bool trust_uids;
+	bool rx_softirq;
 	u64 stats[__FRACTOS_STAT_MAX];
 };
 

@@ -446,8 +446,9 @@ static void fos_rx_handle(struct fos_conn *conn, struct fos_buf *b,
 /**
  * DOC: Receiving in softirq
  *
- * With fabric_rx_softirq (off by default), a connection's CQ is polled in
- * softirq (IB_POLL_SOFTIRQ) instead of a work item.  Send and RDMA
+ * With fabric_rx_softirq (on by default but over rxe from Linux 6.4:
+ * fos_rx_softirq_for()), a connection's CQ is polled in softirq
+ * (IB_POLL_SOFTIRQ) instead of a work item.  Send and RDMA
  * completions run there, and so does a received message whose handler
  * may (struct fos_msg_type.atomic: CREDIT, HEARTBEAT, ACK, GRANT_REPLY):
  * an answer wakes its caller straight from the completion.  Every other

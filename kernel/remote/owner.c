@@ -256,9 +256,10 @@ out_disown:
 /*
  * An INVOKE in the receive completion's softirq, with fabric_rx_softirq
  * ("Receiving in softirq" in fabric/rx.c), verified there.  The common
- * case is delivered here: an answer wanted, no capability arguments, a
- * local Request whose export the RCU lookup finds, and memory for the
- * message without waiting.  Anything else is deferred, having done
+ * case is delivered here: no capability arguments, a local Request whose
+ * export the RCU lookup finds, and memory for the message without
+ * waiting (and, looped back without an answer, for the export's put that
+ * fos_looped_put_later() leaves to a work item).  Anything else is deferred, having done
  * nothing, to fos_invoke_recv(): a refusal is decided and counted there.
  * What the delivery and its ACK take here is softirq-safe: the Request's
  * contents under fos_tree_lock (BH), the queue's lock (BH), GFP_NOWAIT,
@@ -270,18 +271,23 @@ int fos_invoke_recv_atomic(struct fos_peer *peer,
 			   u32 len)
 {
 	const struct fos_wire_invoke *iv = payload;
+	struct fos_looped_put *lp = NULL;
 	struct fos_object *obj;
 	struct fos_req *req;
 	int ret;
 
-	/* Looped back without an answer: fos_export_put_looped() is there. */
-	if ((!rx->cookie && fos_peer_node_id(peer) == fos_node_id) ||
-	    iv->ncaps || le32_to_cpu(iv->epoch) != fos_epoch)
+	if (iv->ncaps || le32_to_cpu(iv->epoch) != fos_epoch)
 		return FOS_RX_DEFER;
+	/* Looped back without an answer: as fos_invoke_recv(), later. */
+	if (!rx->cookie && fos_peer_node_id(peer) == fos_node_id) {
+		lp = fos_looped_put_alloc();
+		if (!lp)
+			return FOS_RX_DEFER;
+	}
+	ret = FOS_RX_DEFER;
 	obj = fos_export_get_atomic(le64_to_cpu(iv->oid), peer);
 	if (!obj)
-		return FOS_RX_DEFER;
-	ret = FOS_RX_DEFER;
+		goto out_lp;
 	if (obj->type != FRACTOS_OBJ_REQUEST || fos_invoke_forwarded(obj))
 		goto out_obj;
 	req = fos_obj_get_req(obj);
@@ -296,10 +302,16 @@ int fos_invoke_recv_atomic(struct fos_peer *peer,
 		if (!ret)
 			fos_total_add(FOS_TOTAL_SOFTIRQ_INVOKES, 1);
 		fos_send_ack(peer, rx->cookie, ret);
+		if (lp)
+			fos_looped_put_later(lp, le64_to_cpu(iv->oid),
+					     le32_to_cpu(iv->epoch));
+		lp = NULL;
 		ret = 0;
 	}
 out_obj:
 	fos_obj_put_atomic(obj);
+out_lp:
+	kfree(lp);
 	return ret;
 }
 

@@ -6,7 +6,10 @@
  * (see "Holders" and "Views" in wire.h).
  */
 #include <linux/err.h>
+#include <linux/llist.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include "../fos.h"
 #include "../memory.h"
 #include "../fabric.h"
@@ -168,6 +171,57 @@ void fos_export_put_looped(u64 oid, u32 epoch, u32 from)
 {
 	if (from == fos_node_id && epoch == fos_epoch)
 		fos_export_put(oid, from, fos_epoch, 1, NULL);
+}
+
+/**
+ * struct fos_looped_put - fos_export_put_looped() left to a work item
+ * @node: on fos_looped_puts
+ * @oid: the object
+ * @epoch: the epoch it was named with
+ */
+struct fos_looped_put {
+	struct llist_node node;
+	u64 oid;
+	u32 epoch;
+};
+
+static LLIST_HEAD(fos_looped_puts);
+
+static void fos_looped_put_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&fos_looped_puts);
+	struct fos_looped_put *lp, *tmp;
+
+	llist_for_each_entry_safe(lp, tmp, list, node) {
+		fos_export_put_looped(lp->oid, lp->epoch, fos_node_id);
+		kfree(lp);
+		cond_resched();
+	}
+}
+
+static DECLARE_WORK(fos_looped_put_w, fos_looped_put_work);
+
+/*
+ * For an INVOKE looped back without an answer that the receive softirq
+ * delivers (fos_invoke_recv_atomic()): fos_export_put_looped() takes the
+ * export mutex, so its put is left to one work item on fos_copy_wq for
+ * all those pending.  Allocated before the delivery (NULL: defer it all);
+ * the export keeps the target's count until the work puts it, as it
+ * would until the process-context handler did.  Module exit flushes
+ * fos_copy_wq after the fabric is down.
+ */
+struct fos_looped_put *fos_looped_put_alloc(void)
+{
+	return kmalloc(sizeof(struct fos_looped_put),
+		       GFP_NOWAIT | __GFP_NOWARN);
+}
+
+void fos_looped_put_later(struct fos_looped_put *lp, u64 oid, u32 epoch)
+{
+	lp->oid = oid;
+	lp->epoch = epoch;
+	if (llist_add(&lp->node, &fos_looped_puts))
+		queue_work(fos_copy_wq, &fos_looped_put_w);
 }
 
 /*

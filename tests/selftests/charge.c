@@ -28,7 +28,7 @@
 
 static struct in_addr self_addr;
 static uint32_t self_id;
-static char softirq_was = 'N';
+static long long softirq_was = -1;
 static long long qmax = -1;
 
 static void restore(void)
@@ -37,7 +37,7 @@ static void restore(void)
 	if (qmax > 0)
 		fos_set_param("max_queue", qmax);
 	fos_nl_node_del(self_id);
-	fos_set_param("fabric_rx_softirq", softirq_was == 'Y');
+	fos_set_param_ll("fabric_rx_softirq", softirq_was);
 	rmdir(CG);
 }
 
@@ -173,7 +173,7 @@ int main(void)
 		printf("1..0 # SKIP no cgroup v2 memory controller\n");
 		return 0;
 	}
-	softirq_was = buf[0];
+	softirq_was = atoll(buf);
 	self_id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	atexit(restore);

@@ -239,6 +239,23 @@ static inline int fos_set_param(const char *name, unsigned long long v)
 	return fos_write_ull(path, v);
 }
 
+/* Write a signed module parameter (root only); 0 or -1. */
+static inline int fos_set_param_ll(const char *name, long long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%lld\n", v) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
 /*
  * Write a test knob in /sys/kernel/debug/fractos/ (root, debugfs mounted);
  * 0 or -1.

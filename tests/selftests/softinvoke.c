@@ -7,7 +7,8 @@
  * for its own connection and puts it back.
  *
  * - Plain calls are delivered there (totals/softirq_invokes counts them)
- *   and answered from there.
+ *   and answered from there; so are calls without an answer, whose put
+ *   of the target's export (counted for the loop) is left to a work item.
  * - Order: calls with and without an answer, a share of them deferred at
  *   random to process context (debugfs fault_rx_defer_pct), arrive in the
  *   order they were made (sequence numbers in the immediates).
@@ -30,7 +31,7 @@
 
 static long long qmax = -1;
 static uint32_t self_id;
-static char softirq_was = 'N';
+static long long softirq_was = -1;
 
 static void restore(void)
 {
@@ -39,7 +40,7 @@ static void restore(void)
 	if (qmax > 0)
 		fos_set_param("max_queue", qmax);
 	fos_nl_node_del(self_id);
-	fos_set_param("fabric_rx_softirq", softirq_was == 'Y');
+	fos_set_param_ll("fabric_rx_softirq", softirq_was);
 }
 
 /* Receive one message; its sequence number after @prefix, or -1. */
@@ -73,9 +74,28 @@ static void plain(int prov, int cli)
 	tap_ok(!ret && good == 20, "plain: 20 calls answered 0 and delivered");
 	tap_eq(fos_total("softirq_invokes") - t0, 20,
 	       "plain: all 20 delivered in the receive softirq");
+
+	/*
+	 * Without an answer, looped back: delivered there too, and the
+	 * export of the target each call counted is put later (by a work
+	 * item): once the client drops its capability, no export is left
+	 * although the Request lives on.
+	 */
+	t0 = fos_total("softirq_invokes");
+	good = 0;
+	for (i = 0; i < 20 && !ret; i++)
+		ret = invoke_flags(cli, c, FRACTOS_INVOKE_NOACK, &i, sizeof(i),
+				   NULL, 0);
+	for (i = 0; i < 20 && !ret; i++)
+		good += recv_seq(prov, "p") == i;
+	tap_ok(!ret && good == 20, "plain: 20 calls without an answer delivered");
+	tap_eq(fos_total("softirq_invokes") - t0, 20,
+	       "plain: all 20 of them in the receive softirq");
+	fos_close(cli, c);
+	tap_eq(fos_live_settle("exports", 0), 0,
+	       "plain: the client's drop ends the export (every call's put done)");
 	fos_revoke(prov, r);
 	fos_close(prov, r);
-	fos_close(cli, c);
 }
 
 /*
@@ -121,9 +141,8 @@ static void order(int prov, int cli, uint32_t n, uint32_t batch)
 	tap_ok(!ret && !bad && seq == n,
 	       "order: %u calls (%u answered) delivered in the order made", n,
 	       acked);
-	tap_ok(soft > 0 && soft < acked,
-	       "order: %lld of the %u answered ones in softirq, the rest deferred",
-	       soft, acked);
+	tap_ok(soft > 0 && soft < n,
+	       "order: %lld of the %u in softirq, the rest deferred", soft, n);
 	tap_eq(fos_total("noack_refused") - refused, 0,
 	       "order: no call without an answer was refused");
 	fos_revoke(prov, r);
@@ -246,8 +265,8 @@ int main(void)
 		printf("1..0 # SKIP no fabric_rx_softirq, fabric_loopback or debugfs fault_rx_defer_pct\n");
 		return 0;
 	}
-	softirq_was = buf[0];
-	tap_plan(19);
+	softirq_was = atoll(buf);
+	tap_plan(22);
 	self_id = fos_param("node_id");
 	qmax = fos_param("max_queue");
 	atexit(restore);

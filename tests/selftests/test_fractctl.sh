@@ -63,7 +63,7 @@ if [ -z "$addr" ] || [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "1..0 # SKIP no IPv4 address on eth0 or no rxe0"
 	exit 0
 fi
-echo "1..37"
+echo "1..38"
 
 id=$(cat $params/node_id)
 epoch=$(cat $params/epoch)
@@ -143,6 +143,18 @@ ok $? "node list -j: no counters without -s"
 fc node list stats
 [ $rc = 0 ] && has "$out" "^    tx_msgs  *[1-9]" && has "$out" " pongs_rx  *[1-9]"
 ok $? "node list stats: counters in text"
+
+# fabric_rx_softirq: 1 or 0 as set; -1 (the default) is on except over
+# rxe on Linux 6.4 and later, where rxe completes in work items.
+rxs=$(cat $params/fabric_rx_softirq)
+kv=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+want=true
+{ [ "$rxs" = 0 ] || { [ "$rxs" = -1 ] && [ "$kv" -ge 6004 ]; }; } && want=false
+export WANT=$want
+fc -j node list
+[ $rc = 0 ] && json 'd[0]["rx_softirq"] is (env["WANT"] == "true")' &&
+	fc node list stats && has "$out" "^    completions in $([ $want = true ] && echo softirq || echo 'a work item')\$"
+ok $? "node list: completions in softirq is $want (fabric_rx_softirq=$rxs, $(uname -r))"
 show
 fc -j n s "$id"
 [ $rc = 0 ] && json 'len(d) == 1 and d[0]["id"] == int(env["id"]) and d[0]["state"] == "up"'

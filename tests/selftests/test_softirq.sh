@@ -3,13 +3,15 @@
 #
 # fractos selftest: the fabric with its completions polled in softirq
 # (fabric_rx_softirq=1, "Receiving in softirq" in kernel/fabric/rx.c),
-# which is off by default.  Runs the programs that drive the node's
-# connection to itself hardest - fabric (flow control over 4 credits,
-# flaps, teardown), remote (every remote operation) and hostile (a peer
-# that lies) - with it on, each on connections made after it was set.
-# Checks: each passes; the kernel's IRQ_POLL softirq ran meanwhile (the
-# CQs were polled there: nothing else in the guest uses irq_poll); the
-# parameter is restored.  Prints TAP.
+# and in a work item (0), whatever the default (-1) picks for rxe0 on
+# this kernel.  Runs the programs that drive the node's connection to
+# itself hardest - fabric (flow control over 4 credits, flaps, teardown),
+# remote (every remote operation) and hostile (a peer that lies) - with it
+# on, each on connections made after it was set, and remote with it off.
+# Checks: each passes; the kernel's IRQ_POLL softirq ran with it on (the
+# CQs were polled there: nothing else in the guest uses irq_poll) and not
+# with it off; values other than -1, 0 and 1 are refused; the parameter
+# is restored.  Prints TAP.
 # timeout: 600
 cd "$(dirname "$0")" || exit 1
 
@@ -27,11 +29,11 @@ if [ ! -w $p ] || [ -z "$(irq_poll)" ]; then
 	exit 0
 fi
 progs="fabric remote hostile"
-echo "1..5"
+echo "1..8"
 old=$(cat $p)
 trap 'echo "$old" > $p' EXIT
 echo 1 > $p
-[ "$(cat $p)" = Y ]
+[ "$(cat $p)" = 1 ]
 ok $? "fabric_rx_softirq set to 1 (was $old)"
 before=$(irq_poll)
 for t in $progs; do
@@ -49,6 +51,30 @@ done
 after=$(irq_poll)
 [ "$after" -gt "$before" ]
 ok $? "IRQ_POLL softirqs ran: $before -> $after"
+
+# Only -1, 0 and 1 are taken, and a refused write changes nothing.
+bad=
+for v in 2 -2 yes ""; do
+	echo "$v" 2>/dev/null > $p && bad="$bad '$v'"
+done
+[ -z "$bad" ] && [ "$(cat $p)" = 1 ]
+ok $? "fabric_rx_softirq refuses 2, -2, yes and nothing${bad:+ (took$bad)}"
+
+# 0: the connections' completions run in a work item; nothing polls in
+# softirq, whatever the device.
+echo 0 > $p
+before=$(irq_poll)
+st=1
+if [ -x ./remote ]; then
+	./remote > /tmp/fos-softirq-remote0.out 2>&1
+	st=$?
+	grep -E '^(not ok|# Totals)' /tmp/fos-softirq-remote0.out | sed "s/^/# remote: /"
+	rm -f /tmp/fos-softirq-remote0.out
+fi
+after=$(irq_poll)
+ok $st "remote passes with completions in a work item"
+[ "$after" = "$before" ]
+ok $? "no IRQ_POLL softirq with fabric_rx_softirq=0: $before -> $after"
 echo "$old" > $p
 trap - EXIT
 [ "$failed" = 0 ]

@@ -137,6 +137,7 @@ enum fractos_nl_attr {
 	FRACTOS_A_AUTH_PAIRS,		/* u32 */
 	FRACTOS_A_NODE_KEY_ID,		/* u32 */
 	FRACTOS_A_NODE_PREV_KEY_ID,	/* u32 */
+	FRACTOS_A_NODE_RX_SOFTIRQ,	/* flag: its completions run in softirq */
 	__FRACTOS_A_MAX,
 };
 
