@@ -201,6 +201,7 @@ void fos_export_put_looped(u64 oid, u32 epoch, u32 from);
 struct fos_looped_put;
 struct fos_looped_put *fos_looped_put_alloc(void);
 void fos_looped_put_later(struct fos_looped_put *lp, u64 oid, u32 epoch);
+void fos_looped_puts_flush(void);
 void fos_cap_disown(const struct fos_wire_cap *wc, u32 from);
 int fos_view_check(struct fos_object *obj, const struct fos_cap *cap);
 int fos_cap_resolve(struct fos_peer *peer, const struct fos_wire_cap *wc,

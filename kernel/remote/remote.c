@@ -367,6 +367,7 @@ void fos_remote_exit(void)
 	 * more), end every grant (the peers are gone, so they should be
 	 * already), and only then run the last events.
 	 */
+	fos_looped_puts_flush();
 	flush_workqueue(fos_copy_wq);
 	/*
 	 * (a forward's call, if sent, ends on fos_rpc_wq, below; a handover's

@@ -199,16 +199,17 @@ static void fos_looped_put_work(struct work_struct *work)
 	}
 }
 
-static DECLARE_WORK(fos_looped_put_w, fos_looped_put_work);
+static DECLARE_DELAYED_WORK(fos_looped_put_w, fos_looped_put_work);
 
 /*
  * For an INVOKE looped back without an answer that the receive softirq
  * delivers (fos_invoke_recv_atomic()): fos_export_put_looped() takes the
  * export mutex, so its put is left to one work item on fos_copy_wq for
- * all those pending.  Allocated before the delivery (NULL: defer it all);
- * the export keeps the target's count until the work puts it, as it
- * would until the process-context handler did.  Module exit flushes
- * fos_copy_wq after the fabric is down.
+ * all those of a tick (one work item per call cost more than the softirq
+ * saved).  Allocated before the delivery (NULL: defer it all); the export
+ * keeps the target's count until the work puts it, a tick longer than
+ * the process-context handler would.  Module exit runs what is left with
+ * fos_looped_puts_flush(), after the fabric is down.
  */
 struct fos_looped_put *fos_looped_put_alloc(void)
 {
@@ -221,7 +222,12 @@ void fos_looped_put_later(struct fos_looped_put *lp, u64 oid, u32 epoch)
 	lp->oid = oid;
 	lp->epoch = epoch;
 	if (llist_add(&lp->node, &fos_looped_puts))
-		queue_work(fos_copy_wq, &fos_looped_put_w);
+		queue_delayed_work(fos_copy_wq, &fos_looped_put_w, 1);
+}
+
+void fos_looped_puts_flush(void)
+{
+	flush_delayed_work(&fos_looped_put_w);
 }
 
 /*
