@@ -176,11 +176,6 @@ void fos_dev_put(struct fos_ibdev *d)
 	spin_unlock(&fos_conns_lock);
 }
 
-/*
- * Create the CQ, the QP and the buffers and post every receive buffer,
- * unless the connection is already closing.  On failure, what was made is
- * released by fos_conn_close_work().
- */
 /* Soft-RoCE completes in work items (kernel/Kbuild). */
 #ifdef FOS_RXE_IN_WORK_ITEMS
 static const bool fos_rxe_in_work_items = true;
@@ -212,6 +207,11 @@ static bool fos_rx_softirq_for(struct ib_device *ibdev)
 		 ibdev->ops.driver_id == RDMA_DRIVER_RXE);
 }
 
+/*
+ * Create the CQ, the QP and the buffers and post every receive buffer,
+ * unless the connection is already closing.  On failure, what was made is
+ * released by fos_conn_close_work().
+ */
 static int __fos_conn_setup(struct fos_conn *conn, struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr qa = {};

@@ -190,12 +190,17 @@ MODULE_PARM_DESC(fabric_tx_bh,
 
 int fos_fabric_rx_softirq = -1;
 
+/* -1, 0 or 1; Y and N as the bool it was before 2026-11-30. */
 static int fos_rx_softirq_set(const char *val, const struct kernel_param *kp)
 {
-	int v, ret = kstrtoint(val, 0, &v);
+	bool b;
+	int v;
 
-	if (ret)
-		return ret;
+	if (kstrtoint(val, 0, &v)) {
+		if (kstrtobool(val, &b))
+			return -EINVAL;
+		v = b;
+	}
 	if (v < -1 || v > 1)
 		return -EINVAL;
 	WRITE_ONCE(*(int *)kp->arg, v);
@@ -208,6 +213,7 @@ static const struct kernel_param_ops fos_rx_softirq_ops = {
 };
 module_param_cb(fabric_rx_softirq, &fos_rx_softirq_ops,
 		&fos_fabric_rx_softirq, 0644);
+__MODULE_PARM_TYPE(fabric_rx_softirq, "int");
 MODULE_PARM_DESC(fabric_rx_softirq,
 		 "Poll new connections' completions in softirq: answers (ACK, GRANT_REPLY), credits and the common INVOKE are handled there, other messages in process context, in order; 1: on, 0: off, -1 (default): on, but off for soft-RoCE where it completes in work items (Linux 6.4 on), where it costs (Documentation/benchmarks.rst)");
 

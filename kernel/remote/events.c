@@ -196,6 +196,9 @@ static void fos_downs_fn(struct work_struct *work)
 		/* While the contacts' exports to the node still stand. */
 		fos_armed_node_lost(ev->node, ev->epoch);
 		fos_proxies_revoke_node(ev->node, ev->epoch);
+		/* Looped puts of before it went down, before its exports go. */
+		if (ev->node == fos_node_id)
+			fos_looped_puts_flush();
 		fos_exports_drop_node(ev->node, ev->epoch);
 		fos_grants_drop_node(ev->node, ev->epoch);
 		fos_kept_drop_node(ev->node, ev->epoch);

@@ -76,10 +76,11 @@ static void plain(int prov, int cli)
 	       "plain: all 20 delivered in the receive softirq");
 
 	/*
-	 * Without an answer, looped back: delivered there too, and the
-	 * export of the target each call counted is put later (by a work
-	 * item): once the client drops its capability, no export is left
-	 * although the Request lives on.
+	 * Without an answer, looped back: delivered there too.  Each call
+	 * counted an export of the target for the loop (the client holds
+	 * it through a capability fd, with no export of its own), and that
+	 * is put later by a work item: once those puts ran, no export is
+	 * left although the Request lives on.
 	 */
 	t0 = fos_total("softirq_invokes");
 	good = 0;
@@ -93,7 +94,7 @@ static void plain(int prov, int cli)
 	       "plain: all 20 of them in the receive softirq");
 	fos_close(cli, c);
 	tap_eq(fos_live_settle("exports", 0), 0,
-	       "plain: the client's drop ends the export (every call's put done)");
+	       "plain: no export left once the calls' puts ran");
 	fos_revoke(prov, r);
 	fos_close(prov, r);
 }

@@ -10,8 +10,8 @@
 # on, each on connections made after it was set, and remote with it off.
 # Checks: each passes; the kernel's IRQ_POLL softirq ran with it on (the
 # CQs were polled there: nothing else in the guest uses irq_poll) and not
-# with it off; values other than -1, 0 and 1 are refused; the parameter
-# is restored.  Prints TAP.
+# with it off; values other than -1, 0 and 1 (and N, Y) are refused; the
+# parameter is restored.  Prints TAP.
 # timeout: 600
 cd "$(dirname "$0")" || exit 1
 
@@ -52,13 +52,15 @@ after=$(irq_poll)
 [ "$after" -gt "$before" ]
 ok $? "IRQ_POLL softirqs ran: $before -> $after"
 
-# Only -1, 0 and 1 are taken, and a refused write changes nothing.
+# Only -1, 0 and 1 are taken (and N, Y: it was a bool), and a refused
+# write changes nothing.
 bad=
-for v in 2 -2 yes ""; do
+for v in 2 -2 maybe ""; do
 	echo "$v" 2>/dev/null > $p && bad="$bad '$v'"
 done
-[ -z "$bad" ] && [ "$(cat $p)" = 1 ]
-ok $? "fabric_rx_softirq refuses 2, -2, yes and nothing${bad:+ (took$bad)}"
+[ -z "$bad" ] && [ "$(cat $p)" = 1 ] && echo N > $p && [ "$(cat $p)" = 0 ] &&
+	echo Y > $p && [ "$(cat $p)" = 1 ]
+ok $? "fabric_rx_softirq refuses 2, -2, maybe and nothing${bad:+ (took$bad)}; N is 0, Y is 1"
 
 # 0: the connections' completions run in a work item; nothing polls in
 # softirq, whatever the device.
