@@ -176,13 +176,6 @@ void fos_dev_put(struct fos_ibdev *d)
 	spin_unlock(&fos_conns_lock);
 }
 
-/* Soft-RoCE completes in work items (kernel/Kbuild). */
-#ifdef FOS_RXE_IN_WORK_ITEMS
-static const bool fos_rxe_in_work_items = true;
-#else
-static const bool fos_rxe_in_work_items;
-#endif
-
 /**
  * fos_rx_softirq_for - whether a new connection on @ibdev polls in softirq
  * @ibdev: the RDMA device it is set up on
@@ -203,7 +196,8 @@ static bool fos_rx_softirq_for(struct ib_device *ibdev)
 
 	if (v >= 0)
 		return v;
-	return !(fos_rxe_in_work_items &&
+	/* FOS_RXE_IN_WORK_ITEMS: 1 or 0, from kernel/Kbuild */
+	return !(FOS_RXE_IN_WORK_ITEMS &&
 		 ibdev->ops.driver_id == RDMA_DRIVER_RXE);
 }
 

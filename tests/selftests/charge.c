@@ -41,19 +41,6 @@ static void restore(void)
 	rmdir(CG);
 }
 
-static int write_text(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fputs(s, f) < 0 ? -1 : 0;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
 /* A cgroup v2 group with the memory controller, or -1. */
 static int cgroup_setup(void)
 {
@@ -65,7 +52,7 @@ static int cgroup_setup(void)
 	if (fos_read_text(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
 	    !strstr(buf, "memory"))
 		return -1;
-	if (write_text(CG_ROOT "/cgroup.subtree_control", "+memory"))
+	if (fos_write_text(CG_ROOT "/cgroup.subtree_control", "+memory"))
 		return -1;
 	if (mkdir(CG, 0755) && errno != EEXIST)
 		return -1;
@@ -87,7 +74,7 @@ static void child(int fd)
 	char pid[32];
 
 	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	if (write_text(CG "/cgroup.procs", pid))
+	if (fos_write_text(CG "/cgroup.procs", pid))
 		_exit(2);
 	prov = fos_open();
 	cli = fos_open();

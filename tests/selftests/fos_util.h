@@ -216,18 +216,27 @@ static inline long long fos_param(const char *name)
 	return fos_read_ll(path);
 }
 
-/* Write @v to a sysfs or debugfs file (root only); 0 or -1. */
-static inline int fos_write_ull(const char *path, unsigned long long v)
+/* Write @s to a sysfs, debugfs or cgroup file (root only); 0 or -1. */
+static inline int fos_write_text(const char *path, const char *s)
 {
 	FILE *f = fopen(path, "w");
 	int ret;
 
 	if (!f)
 		return -1;
-	ret = fprintf(f, "%llu\n", v) < 0 ? -1 : 0;
+	ret = fputs(s, f) < 0 ? -1 : 0;
 	if (fclose(f))
 		ret = -1;
 	return ret;
+}
+
+/* Write @v to a sysfs or debugfs file (root only); 0 or -1. */
+static inline int fos_write_ull(const char *path, unsigned long long v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%llu\n", v);
+	return fos_write_text(path, s);
 }
 
 /* Write a module parameter (root only); 0 or -1. */
@@ -242,18 +251,11 @@ static inline int fos_set_param(const char *name, unsigned long long v)
 /* Write a signed module parameter (root only); 0 or -1. */
 static inline int fos_set_param_ll(const char *name, long long v)
 {
-	char path[128];
-	FILE *f;
-	int ret;
+	char path[128], s[32];
 
 	snprintf(path, sizeof(path), FOS_PARAM_DIR "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%lld\n", v) < 0 ? -1 : 0;
-	if (fclose(f))
-		ret = -1;
-	return ret;
+	snprintf(s, sizeof(s), "%lld\n", v);
+	return fos_write_text(path, s);
 }
 
 /*
