@@ -87,6 +87,10 @@ echo "The client builds the chain once from continuations; the stages then"
 echo "pass each request along themselves.  In the star, the client gets every"
 echo "intermediate result back and forwards it to the next stage."
 ./fractos-chain -n "$iters" || rc=1
+echo "The same with the stages as threads of one process: no hop switches"
+echo "address spaces, which a TCG guest pays for (Documentation/benchmarks.rst,"
+echo "\"Chain against star: what a hop costs\")."
+./fractos-chain -n "$iters" -t || rc=1
 
 echo
 echo "=== (e) storage: the block adaptor and the file-system service"

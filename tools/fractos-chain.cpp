@@ -15,7 +15,11 @@
  * its first capability argument with the result.  Both shapes compute the
  * same value; the program checks it and prints the time per iteration.
  *
- * Usage: fractos-chain [-n ITERATIONS] [-w WARMUP]
+ * Usage: fractos-chain [-n ITERATIONS] [-w WARMUP] [-s chain|star] [-t]
+ * (-s: time one shape only, e.g. under a trace; both by default.  -t: the
+ * stages are threads of this process, each with a space of its own, so
+ * that no hop switches address spaces: Documentation/benchmarks.rst,
+ * "Chain against star: what a hop costs")
  */
 #include <caladan/caladan.hpp>
 
@@ -27,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -115,7 +120,7 @@ struct timing {
 double cpu_us()
 {
 	rusage ru{};
-	::getrusage(RUSAGE_SELF, &ru);
+	::getrusage(RUSAGE_THREAD, &ru); /* the client alone, with -t too */
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
 	       ru.ru_stime.tv_usec;
 }
@@ -163,8 +168,10 @@ void check(std::uint64_t got, std::uint64_t want, const char *shape)
 int main(int argc, char **argv)
 {
 	unsigned n = 1000, warmup = 100;
+	std::string only;
+	bool threads = false;
 	int opt;
-	while ((opt = ::getopt(argc, argv, "n:w:h")) != -1) {
+	while ((opt = ::getopt(argc, argv, "n:w:s:th")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = unsigned(std::strtoul(optarg, nullptr, 0));
@@ -172,8 +179,17 @@ int main(int argc, char **argv)
 		case 'w':
 			warmup = unsigned(std::strtoul(optarg, nullptr, 0));
 			break;
+		case 't':
+			threads = true;
+			break;
+		case 's':
+			only = optarg;
+			if (only == "chain" || only == "star")
+				break;
+			[[fallthrough]];
 		default:
-			std::fprintf(stderr, "usage: fractos-chain [-n ITERATIONS] [-w WARMUP]\n");
+			std::fprintf(stderr, "usage: fractos-chain [-n ITERATIONS] [-w WARMUP]"
+					     " [-s chain|star] [-t]\n");
 			return opt == 'h' ? 0 : 1;
 		}
 	}
@@ -181,13 +197,22 @@ int main(int argc, char **argv)
 		n = 1;
 	::alarm(watchdog_s);
 
-	/* Four processes: this client and three stages, each with a space. */
+	/* Four processes (or threads): this client and three stages, each with a space. */
 	std::vector<pid_t> pids;
+	std::vector<std::thread> workers;
+	std::vector<int> thread_rc(nstages, 1);
 	std::vector<unique_fd> socks;
 	for (int s = 1; s <= nstages; s++) {
 		int sv[2];
 		if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 			die("socketpair", last_error());
+		if (threads) {
+			workers.emplace_back([s, fd = unique_fd(sv[1]), &thread_rc] {
+				thread_rc[s - 1] = run_stage(s, fd.get());
+			});
+			socks.emplace_back(sv[0]);
+			continue;
+		}
 		std::fflush(stdout);
 		pid_t pid = ::fork();
 		if (pid < 0)
@@ -207,8 +232,12 @@ int main(int argc, char **argv)
 	for (int s = 0; s < nstages; s++) {
 		auto msg = must(recv_fd(socks[s].get()), "receiving stage " + std::to_string(s + 1));
 		stage.push_back(must(import_fd(sp, msg.fd.get()), "import_fd"));
-		std::printf("  stage %d: process %d, its Request imported as cid %u\n", s + 1,
-			    int(pids[s]), stage.back().cid());
+		if (threads)
+			std::printf("  stage %d: a thread, its Request imported as cid %u\n", s + 1,
+				    stage.back().cid());
+		else
+			std::printf("  stage %d: process %d, its Request imported as cid %u\n",
+				    s + 1, int(pids[s]), stage.back().cid());
 	}
 	auto reply = must(sp.request().set_tag(reply_tag).create(), "request_create (reply)");
 
@@ -221,32 +250,40 @@ int main(int argc, char **argv)
 
 	std::printf("\nrunning %u iterations (after %u warm-up) of x -> ((x + 1) * 2) + 3\n", n,
 		    warmup);
-	timing chain = measure(warmup, n, [&](unsigned i) {
-		must(sp.request(stage[0]).set_cap(k2).set_imm(std::uint64_t(i)).invoke(),
-		     "chain: invoke stage 1");
-		check(result_of(sp, "chain"), pipeline(i), "chain");
-	});
-	timing star = measure(warmup, n, [&](unsigned i) {
-		std::uint64_t x = i;
-		for (int s = 0; s < nstages; s++) {
-			must(sp.request(stage[s]).set_cap(reply).set_imm(x).invoke(),
-			     "star: invoke stage " + std::to_string(s + 1));
-			x = result_of(sp, "star");
-		}
-		check(x, pipeline(i), "star");
-	});
+	const bool do_chain = only != "star", do_star = only != "chain";
+	timing chain{}, star{};
+	if (do_chain)
+		chain = measure(warmup, n, [&](unsigned i) {
+			must(sp.request(stage[0]).set_cap(k2).set_imm(std::uint64_t(i)).invoke(),
+			     "chain: invoke stage 1");
+			check(result_of(sp, "chain"), pipeline(i), "chain");
+		});
+	if (do_star)
+		star = measure(warmup, n, [&](unsigned i) {
+			std::uint64_t x = i;
+			for (int s = 0; s < nstages; s++) {
+				must(sp.request(stage[s]).set_cap(reply).set_imm(x).invoke(),
+				     "star: invoke stage " + std::to_string(s + 1));
+				x = result_of(sp, "star");
+			}
+			check(x, pipeline(i), "star");
+		});
 
 	std::printf("                                          per iteration: median time"
 		    " (mean)       client CPU (mean)  messages  client syscalls\n");
-	std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
-		    "                 4                2\n",
-		    chain.median_us, chain.mean_us, chain.client_cpu_us);
-	std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
-		    "                 6                6\n",
-		    star.median_us, star.mean_us, star.client_cpu_us);
-	std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client CPU (means)\n",
-		    star.median_us / chain.median_us, star.mean_us / chain.mean_us,
-		    star.client_cpu_us / chain.client_cpu_us);
+	if (do_chain)
+		std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
+			    "                 4                2\n",
+			    chain.median_us, chain.mean_us, chain.client_cpu_us);
+	if (do_star)
+		std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
+			    "                 6                6\n",
+			    star.median_us, star.mean_us, star.client_cpu_us);
+	if (do_chain && do_star)
+		std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client"
+			    " CPU (means)\n",
+			    star.median_us / chain.median_us, star.mean_us / chain.mean_us,
+			    star.client_cpu_us / chain.client_cpu_us);
 
 	/* Stop the stages: an invocation without input or continuation. */
 	for (auto &s : stage)
@@ -257,6 +294,11 @@ int main(int argc, char **argv)
 		if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 			rc = 1;
 	}
+	for (auto &w : workers)
+		w.join();
+	for (int r : thread_rc)
+		if (threads && r)
+			rc = 1;
 	if (rc)
 		std::fprintf(stderr, "fractos-chain: a stage failed\n");
 	return rc;
