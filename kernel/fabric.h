@@ -24,7 +24,7 @@ struct fos_peer;
  * numbers all of them.
  */
 #define FOS_FABRIC_TYPE_FIRST	5
-#define FOS_FABRIC_TYPE_LAST	18
+#define FOS_FABRIC_TYPE_LAST	19
 
 /*
  * The largest payload of one message.  A peer may take less (it announces
@@ -66,6 +66,7 @@ enum fos_peer_res {
 	FOS_PEER_WORK,		/* COPY, GRANT, LOOKUP, ... being served */
 	FOS_PEER_GRANTS,	/* grants out */
 	FOS_PEER_KEPT,		/* kept grants out (FOS_GRANT_KEEP) */
+	FOS_PEER_DERIVED,	/* Requests derived for it (DERIVE), alive */
 	FOS_PEER_NR_RES,
 };
 

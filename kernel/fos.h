@@ -421,6 +421,9 @@ struct fos_copy_then {
  * @grants_sync: after a revocation, wait until no peer can read a revoked
  *	object's pages; may sleep
  * @lookup: look a name up on another node; may sleep
+ * @derive: have the owner of @target (as for @invoke) derive a Request
+ *	from it with these arguments (FRACTOS_CREATE_AT_OWNER): @out gets
+ *	the capability to it, whose object the caller drops; may sleep
  * @proxy_oid: the (node, epoch, oid) a proxy stands for
  * @revoke_locked: @obj is being revoked: take its export entry onto @dead
  *	(under fos_tree_lock)
@@ -456,6 +459,9 @@ struct fos_remote_ops {
 	bool (*grants_out)(void);
 	void (*grants_sync)(void);
 	int (*lookup)(u32 node, const char *name, u32 len,
+		      struct fos_cap *out);
+	int (*derive)(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps,
 		      struct fos_cap *out);
 	void (*proxy_oid)(const struct fos_proxy *p, struct fractos_oid *oid);
 	void (*revoke_locked)(struct fos_object *obj, struct fos_dead *dead);

@@ -46,6 +46,13 @@ static int fos_local_lookup(u32 node, const char *name, u32 len,
 	return -EHOSTUNREACH;
 }
 
+static int fos_local_derive(struct fos_object *target, const u8 *imm,
+			    u32 imm_len, const struct fos_cap *caps, u32 ncaps,
+			    struct fos_cap *out)
+{
+	return -EHOSTUNREACH;
+}
+
 static void fos_local_proxy_oid(const struct fos_proxy *p,
 				struct fractos_oid *oid)
 {
@@ -108,6 +115,7 @@ static const struct fos_remote_ops fos_remote_local = {
 	.grants_out = fos_local_grants_out,
 	.grants_sync = fos_local_grants_sync,
 	.lookup = fos_local_lookup,
+	.derive = fos_local_derive,
 	.proxy_oid = fos_local_proxy_oid,
 	.revoke_locked = fos_local_revoke_locked,
 	.exports_release = fos_local_exports_release,

@@ -50,6 +50,7 @@ static void fos_args_buf_init(struct fos_args_buf *b, struct fos_cap *caps,
  * @kcaps: kernel: capabilities (the caller keeps its references)
  * @imm_len: bytes of immediates
  * @ncaps: capabilities
+ * @charge: kernel: the new Request's charge (fos_req_derive_for()), or NULL
  */
 struct fos_args_src {
 	struct fos_space *s;
@@ -59,6 +60,7 @@ struct fos_args_src {
 	struct fos_kcap *const *kcaps;
 	u32 imm_len;
 	u32 ncaps;
+	struct fos_req_charge *charge;
 };
 
 /*
@@ -191,6 +193,8 @@ static void fos_req_free(struct fos_contents *c, struct fos_reaper *r)
 		fos_reaper_obj_put(r, req->caps[i].obj);
 	if (req->ep)
 		fos_ep_put(req->ep);
+	if (req->charge)
+		req->charge->release(req->charge);
 	kfree(req);
 	fos_live_add(FOS_LIVE_REQUESTS, -1);
 }
@@ -238,7 +242,7 @@ static struct fos_object *fos_req_make(struct fos_space *s,
 				       u32 *delegated)
 {
 	u32 imm_len = src->imm_len, ncaps = src->ncaps;
-	struct fos_req *base = NULL, *req;
+	struct fos_req *base = NULL, *req = NULL;
 	struct fos_object *obj;
 	struct fos_args_buf b;
 	bool remote = false;
@@ -254,8 +258,10 @@ static struct fos_object *fos_req_make(struct fos_space *s,
 			 * the arguments added on this node (NULL ep); the
 			 * owner prepends its Request's own when invoked.
 			 */
-			if (ret != -EREMOTE)
-				return ERR_PTR(ret);
+			if (ret != -EREMOTE) {
+				obj = ERR_PTR(ret);
+				goto out;
+			}
 			remote = true;
 		} else {
 			imm_len += base->imm_len;
@@ -274,6 +280,7 @@ static struct fos_object *fos_req_make(struct fos_space *s,
 		obj = ERR_PTR(-ENOMEM);
 		goto out;
 	}
+	req->charge = src->charge;	/* released with @req from now on */
 	fos_args_buf_init(&b, req->caps, &req->ncaps, req->imm);
 	if (base)
 		fos_args_add_req(&b, base);
@@ -293,6 +300,9 @@ static struct fos_object *fos_req_make(struct fos_space *s,
 	}
 	*delegated = b.delegated;
 out:
+	/* Not attached to a Request: released here. */
+	if (IS_ERR(obj) && src->charge && !req)
+		src->charge->release(src->charge);
 	if (base)
 		fos_req_put(base);
 	return obj;
@@ -328,6 +338,70 @@ static void fos_req_unmake(struct fos_object *obj, u32 delegated)
 	fos_obj_revoke(obj);
 }
 
+/*
+ * REQUEST_CREATE with FRACTOS_CREATE_AT_OWNER: as fos_invoke() decides
+ * where an invocation of @base goes, decide whether the derivation goes
+ * to another node, and if so send it there with @base's arguments added
+ * here (a Request derived here from a proxy) and @src's.
+ *
+ * Return: 0 (@out holds the owner's Request, a reference), 1 (@base is
+ * this node's: derive it here), or an errno.
+ */
+static int fos_req_derive_at_owner(const struct fos_cap *base,
+				   const struct fos_args_src *src,
+				   struct fos_cap *out)
+{
+	u32 pre_imm = 0, pre_caps = 0;
+	struct fos_args_buf b;
+	struct fos_msg *msg;
+	struct fos_req *req;
+	bool owner_adds;
+	int ret;
+
+	might_sleep();
+	req = fos_obj_get_req(base->obj);
+	if (IS_ERR(req)) {
+		ret = PTR_ERR(req);
+		if (ret != -EREMOTE)
+			return ret;
+		req = NULL;	/* a proxy: the owner adds the arguments */
+	}
+	owner_adds = req && req->ep;
+	if (owner_adds && !fos_remote()->invoke_wanted(base->obj)) {
+		ret = 1;	/* ours, and not looped back */
+		goto out_req;
+	}
+	if (req && (req->imm_len + src->imm_len > FRACTOS_REQ_MAX_IMM ||
+		    req->ncaps + src->ncaps > FRACTOS_REQ_MAX_CAPS)) {
+		ret = -E2BIG;
+		goto out_req;
+	}
+	if (req && !owner_adds) {
+		pre_imm = req->imm_len;
+		pre_caps = req->ncaps;
+	}
+	msg = fos_msg_alloc(pre_caps + src->ncaps, pre_imm + src->imm_len);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_req;
+	}
+	fos_args_buf_init(&b, msg->caps, &msg->ncaps, msg->imm);
+	if (req && !owner_adds)
+		fos_args_add_req(&b, req);
+	ret = fos_args_add_src(&b, src);
+	msg->imm_len = b.imm_len;
+	if (!ret)
+		ret = fos_remote()->derive(base->obj, msg->imm, msg->imm_len,
+					   msg->caps, msg->ncaps, out);
+	if (ret)
+		fos_args_undelegate(&b);	/* the owner has none of them */
+	fos_msg_free(msg);
+out_req:
+	if (req)
+		fos_req_put(req);
+	return ret;
+}
+
 int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 {
 	struct fractos_request_create *a = &c->args.request_create;
@@ -343,8 +417,11 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 	u32 delegated;
 	int ret;
 
-	if (a->flags || a->__pad ||
+	if ((a->flags & ~FRACTOS_CREATE_AT_OWNER) || a->__pad ||
 	    !fos_mem_is_zero(a->reserved, sizeof(a->reserved)))
+		return -EINVAL;
+	if ((a->flags & FRACTOS_CREATE_AT_OWNER) &&
+	    a->base == FRACTOS_CID_INVALID)
 		return -EINVAL;
 	if (a->imm_len > FRACTOS_REQ_MAX_IMM || a->ncaps > FRACTOS_REQ_MAX_CAPS)
 		return -E2BIG;
@@ -355,6 +432,26 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		if (ret)
 			return ret;
 		base_obj = cap.obj;
+	}
+
+	if (a->flags & FRACTOS_CREATE_AT_OWNER) {
+		struct fos_cap out = {};
+
+		/* It may wait for another node: io_uring's worker does. */
+		ret = -EAGAIN;
+		if (c->nowait)
+			goto out;
+		ret = fos_req_derive_at_owner(&cap, &src, &out);
+		if (ret <= 0) {
+			if (!ret) {
+				/* the owner's now: nothing to take back here */
+				ret = fos_cap_install(s, &out, &a->cid);
+				if (!ret)
+					fos_call_new_cid(c, a->cid, &out);
+				fos_obj_put(out.obj);
+			}
+			goto out;
+		}
 	}
 
 	obj = fos_req_make(s, base_obj, a->tag, &src, &delegated);
@@ -645,6 +742,45 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
 		return ERR_PTR(-EOPNOTSUPP);
 	return fos_req_make(s, base ? base->obj : NULL, tag, &src,
 			    &delegated);
+}
+
+/**
+ * fos_req_derive_for - derive a Request for another node (DERIVE)
+ * @base: the Request to derive from
+ * @imm: immediates to append
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments to append
+ * @ncaps: entries at @caps
+ * @charge: released when the new Request's contents are freed, or at
+ *	once if none is made
+ *
+ * The new Request belongs to no space: it lives while referenced (the
+ * remote layer's export of it) and is revoked with @base.
+ *
+ * Return: the object with a reference, or an ERR_PTR.
+ */
+struct fos_object *fos_req_derive_for(const struct fos_cap *base,
+				      const void *imm, u32 imm_len,
+				      struct fos_kcap *const *caps, u32 ncaps,
+				      struct fos_req_charge *charge)
+{
+	struct fos_args_src src = {
+		.kimm = imm,
+		.kcaps = caps,
+		.imm_len = imm_len,
+		.ncaps = ncaps,
+		.charge = charge,
+	};
+	u32 delegated;
+
+	might_sleep();
+	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS ||
+	    base->obj->type != FRACTOS_OBJ_REQUEST) {
+		charge->release(charge);
+		return ERR_PTR(base->obj->type != FRACTOS_OBJ_REQUEST ?
+			       -EOPNOTSUPP : -E2BIG);
+	}
+	return fos_req_make(NULL, base->obj, 0, &src, &delegated);
 }
 
 static int __fos_invoke_k(const struct fos_cap *cap, const void *imm,

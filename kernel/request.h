@@ -22,6 +22,18 @@ struct fos_object;
 struct fos_space;
 
 /**
+ * struct fos_req_charge - a count a Request is charged to while it lives
+ * @release: called once, when the Request's contents are freed (process
+ *	context, or the reaper's work item)
+ *
+ * Embedded by its user (the remote layer's per-peer bound on Requests
+ * derived for other nodes), which the core does not know.
+ */
+struct fos_req_charge {
+	void (*release)(struct fos_req_charge *charge);
+};
+
+/**
  * struct fos_req - the immutable contents of a Request
  * @c: its contents' header: the reference count (one for the object
  *	until revoked, one per invocation in flight), the release hook
@@ -31,6 +43,8 @@ struct fos_space;
  * @ncaps: entries at @caps
  * @caps: capability arguments, each holding an object reference
  * @imm: immediate bytes (stored after @caps)
+ * @charge: what a Request derived for another node counts against
+ *	(fos_req_derive_for()), released with the contents; else NULL
  */
 struct fos_req {
 	struct fos_contents c;
@@ -40,6 +54,7 @@ struct fos_req {
 	u32 ncaps;
 	struct fos_cap *caps;
 	u8 *imm;
+	struct fos_req_charge *charge;
 };
 
 static inline struct fos_req *fos_req_of(struct fos_contents *c)
@@ -65,6 +80,10 @@ struct fos_object *fos_req_make_k(struct fos_space *s,
 				  const struct fos_cap *base, u64 tag,
 				  const void *imm, u32 imm_len,
 				  struct fos_kcap *const *caps, u32 ncaps);
+struct fos_object *fos_req_derive_for(const struct fos_cap *base,
+				      const void *imm, u32 imm_len,
+				      struct fos_kcap *const *caps, u32 ncaps,
+				      struct fos_req_charge *charge);
 int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
 		 struct fos_kcap *const *caps, u32 ncaps,
 		 struct fos_invoke_done *done);

@@ -252,13 +252,16 @@ static struct dentry *fos_debugfs;
  * Per-peer limits on what a peer may make this node hold: requests served
  * in process context (COPY, GRANT, LOOKUP, REVOKE_REQ, a forwarded INVOKE)
  * at a time, grants (memory regions) out at a time, and grants kept for
- * the peer's later copies.  Over the first two the request is answered
- * EAGAIN; over the third a grant is not kept.
+ * the peer's later copies, and Requests derived here for the peer
+ * (DERIVE) alive at a time.  Over the first two the request is answered
+ * EAGAIN; over the third a grant is not kept; over the fourth DERIVE is
+ * answered ENOSPC.
  */
 static unsigned int fos_peer_limit[FOS_PEER_NR_RES] = {
 	[FOS_PEER_WORK] = 64,
 	[FOS_PEER_GRANTS] = 256,
 	[FOS_PEER_KEPT] = 64,
+	[FOS_PEER_DERIVED] = 4096,
 };
 module_param_named(fabric_peer_work, fos_peer_limit[FOS_PEER_WORK], uint,
 		   0644);
@@ -272,6 +275,10 @@ module_param_named(fabric_peer_kept_grants, fos_peer_limit[FOS_PEER_KEPT],
 		   uint, 0644);
 MODULE_PARM_DESC(fabric_peer_kept_grants,
 		 "Grants one peer may have kept for its later copies at a time, apart from fabric_peer_grants; over it a GRANT asking to keep its region gets a plain one (default 64)");
+module_param_named(fabric_peer_derived, fos_peer_limit[FOS_PEER_DERIVED],
+		   uint, 0644);
+MODULE_PARM_DESC(fabric_peer_derived,
+		 "Requests this node derived for one peer (FRACTOS_CREATE_AT_OWNER) alive at a time; over it its derivations fail with ENOSPC (default 4096)");
 
 /* Serialises configuration: node add and delete, device removal, exit. */
 DEFINE_MUTEX(fos_fabric_mutex);
@@ -307,7 +314,8 @@ void fos_stat_add(struct fos_peer *peer, unsigned int stat, u64 v)
  * @res: enum fos_peer_res
  *
  * Return: true, or false (and nothing taken) if @peer holds its limit
- * (fabric_peer_work, fabric_peer_grants, fabric_peer_kept_grants) already.
+ * (fabric_peer_work, fabric_peer_grants, fabric_peer_kept_grants,
+ * fabric_peer_derived) already.
  */
 bool fos_peer_res_get(struct fos_peer *peer, unsigned int res)
 {

@@ -124,7 +124,7 @@
  * 17: a GRANT may ask the owner to keep its region (FOS_GRANT_KEEP), and
  *     GRANT_REPLY grew a flags field that says whether it does (48 bytes)
  */
-#define FOS_WIRE_VERSION	17
+#define FOS_WIRE_VERSION	18
 
 /*
  * Receive buffer sizes a peer may announce, header included.  Ours are
@@ -236,15 +236,15 @@ struct fos_wire_reject {
 /*
  * Message types (fos_wire_hdr.type).  The transport's own are here; the
  * range FOS_FABRIC_TYPE_FIRST..FOS_FABRIC_TYPE_LAST (fabric.h) is its
- * users': kernel/remote/wire.h numbers INVOKE (5) to CONTACT (18).
+ * users': kernel/remote/wire.h numbers INVOKE (5) to DERIVE (19).
  */
 enum fos_wire_type {
 	FOS_WIRE_CREDIT = 1,	/* no payload: returns credits only */
 	FOS_WIRE_HEARTBEAT,	/* no payload: "still here", returns credits */
 	FOS_WIRE_PING,		/* struct fos_wire_ping */
 	FOS_WIRE_PONG,		/* struct fos_wire_ping, cookie echoed */
-	/* Version 6: admission (see "Admission" above); 19 since 11. */
-	FOS_WIRE_AUTH = 19,	/* struct fos_wire_auth */
+	/* Version 6: admission (see "Admission" above); 20 since 18. */
+	FOS_WIRE_AUTH = 20,	/* struct fos_wire_auth */
 	FOS_WIRE_NR,
 };
 

@@ -296,6 +296,60 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
 }
 
 /**
+ * fos_remote_derive - have a Request's owner derive one from it
+ * @target: the Request object, as for fos_remote_invoke()
+ * @imm: immediates to append (for a Request derived here: its own first)
+ * @imm_len: bytes at @imm
+ * @caps: capability arguments to append
+ * @ncaps: entries at @caps
+ * @out: the owner's new Request (a proxy, or with fabric_loopback the
+ *	local object), resolved on receipt; the caller drops @out->obj
+ *
+ * FRACTOS_CREATE_AT_OWNER: one DERIVE, answered by LOOKUP_REPLY.  A Memory
+ * being handed over (MEMORY_GRANT) is no argument of a derivation.
+ * Process context.
+ *
+ * Return: 0, the owner's errno (EKEYREVOKED, E2BIG, EMLINK, ...), or one
+ * of fos_remote_invoke()'s without @done; -EOPNOTSUPP for a Memory being
+ * handed over.
+ */
+int fos_remote_derive(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps,
+		      struct fos_cap *out)
+{
+	struct fos_invoke_call *c;
+	u32 i;
+	int ret;
+
+	might_sleep();
+
+	if (imm_len > FOS_WIRE_MAX_IMM || ncaps > FOS_WIRE_MAX_CAPS)
+		return -E2BIG;
+	for (i = 0; i < ncaps; i++)
+		if (!caps[i].obj->proxy && READ_ONCE(caps[i].obj->granting))
+			return -EOPNOTSUPP;
+	c = fos_invoke_begin(target, imm, imm_len, ncaps);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	ret = fos_invoke_describe(c, caps);
+	if (ret)
+		goto end;
+	if (c->iv->grant_ms) {		/* handed over since we looked */
+		fos_invoke_undescribe(c);
+		ret = -EOPNOTSUPP;
+		goto end;
+	}
+	ret = fos_rpc_timeout(c->peer, FOS_WIRE_DERIVE, c->iv, c->len,
+			      &c->rpc, FOS_REMOTE_TIMEOUT);
+	if (!c->rpc.sent)
+		fos_invoke_undescribe(c);
+	if (!ret)
+		*out = c->rpc.cap;
+end:
+	return fos_invoke_end(c, ret);
+}
+
+/**
  * fos_remote_revoke - cap_revoke on a proxy
  * @obj: the proxy
  *

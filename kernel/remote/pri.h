@@ -326,6 +326,9 @@ bool fos_remote_grants_out(void);
 void fos_remote_grants_sync(void);
 int fos_remote_lookup(u32 node, const char *name, u32 len,
 		      struct fos_cap *out);
+int fos_remote_derive(struct fos_object *target, const u8 *imm, u32 imm_len,
+		      const struct fos_cap *caps, u32 ncaps,
+		      struct fos_cap *out);
 void fos_remote_proxy_oid(const struct fos_proxy *p, struct fractos_oid *oid);
 void fos_remote_revoke_locked(struct fos_object *obj, struct fos_dead *dead);
 void fos_remote_exports_release(struct list_head *list);
@@ -357,6 +360,8 @@ void fos_import_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 void fos_drop_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		   const void *payload, u32 len);
 void fos_lookup_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
+		     const void *payload, u32 len);
+void fos_derive_recv(struct fos_peer *peer, const struct fos_rx_info *rx,
 		     const void *payload, u32 len);
 void fos_lookup_reply_recv(struct fos_peer *peer,
 			   const struct fos_rx_info *rx,

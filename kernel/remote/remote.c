@@ -145,6 +145,22 @@
  * launch Request derived from node 2's GPU service: node 1's kernel adds
  * the launch's arguments and no process of node 1 wakes up.
  *
+ * Derivation at the owner (FRACTOS_CREATE_AT_OWNER; derive.c): instead
+ * of a local child whose invocations come back here to be forwarded, the
+ * caller's node sends DERIVE to the owner of the Request at the root (an
+ * INVOKE's layout: the arguments derived here first, then the new ones),
+ * and the owner derives from its Request with them, exports the result to
+ * the caller's node and answers LOOKUP_REPLY with it, as a lookup is
+ * answered; the caller installs the proxy.  The new Request belongs to no
+ * space of the owner's: it lives while some node holds it and dies with
+ * the owner's Request.  A peer may have fabric_peer_derived of them alive
+ * at a time (a unit of FOS_PEER_DERIVED, given back when the Request is
+ * freed; ENOSPC over it), so that a node that derives and never drops
+ * cannot make the owner hold without bound.  So a client on node 1 can
+ * build a chain whose stages are on nodes 2 and 3, each continuation
+ * derived on the node of its stage, and every hop goes straight to the
+ * next stage's node: N + 1 messages for N stages, none through node 1.
+ *
  * Invocations without an answer (FRACTOS_INVOKE_NOACK): the INVOKE goes
  * with cookie 0, which no call is given (rpc.c), and the call returns
  * once it is sent (fos_invoke_post()): one message instead of two, and no
@@ -287,6 +303,7 @@ static const struct fos_msg_type fos_remote_types[] = {
 	  fos_grant_end_recv },
 	{ FOS_WIRE_CONTACT, "contact", fos_wire_check_contact,
 	  fos_contact_recv },
+	{ FOS_WIRE_DERIVE, "derive", fos_wire_check_derive, fos_derive_recv },
 };
 
 /* What the core calls us for (struct fos_remote_ops in fos.h). */
@@ -297,6 +314,7 @@ static const struct fos_remote_ops fos_remote_fabric_ops = {
 	.grants_out = fos_remote_grants_out,
 	.grants_sync = fos_remote_grants_sync,
 	.lookup = fos_remote_lookup,
+	.derive = fos_remote_derive,
 	.proxy_oid = fos_remote_proxy_oid,
 	.revoke_locked = fos_remote_revoke_locked,
 	.exports_release = fos_remote_exports_release,

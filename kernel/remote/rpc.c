@@ -72,7 +72,8 @@ static void fos_rpc_init(struct fos_rpc_wait *w, struct fos_peer *peer,
 	w->node = fos_peer_node_id(peer);
 	/* Only the answer to this kind of call may complete it. */
 	w->reply = type == FOS_WIRE_GRANT ? FOS_WIRE_GRANT_REPLY :
-		   type == FOS_WIRE_LOOKUP ? FOS_WIRE_LOOKUP_REPLY :
+		   type == FOS_WIRE_LOOKUP || type == FOS_WIRE_DERIVE ?
+		   FOS_WIRE_LOOKUP_REPLY :
 		   FOS_WIRE_ACK;
 	w->status = 0;
 	memset(&w->cap, 0, sizeof(w->cap));
@@ -127,14 +128,15 @@ static bool fos_rpc_ready(void *arg)
 
 /*
  * The answers worth a busy poll (busypoll.c): an INVOKE's ACK, a LOOKUP's
- * reply and an inline copy's bytes come as soon as the owner's handler
- * ran.  A GRANT of a region registers memory first, and the RDMA READ that
+ * or a DERIVE's reply and an inline copy's bytes come as soon as the
+ * owner's handler ran.  A GRANT of a region registers memory first, and the RDMA READ that
  * follows dwarfs the wait; a REVOKE_REQ waits for keys to die; a
  * third-party COPY for the whole copy.
  */
 static bool fos_rpc_spins(u8 type, const void *data)
 {
-	return type == FOS_WIRE_INVOKE || type == FOS_WIRE_LOOKUP || data;
+	return type == FOS_WIRE_INVOKE || type == FOS_WIRE_LOOKUP ||
+	       type == FOS_WIRE_DERIVE || data;
 }
 
 /*

@@ -36,9 +36,11 @@ enum fos_wire_remote_type {
 	FOS_WIRE_DROP,		/* struct fos_wire_drop: holder -> owner */
 	/* Version 11: contacts told of node loss ("Contacts" below). */
 	FOS_WIRE_CONTACT,	/* struct fos_wire_contact: space's node -> owner */
+	/* Version 18: derivation at the owner (FRACTOS_CREATE_AT_OWNER). */
+	FOS_WIRE_DERIVE,	/* struct fos_wire_invoke + caps + imms */
 };
 
-static_assert(FOS_WIRE_CONTACT == FOS_FABRIC_TYPE_LAST);
+static_assert(FOS_WIRE_DERIVE == FOS_FABRIC_TYPE_LAST);
 
 /**
  * DOC: Remote objects
@@ -60,7 +62,10 @@ static_assert(FOS_WIRE_CONTACT == FOS_FABRIC_TYPE_LAST);
  * an ACK of cookie 0.  REVOKE_REQ (a holder asks
  * the owner to revoke) is answered with ACK too.  LOOKUP asks the
  * receiver's name service; LOOKUP_REPLY carries the status and, on
- * success, the capability.
+ * success, the capability.  DERIVE (version 18) is laid out as an INVOKE
+ * without a Memory handed over: the receiver derives a Request from its
+ * Request @oid with those arguments appended, and answers LOOKUP_REPLY
+ * with the capability to it, exported to the sender.
  *
  * REVOKE (owner to importer) is a notice: best effort, never answered.
  *

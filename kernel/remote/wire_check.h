@@ -76,6 +76,15 @@ static inline int fos_wire_check_invoke(const void *payload, u32 len)
 	return 0;
 }
 
+/* DERIVE: an INVOKE's layout, with no Memory handed over. */
+static inline int fos_wire_check_derive(const void *payload, u32 len)
+{
+	const struct fos_wire_invoke *iv = payload;
+	int ret = fos_wire_check_invoke(payload, len);
+
+	return ret ?: iv->grant_ms ? -EPROTO : 0;
+}
+
 static inline int fos_wire_check_ack(const void *payload, u32 len)
 {
 	const struct fos_wire_ack *a = payload;

@@ -225,7 +225,9 @@ fractos_request_invoke request_builder::invoke_arg() const noexcept
 
 fractos_request_create request_builder::create_arg() const noexcept
 {
-	return caladan::create_arg(base_, base_ == FRACTOS_CID_INVALID ? tag_ : 0, imms_, cids_);
+	auto a = caladan::create_arg(base_, base_ == FRACTOS_CID_INVALID ? tag_ : 0, imms_, cids_);
+	a.flags = create_flags_;
+	return a;
 }
 
 result<void> request_builder::invoke() const noexcept

@@ -566,6 +566,37 @@ static void views(void)
 	       "views: it invokes our Request with the view [100, +200), read-only (lookup %d, invoke %d)",
 	       a.lookup_ret, a.invoke_ret);
 
+	{
+		/*
+		 * Version 18: DERIVE asks the node to derive from its
+		 * Request.  Of an object it never gave us, and of the
+		 * Memory it did: refused, nothing made.
+		 */
+		struct {
+			struct w_invoke iv;
+			char imm[4];
+		} dv = { .iv = { .oid = 0x1234567, .epoch = self_epoch,
+				 .imm_len = 4 }, .imm = "abc" };
+		long long objs = fos_live("objects");
+
+		h.payload_out = &lr;
+		lr.status = 999;
+		ok = !hp_send(&h, W_DERIVE, 0x6a, &dv, sizeof(dv.iv) + 4) &&
+		     !hp_recv(&h, W_LOOKUP_REPLY, 10000, &cookie);
+		tap_ok(ok && cookie == 0x6a && lr.status == EKEYREVOKED,
+		       "DERIVE of an object it never gave us: EKEYREVOKED (status %u)",
+		       lr.status);
+		dv.iv.oid = given.oid;
+		lr.status = 999;
+		ok = !hp_send(&h, W_DERIVE, 0x6b, &dv, sizeof(dv.iv) + 4) &&
+		     !hp_recv(&h, W_LOOKUP_REPLY, 10000, &cookie);
+		tap_ok(ok && lr.status == EOPNOTSUPP &&
+		       fos_live("objects") == objs,
+		       "DERIVE of the Memory it gave us: EOPNOTSUPP, no object made (status %u)",
+		       lr.status);
+		h.payload_out = msg;
+	}
+
 	/* Now take more than we were given. */
 	pe0 = node_stat(H_NODE, FRACTOS_STAT_PROTO_ERRORS);
 	c = given;
@@ -1072,6 +1103,13 @@ static void views(void)
 					      .flags = W_CAP_GRANTED };
 			malformed(&h, lec, "an INVOKE that hands over a Request",
 				  m, sizeof(*mh) + sizeof(*iv) + sizeof(*ic));
+			/* Version 18: a derivation hands nothing over. */
+			*ic = given;
+			ic->flags = W_CAP_GRANTED;
+			mh->type = W_DERIVE;
+			malformed(&h, lec, "a DERIVE that hands over a Memory",
+				  m, sizeof(*mh) + sizeof(*iv) + sizeof(*ic));
+			mh->type = W_INVOKE;
 			/* Two of our own whole Memory objects: one at most. */
 			ic[0] = (struct w_cap){ .node = H_NODE, .epoch = H_EPOCH,
 						.oid = 7, .len = 4096,
@@ -1259,7 +1297,7 @@ int main(void)
 		printf("1..0 # SKIP needs FRACTOS_SECRET (vm/run) and eth0\n");
 		return 0;
 	}
-	tap_plan(115);
+	tap_plan(118);
 	srand(getpid());
 	tap_ok(siphash_matches_kernel(),
 	       "OpenSSL's SipHash-2-4 gives the kernel's siphash() test vectors as little-endian u64");

@@ -27,7 +27,7 @@
  * it (little-endian hosts only).
  */
 #define W_MAGIC		0x534f5246
-#define W_VERSION	17
+#define W_VERSION	18
 /* Our session generation (wire.h hdr.sess), the same for every connection. */
 #define W_SESS_GEN	0x5e55107u
 #define W_INSECURE	0x01
@@ -35,7 +35,8 @@
 #define W_CREDITS	8
 enum { W_CREDIT = 1, W_HEARTBEAT, W_PING, W_PONG, W_INVOKE, W_ACK, W_REVOKE,
        W_REVOKE_REQ, W_IMPORT, W_LOOKUP, W_LOOKUP_REPLY, W_COPY, W_GRANT,
-       W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_CONTACT, W_AUTH };
+       W_GRANT_REPLY, W_RELEASE, W_GRANT_END, W_DROP, W_CONTACT, W_DERIVE,
+       W_AUTH };
 enum { REJ_UNKNOWN = 3, REJ_AUTH = 7, REJ_ADDRESS, REJ_BUSY, REJ_CONNECTED,
        REJ_COOKIE };
 
@@ -78,7 +79,7 @@ struct w_hdr {
 /* The remote layer's messages: numbered in the session. */
 static inline int w_numbered(uint8_t type)
 {
-	return type >= W_INVOKE && type <= W_CONTACT;
+	return type >= W_INVOKE && type <= W_DERIVE;
 }
 
 struct w_ping {

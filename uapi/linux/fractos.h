@@ -68,8 +68,10 @@
  * local revocation-tree child of one) may be sent to a third node: its
  * invocations there come to this node, which adds the derived arguments
  * and passes the call on to the provider's node (the ACK comes back the
- * same way; nothing reaches this node's processes).  Not yet: sending a
- * Memory view that is a local child of a proxy to another node
+ * same way; nothing reaches this node's processes).  With
+ * FRACTOS_CREATE_AT_OWNER the owner derives it instead, and invocations
+ * go to the owner's node straight from wherever they are made.  Not yet:
+ * sending a Memory view that is a local child of a proxy to another node
  * (EOPNOTSUPP).
  */
 
@@ -209,10 +211,18 @@
  *                           or FRACTOS_REQ_MAX_CAPS.
  *                   EBADF   a cid in the caps array (or @base) is unknown.
  *                   EOPNOTSUPP  @base is not a Request.
- *                   EINVAL  @tag is non-zero while deriving.
+ *                   EINVAL  @tag is non-zero while deriving, or
+ *                           @flags has an unknown bit, or
+ *                           FRACTOS_CREATE_AT_OWNER without @base.
  *                   EMLINK  @base is at depth 64 (a derived Request is
  *                           its revocation-tree child), or an argument's
  *                           delegation would be too deep (see CAP_EXPORT).
+ *                   With FRACTOS_CREATE_AT_OWNER and another node's
+ *                   @base: the errors of "Calls to other nodes" below,
+ *                   and the owner's: EKEYREVOKED (its Request is gone),
+ *                   E2BIG, EMLINK; EOPNOTSUPP  an argument is a Memory
+ *                   being handed over (MEMORY_GRANT) or a view that is a
+ *                   local child of a proxy.
  *   REQUEST_INVOKE  EOPNOTSUPP  the cid is not a Request (e.g. Memory).
  *                   EKEYREVOKED the Request is revoked or its provider is
  *                           gone (a dead provider's Requests are revoked).
@@ -725,6 +735,21 @@ struct fractos_cap_import {
 #define FRACTOS_REQ_MAX_IMM	4096	/* immediate bytes */
 #define FRACTOS_REQ_MAX_CAPS	32	/* capability arguments */
 
+/*
+ * FRACTOS_CREATE_AT_OWNER: when @base is another node's Request (a
+ * proxy, or a Request derived here from one), the node that owns it
+ * derives the new Request there, with @base's arguments added here and
+ * the ones given, and @cid names it (a proxy).  Invoking it, here or on
+ * any node it is sent to, goes straight to that node: no invocation
+ * passes through this one, and a chain of continuations derived this way
+ * across nodes takes one message a hop.  It is a revocation-tree child of
+ * the owner's Request, not of @base here: revoking the owner's Request
+ * revokes it, revoking it (CAP_REVOKE asks the owner) leaves @base alone.
+ * The call waits for the owner's answer.  With a Request of this node (and
+ * no fabric_loopback) the flag changes nothing: this node is the owner.
+ */
+#define FRACTOS_CREATE_AT_OWNER	0x1U
+
 /**
  * struct fractos_request_create - FRACTOS_IOC_REQUEST_CREATE
  * @base: in, FRACTOS_CID_INVALID for a new Request whose provider is this
@@ -732,7 +757,7 @@ struct fractos_cap_import {
  *	the same provider and tag, inherits every argument of @base and
  *	appends the ones given here.  A derived Request is a revocation-tree
  *	child of @base: revoking @base revokes it.
- * @flags: in, must be 0
+ * @flags: in, FRACTOS_CREATE_* (0: derived here)
  * @tag: in, opaque provider tag delivered with every invocation (new
  *	Requests only; must be 0 when deriving)
  * @imms: in, user pointer to @imm_len immediate bytes to append

@@ -194,6 +194,16 @@ public:
 		return *this;
 	}
 
+	/// FRACTOS_CREATE_AT_OWNER: derive() has the node owning the base
+	/// Request derive it there, so that invoking the result goes straight
+	/// to that node (no effect on a Request of this node).
+	request_builder &set_at_owner(bool at_owner = true) noexcept
+	{
+		create_flags_ = at_owner ? create_flags_ | FRACTOS_CREATE_AT_OWNER
+					 : create_flags_ & ~FRACTOS_CREATE_AT_OWNER;
+		return *this;
+	}
+
 	/// FRACTOS_IOC_REQUEST_INVOKE on the base Request.
 	result<void> invoke() const noexcept;
 	/// FRACTOS_IOC_REQUEST_CREATE deriving from the base Request (EINVAL
@@ -246,6 +256,7 @@ private:
 	space_ref sp_;
 	std::uint32_t base_ = FRACTOS_CID_INVALID;
 	std::uint32_t flags_ = 0;
+	std::uint32_t create_flags_ = 0;
 	std::uint64_t tag_ = 0;
 	std::vector<std::byte> imms_;
 	std::vector<std::uint32_t> cids_;
