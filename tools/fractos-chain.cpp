@@ -16,10 +16,21 @@
  * same value; the program checks it and prints the time per iteration.
  *
  * Usage: fractos-chain [-n ITERATIONS] [-w WARMUP] [-s chain|star] [-t]
+ *        fractos-chain -S STAGES
+ *        fractos-chain -R NODES [-F] [-k | -X] [-n ...] [-w ...] [-s ...]
  * (-s: time one shape only, e.g. under a trace; both by default.  -t: the
  * stages are threads of this process, each with a space of its own, so
  * that no hop switches address spaces: Documentation/benchmarks.rst,
  * "Chain against star: what a hop costs")
+ *
+ * Across nodes: -S 1,3 serves stages 1 and 3 on this node (threads, each
+ * Request published as "fractos-chain.sN"), until each is stopped.
+ * -R 2,3,2 is the client of stages 1, 2 and 3 on nodes 2, 3 and 2 (looked
+ * up there, for up to 30 s): it derives every continuation and every
+ * star hop's Request once, at the owner of its stage
+ * (FRACTOS_CREATE_AT_OWNER: each hop goes straight to the next stage's
+ * node), or with -F here (each hop of the chain is forwarded through this
+ * node); -k leaves the stages running, -X only stops them.
  */
 #include <caladan/caladan.hpp>
 
@@ -85,14 +96,25 @@ void must(result<void> r, const std::string &what)
 
 /* ---- a stage: its own process and space ------------------------------- */
 
+std::string stage_name(int stage)
+{
+	return "fractos-chain.s" + std::to_string(stage);
+}
+
+/* A stage's Request goes to the client over @sock, or (-1) by its name. */
 int run_stage(int stage, int sock)
 {
-	::alarm(watchdog_s);
 	auto sp = must(space::open(), "stage: open " FRACTOS_DEVICE);
 	auto req = must(sp.request().set_tag(std::uint64_t(stage)).create(), "stage: request_create");
-	auto fd = must(req.export_fd(), "stage: export_fd");
-	must(send_fd(sock, fd.get(), "stage"), "stage: send_fd");
-	fd.reset();
+	if (sock < 0) {
+		/* Looked up by another node's client: any uid's. */
+		must(name_publish(req, stage_name(stage), FRACTOS_NAME_WORLD),
+		     "stage: name_publish");
+	} else {
+		::alarm(watchdog_s);
+		auto fd = must(req.export_fd(), "stage: export_fd");
+		must(send_fd(sock, fd.get(), "stage"), "stage: send_fd");
+	}
 
 	for (;;) {
 		auto m = sp.receive();
@@ -163,39 +185,199 @@ void check(std::uint64_t got, std::uint64_t want, const char *shape)
 	}
 }
 
+struct options {
+	unsigned n = 1000, warmup = 100;
+	std::string only;
+};
+
+/* Time the two shapes: @chain_once and @star_hop invoke; both then wait. */
+template <class ChainFn, class StarFn>
+void run_shapes(const space &sp, const options &o, ChainFn chain_once, StarFn star_hop)
+{
+	std::printf("\nrunning %u iterations (after %u warm-up) of x -> ((x + 1) * 2) + 3\n",
+		    o.n, o.warmup);
+	const bool do_chain = o.only != "star", do_star = o.only != "chain";
+	timing chain{}, star{};
+	if (do_chain)
+		chain = measure(o.warmup, o.n, [&](unsigned i) {
+			chain_once(std::uint64_t(i));
+			check(result_of(sp, "chain"), pipeline(i), "chain");
+		});
+	if (do_star)
+		star = measure(o.warmup, o.n, [&](unsigned i) {
+			std::uint64_t x = i;
+			for (int s = 0; s < nstages; s++) {
+				star_hop(s, x);
+				x = result_of(sp, "star");
+			}
+			check(x, pipeline(i), "star");
+		});
+
+	std::printf("                                          per iteration: median time"
+		    " (mean)       client CPU (mean)  messages  client syscalls\n");
+	if (do_chain)
+		std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
+			    "                 4                2\n",
+			    chain.median_us, chain.mean_us, chain.client_cpu_us);
+	if (do_star)
+		std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
+			    "                 6                6\n",
+			    star.median_us, star.mean_us, star.client_cpu_us);
+	if (do_chain && do_star)
+		std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client"
+			    " CPU (means)\n",
+			    star.median_us / chain.median_us, star.mean_us / chain.mean_us,
+			    star.client_cpu_us / chain.client_cpu_us);
+}
+
+/* -S: serve @stages here, each a thread with its own space. */
+int serve(const std::vector<int> &stages)
+{
+	std::vector<int> rc(stages.size(), 1);
+	std::vector<std::thread> ts;
+	for (std::size_t i = 0; i < stages.size(); i++)
+		ts.emplace_back([&rc, &stages, i] { rc[i] = run_stage(stages[i], -1); });
+	for (auto &t : ts)
+		t.join();
+	for (std::size_t i = 0; i < stages.size(); i++)
+		std::printf("fractos-chain: stage %d stopped (%d)\n", stages[i], rc[i]);
+	return std::count(rc.begin(), rc.end(), 0) == long(rc.size()) ? 0 : 1;
+}
+
+/* Stage @stage's Request on node @node, as soon as it is published. */
+cap lookup_stage(const space &sp, int stage, std::uint32_t node)
+{
+	for (int i = 0;; i++) {
+		auto c = name_lookup(sp, stage_name(stage), FRACTOS_NAME_NODE, node);
+		if (c)
+			return std::move(*c);
+		if (c.error() != errno_code(ENOENT) || i >= 300)
+			die("lookup of stage " + std::to_string(stage) + " on node " +
+				    std::to_string(node),
+			    c.error());
+		::usleep(100 * 1000);
+	}
+}
+
+/* -R: the client of stages on other nodes. */
+int run_remote(const std::vector<std::uint32_t> &nodes, const options &o, bool here, bool keep,
+	       bool stop_only)
+{
+	auto sp = must(space::open(), "open " FRACTOS_DEVICE);
+	std::vector<cap> stage;
+	for (int s = 0; s < nstages; s++) {
+		stage.push_back(lookup_stage(sp, s + 1, nodes[s]));
+		std::printf("  stage %d: on node %u, cid %u\n", s + 1, nodes[s], stage.back().cid());
+	}
+	if (!stop_only) {
+		auto reply = must(sp.request().set_tag(reply_tag).create(), "request_create (reply)");
+		auto derive = [&](const cap &base, const cap &arg, const char *what) {
+			return must(sp.request(base).set_cap(arg).set_at_owner(!here).derive(), what);
+		};
+		/* Built once: k1 (stage1, k2) -> k2 (stage2, k3) -> k3 (stage3, reply). */
+		auto k3 = derive(stage[2], reply, "derive k3");
+		auto k2 = derive(stage[1], k3, "derive k2");
+		auto k1 = derive(stage[0], k2, "derive k1");
+		std::vector<cap> hop;
+		for (int s = 0; s < nstages; s++)
+			hop.push_back(derive(stage[s], reply, "derive a star hop"));
+		std::printf("  client: continuations derived %s\n",
+			    here ? "here (hops forwarded through this node)" : "at their owners");
+		run_shapes(
+			sp, o,
+			[&](std::uint64_t x) {
+				must(sp.request(k1).set_imm(x).invoke(), "chain: invoke stage 1");
+			},
+			[&](int s, std::uint64_t x) {
+				must(sp.request(hop[s]).set_imm(x).invoke(),
+				     "star: invoke stage " + std::to_string(s + 1));
+			});
+	}
+	if (!keep)
+		for (auto &s : stage)
+			must(request_invoke(s), "stop a stage");
+	return 0;
+}
+
+/* "2,3,2" -> {2, 3, 2}; empty on a bad list. */
+std::vector<std::uint32_t> parse_list(const char *arg)
+{
+	std::vector<std::uint32_t> v;
+	for (const char *p = arg; *p;) {
+		char *end;
+		unsigned long x = std::strtoul(p, &end, 0);
+		if (end == p || x > 0xffffffffUL)
+			return {};
+		v.push_back(std::uint32_t(x));
+		p = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return {};
+	}
+	return v;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	unsigned n = 1000, warmup = 100;
-	std::string only;
-	bool threads = false;
+	options o;
+	std::vector<std::uint32_t> serve_list, nodes;
+	bool threads = false, here = false, keep = false, stop_only = false;
 	int opt;
-	while ((opt = ::getopt(argc, argv, "n:w:s:th")) != -1) {
+	while ((opt = ::getopt(argc, argv, "n:w:s:tS:R:FkXh")) != -1) {
 		switch (opt) {
 		case 'n':
-			n = unsigned(std::strtoul(optarg, nullptr, 0));
+			o.n = unsigned(std::strtoul(optarg, nullptr, 0));
 			break;
 		case 'w':
-			warmup = unsigned(std::strtoul(optarg, nullptr, 0));
+			o.warmup = unsigned(std::strtoul(optarg, nullptr, 0));
 			break;
 		case 't':
 			threads = true;
 			break;
+		case 'S':
+			serve_list = parse_list(optarg);
+			if (serve_list.empty() ||
+			    std::any_of(serve_list.begin(), serve_list.end(),
+					[](std::uint32_t s) { return s < 1 || s > nstages; }))
+				goto usage;
+			break;
+		case 'R':
+			nodes = parse_list(optarg);
+			if (nodes.size() != nstages)
+				goto usage;
+			break;
+		case 'F':
+			here = true;
+			break;
+		case 'k':
+			keep = true;
+			break;
+		case 'X':
+			stop_only = true;
+			break;
 		case 's':
-			only = optarg;
-			if (only == "chain" || only == "star")
+			o.only = optarg;
+			if (o.only == "chain" || o.only == "star")
 				break;
-			[[fallthrough]];
+			goto usage;
 		default:
+		usage:
 			std::fprintf(stderr, "usage: fractos-chain [-n ITERATIONS] [-w WARMUP]"
-					     " [-s chain|star] [-t]\n");
+					     " [-s chain|star] [-t]\n"
+					     "       fractos-chain -S STAGES (e.g. 1,3)\n"
+					     "       fractos-chain -R NODES (e.g. 2,3,2) [-F] [-k | -X]"
+					     " [-n ...] [-w ...] [-s ...]\n");
 			return opt == 'h' ? 0 : 1;
 		}
 	}
-	if (n == 0)
-		n = 1;
+	if (o.n == 0)
+		o.n = 1;
+	if (!serve_list.empty())
+		return serve({serve_list.begin(), serve_list.end()});
 	::alarm(watchdog_s);
+	if (!nodes.empty())
+		return run_remote(nodes, o, here, keep, stop_only);
 
 	/* Four processes (or threads): this client and three stages, each with a space. */
 	std::vector<pid_t> pids;
@@ -248,42 +430,16 @@ int main(int argc, char **argv)
 		    "client (cid %u)\n",
 		    k2.cid(), k3.cid(), reply.cid());
 
-	std::printf("\nrunning %u iterations (after %u warm-up) of x -> ((x + 1) * 2) + 3\n", n,
-		    warmup);
-	const bool do_chain = only != "star", do_star = only != "chain";
-	timing chain{}, star{};
-	if (do_chain)
-		chain = measure(warmup, n, [&](unsigned i) {
-			must(sp.request(stage[0]).set_cap(k2).set_imm(std::uint64_t(i)).invoke(),
+	run_shapes(
+		sp, o,
+		[&](std::uint64_t x) {
+			must(sp.request(stage[0]).set_cap(k2).set_imm(x).invoke(),
 			     "chain: invoke stage 1");
-			check(result_of(sp, "chain"), pipeline(i), "chain");
+		},
+		[&](int s, std::uint64_t x) {
+			must(sp.request(stage[s]).set_cap(reply).set_imm(x).invoke(),
+			     "star: invoke stage " + std::to_string(s + 1));
 		});
-	if (do_star)
-		star = measure(warmup, n, [&](unsigned i) {
-			std::uint64_t x = i;
-			for (int s = 0; s < nstages; s++) {
-				must(sp.request(stage[s]).set_cap(reply).set_imm(x).invoke(),
-				     "star: invoke stage " + std::to_string(s + 1));
-				x = result_of(sp, "star");
-			}
-			check(x, pipeline(i), "star");
-		});
-
-	std::printf("                                          per iteration: median time"
-		    " (mean)       client CPU (mean)  messages  client syscalls\n");
-	if (do_chain)
-		std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
-			    "                 4                2\n",
-			    chain.median_us, chain.mean_us, chain.client_cpu_us);
-	if (do_star)
-		std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
-			    "                 6                6\n",
-			    star.median_us, star.mean_us, star.client_cpu_us);
-	if (do_chain && do_star)
-		std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client"
-			    " CPU (means)\n",
-			    star.median_us / chain.median_us, star.mean_us / chain.mean_us,
-			    star.client_cpu_us / chain.client_cpu_us);
 
 	/* Stop the stages: an invocation without input or continuation. */
 	for (auto &s : stage)

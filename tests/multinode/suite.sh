@@ -9,7 +9,8 @@
 # order: kill ends the run), then three guests run mesh, fs (the
 # file-system service disaggregated over them), membership, relay (a
 # man in the middle of one connection), flap3 (forwarded invocations
-# across a flapping link), pipeline (the paper's
+# across a flapping link), chain3 (fractos-chain's chain against its star
+# across the nodes, continuations derived at their owners), pipeline (the paper's
 # storage -> GPU -> application pipeline against the star and NVMe-oF)
 # and pipekill (its GPU node killed mid-batch: last), then three guests
 # twice more for pipekill_storage and pipekill_app (its storage node, its
@@ -130,11 +131,12 @@ run 2 2 ${MULTINODE_2:-connect refuse auth link loss restart flap rdmadrop fuzz 
 # one vCPU each: three guests on a small host; NVMe for fs (storage on
 # node 3, fractos-fsd on node 2, the client on node 1)
 # MULTINODE_APPS=0: the transport's tests only (mesh, relay, flap3), not
-# the services' (fs, membership, the pipeline and its kills)
+# the services' (fs, membership, the pipeline and its kills); chain3 in
+# both
 if [ "${MULTINODE_APPS:-1}" = 0 ]; then
-	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay flap3}
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh relay flap3 chain3}
 else
-	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay flap3 pipeline pipekill}
+	nvme=64M run 3 1 ${MULTINODE_3:-mesh fs membership relay flap3 chain3 pipeline pipekill}
 	# the pipeline's storage node, then its application's node, killed
 	# mid-batch (each kill ends its run)
 	late 240 pipekill_storage ||
