@@ -220,9 +220,11 @@
  *                   With FRACTOS_CREATE_AT_OWNER and another node's
  *                   @base: the errors of "Calls to other nodes" below,
  *                   and the owner's: EKEYREVOKED (its Request is gone),
- *                   E2BIG, EMLINK; EOPNOTSUPP  an argument is a Memory
- *                   being handed over (MEMORY_GRANT) or a view that is a
- *                   local child of a proxy.
+ *                   E2BIG, EMLINK, ENOSPC (the owner holds
+ *                   fabric_peer_derived Requests derived for this node);
+ *                   EOPNOTSUPP  an argument is a Memory being handed
+ *                   over (MEMORY_GRANT) or a view that is a local child
+ *                   of a proxy.
  *   REQUEST_INVOKE  EOPNOTSUPP  the cid is not a Request (e.g. Memory).
  *                   EKEYREVOKED the Request is revoked or its provider is
  *                           gone (a dead provider's Requests are revoked).
