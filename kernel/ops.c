@@ -56,7 +56,7 @@ static const struct fos_op fos_ops[] = {
 	FOS_OP(FRACTOS_IOC_CAP_IMPORT, fos_op_cap_import,
 	       struct fractos_cap_import, 0),
 	FOS_OP(FRACTOS_IOC_REQUEST_CREATE, fos_op_request_create,
-	       struct fractos_request_create, 0),
+	       struct fractos_request_create, FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_REQUEST_INVOKE, fos_op_request_invoke,
 	       struct fractos_request_invoke, FOS_OP_WAITS | FOS_OP_REMOTE),
 	FOS_OP(FRACTOS_IOC_REQUEST_RECEIVE, fos_op_request_receive,

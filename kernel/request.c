@@ -339,10 +339,44 @@ static void fos_req_unmake(struct fos_object *obj, u32 delegated)
 }
 
 /*
+ * The arguments of a call of @req (NULL: a proxy) in a new message: @req's
+ * own first when @add_req (the caller adds them: a local provider, or a
+ * Request derived here from a proxy), then @src's.  Returns the message
+ * with *@ret the result of adding them (on failure the caller undelegates
+ * @b and frees it), or NULL with *@ret -E2BIG or -ENOMEM.
+ */
+static struct fos_msg *fos_args_gather(struct fos_req *req, bool add_req,
+				       const struct fos_args_src *src,
+				       struct fos_args_buf *b, int *ret)
+{
+	u32 pre_imm = add_req ? req->imm_len : 0;
+	u32 pre_caps = add_req ? req->ncaps : 0;
+	struct fos_msg *msg;
+
+	*ret = -E2BIG;
+	if (req && (req->imm_len + src->imm_len > FRACTOS_REQ_MAX_IMM ||
+		    req->ncaps + src->ncaps > FRACTOS_REQ_MAX_CAPS))
+		return NULL;
+	*ret = -ENOMEM;
+	msg = fos_msg_alloc(pre_caps + src->ncaps, pre_imm + src->imm_len);
+	if (!msg)
+		return NULL;
+	msg->type = FRACTOS_MSG_REQUEST;
+	fos_args_buf_init(b, msg->caps, &msg->ncaps, msg->imm);
+	if (add_req) {
+		msg->tag = req->tag;
+		fos_args_add_req(b, req);
+	}
+	*ret = fos_args_add_src(b, src);
+	msg->imm_len = b->imm_len;
+	return msg;
+}
+
+/*
  * REQUEST_CREATE with FRACTOS_CREATE_AT_OWNER: as fos_invoke() decides
  * where an invocation of @base goes, decide whether the derivation goes
- * to another node, and if so send it there with @base's arguments added
- * here (a Request derived here from a proxy) and @src's.
+ * to another node (@base is a proxy, or with fabric_loopback a local
+ * Request), and if so send it there with @src's arguments.
  *
  * Return: 0 (@out holds the owner's Request, a reference), 1 (@base is
  * this node's: derive it here), or an errno.
@@ -351,7 +385,6 @@ static int fos_req_derive_at_owner(const struct fos_cap *base,
 				   const struct fos_args_src *src,
 				   struct fos_cap *out)
 {
-	u32 pre_imm = 0, pre_caps = 0;
 	struct fos_args_buf b;
 	struct fos_msg *msg;
 	struct fos_req *req;
@@ -366,30 +399,23 @@ static int fos_req_derive_at_owner(const struct fos_cap *base,
 			return ret;
 		req = NULL;	/* a proxy: the owner adds the arguments */
 	}
-	owner_adds = req && req->ep;
+	/*
+	 * Only another node's Request itself: the owner derives from what it
+	 * names, so a local child of a proxy (derived here, or a
+	 * revocation-tree child) would leave a Request that its revocation
+	 * here cannot reach.
+	 */
+	ret = -EOPNOTSUPP;
+	if (req ? !req->ep : !base->obj->proxy)
+		goto out_req;
+	owner_adds = !!req;
 	if (owner_adds && !fos_remote()->invoke_wanted(base->obj)) {
 		ret = 1;	/* ours, and not looped back */
 		goto out_req;
 	}
-	if (req && (req->imm_len + src->imm_len > FRACTOS_REQ_MAX_IMM ||
-		    req->ncaps + src->ncaps > FRACTOS_REQ_MAX_CAPS)) {
-		ret = -E2BIG;
+	msg = fos_args_gather(req, req && !owner_adds, src, &b, &ret);
+	if (!msg)
 		goto out_req;
-	}
-	if (req && !owner_adds) {
-		pre_imm = req->imm_len;
-		pre_caps = req->ncaps;
-	}
-	msg = fos_msg_alloc(pre_caps + src->ncaps, pre_imm + src->imm_len);
-	if (!msg) {
-		ret = -ENOMEM;
-		goto out_req;
-	}
-	fos_args_buf_init(&b, msg->caps, &msg->ncaps, msg->imm);
-	if (req && !owner_adds)
-		fos_args_add_req(&b, req);
-	ret = fos_args_add_src(&b, src);
-	msg->imm_len = b.imm_len;
 	if (!ret)
 		ret = fos_remote()->derive(base->obj, msg->imm, msg->imm_len,
 					   msg->caps, msg->ncaps, out);
@@ -616,7 +642,6 @@ static int fos_invoke(const struct fos_cap *cap,
 	struct fos_args_buf b;
 	struct fos_msg *msg;
 	struct fos_req *req;
-	u32 pre_imm = 0, pre_caps = 0;
 	bool remote, owner_adds;
 	int ret;
 
@@ -640,29 +665,9 @@ static int fos_invoke(const struct fos_cap *cap,
 		ret = -EAGAIN;	/* waits for the owner's answer */
 		goto out_req;
 	}
-	if (req && (req->imm_len + src->imm_len > FRACTOS_REQ_MAX_IMM ||
-		    req->ncaps + src->ncaps > FRACTOS_REQ_MAX_CAPS)) {
-		ret = -E2BIG;
+	msg = fos_args_gather(req, req && !owner_adds, src, &b, &ret);
+	if (!msg)
 		goto out_req;
-	}
-	if (req && !owner_adds) {
-		pre_imm = req->imm_len;
-		pre_caps = req->ncaps;
-	}
-
-	msg = fos_msg_alloc(pre_caps + src->ncaps, pre_imm + src->imm_len);
-	if (!msg) {
-		ret = -ENOMEM;
-		goto out_req;
-	}
-	msg->type = FRACTOS_MSG_REQUEST;
-	fos_args_buf_init(&b, msg->caps, &msg->ncaps, msg->imm);
-	if (req && !owner_adds) {
-		msg->tag = req->tag;
-		fos_args_add_req(&b, req);
-	}
-	ret = fos_args_add_src(&b, src);
-	msg->imm_len = b.imm_len;
 	if (!ret && remote) {
 		ret = fos_invoke_remote(cap->obj, msg, &b, flags, done);
 		goto out_req;

@@ -214,14 +214,14 @@ void run_shapes(const space &sp, const options &o, ChainFn chain_once, StarFn st
 		});
 
 	std::printf("                                          per iteration: median time"
-		    " (mean)       client CPU (mean)  messages  client syscalls\n");
+		    " (mean)       client CPU (mean)  invokes  client syscalls\n");
 	if (do_chain)
 		std::printf("  chain (client not involved between stages): %9.1f us (%9.1f) %9.1f us"
-			    "                 4                2\n",
+			    "                4                2\n",
 			    chain.median_us, chain.mean_us, chain.client_cpu_us);
 	if (do_star)
 		std::printf("  star  (client mediates every stage):        %9.1f us (%9.1f) %9.1f us"
-			    "                 6                6\n",
+			    "                6                6\n",
 			    star.median_us, star.mean_us, star.client_cpu_us);
 	if (do_chain && do_star)
 		std::printf("  star / chain: %.2fx time (medians; %.2fx of the means), %.2fx client"
@@ -274,6 +274,16 @@ int run_remote(const std::vector<std::uint32_t> &nodes, const options &o, bool h
 		auto derive = [&](const cap &base, const cap &arg, const char *what) {
 			return must(sp.request(base).set_cap(arg).set_at_owner(!here).derive(), what);
 		};
+		/*
+		 * A Request derived here from a proxy cannot be derived at the
+		 * owner (its revocation here could not reach the result).
+		 */
+		auto here_child = must(sp.request(stage[0]).set_imm(std::uint64_t(0)).derive(),
+				       "derive here");
+		auto refused = sp.request(here_child).set_at_owner().derive();
+		if (refused || refused.error() != errno_code(EOPNOTSUPP))
+			die("at the owner, from one derived here: not EOPNOTSUPP",
+			    refused ? std::error_code{} : refused.error());
 		/* Built once: k1 (stage1, k2) -> k2 (stage2, k3) -> k3 (stage3, reply). */
 		auto k3 = derive(stage[2], reply, "derive k3");
 		auto k2 = derive(stage[1], k3, "derive k2");

@@ -309,9 +309,10 @@ int fos_remote_invoke(struct fos_object *target, const u8 *imm, u32 imm_len,
  * being handed over (MEMORY_GRANT) is no argument of a derivation.
  * Process context.
  *
- * Return: 0, the owner's errno (EKEYREVOKED, E2BIG, EMLINK, ...), or one
- * of fos_remote_invoke()'s without @done; -EOPNOTSUPP for a Memory being
- * handed over.
+ * Return: 0, the owner's errno (EKEYREVOKED, E2BIG, EMLINK, ENOSPC, ...),
+ * or one of fos_remote_invoke()'s without @done; -EOPNOTSUPP for a Memory
+ * being handed over; -EPROTO for an answer that is not one of the owner's
+ * Requests.
  */
 int fos_remote_derive(struct fos_object *target, const u8 *imm, u32 imm_len,
 		      const struct fos_cap *caps, u32 ncaps,
@@ -343,8 +344,15 @@ int fos_remote_derive(struct fos_object *target, const u8 *imm, u32 imm_len,
 			      &c->rpc, FOS_REMOTE_TIMEOUT);
 	if (!c->rpc.sent)
 		fos_invoke_undescribe(c);
-	if (!ret)
+	/* The owner answers with a Request of its own, or is wrong. */
+	if (!ret && (c->rpc.cap.obj->type != FRACTOS_OBJ_REQUEST ||
+		     (c->rpc.cap.obj->proxy &&
+		      c->rpc.cap.obj->proxy->node != c->oid.node))) {
+		fos_obj_put(c->rpc.cap.obj);
+		ret = -EPROTO;
+	} else if (!ret) {
 		*out = c->rpc.cap;
+	}
 end:
 	return fos_invoke_end(c, ret);
 }

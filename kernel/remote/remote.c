@@ -147,9 +147,10 @@
  *
  * Derivation at the owner (FRACTOS_CREATE_AT_OWNER; derive.c): instead
  * of a local child whose invocations come back here to be forwarded, the
- * caller's node sends DERIVE to the owner of the Request at the root (an
- * INVOKE's layout: the arguments derived here first, then the new ones),
- * and the owner derives from its Request with them, exports the result to
+ * caller's node sends DERIVE to the owner of the proxy's Request (an
+ * INVOKE's layout; a local child of a proxy is refused, as its revocation
+ * here could not reach the result), and the owner derives from its
+ * Request with the arguments, exports the result to
  * the caller's node and answers LOOKUP_REPLY with it, as a lookup is
  * answered; the caller installs the proxy.  The new Request belongs to no
  * space of the owner's: it lives while some node holds it and dies with

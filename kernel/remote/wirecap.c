@@ -152,11 +152,12 @@ void fos_cap_undescribe(const struct fos_wire_cap *wc, u32 node,
 {
 	u32 owner = le32_to_cpu(wc->node);
 
-	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED || owner == node)
+	if (le32_to_cpu(wc->flags) & FOS_WIRE_CAP_REVOKED)
 		return;
+	/* Ours: counted for @node, this node itself too (fabric_loopback). */
 	if (owner == fos_node_id)
 		fos_export_put(le64_to_cpu(wc->oid), node, epoch, 1, NULL);
-	else
+	else if (owner != node)
 		fos_drop_queue(NULL, owner, le32_to_cpu(wc->epoch),
 			       le64_to_cpu(wc->oid), node, 1);
 }

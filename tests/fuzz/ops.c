@@ -851,8 +851,19 @@ static int ioctl_op(struct fz_state *st, struct rng *r, unsigned int op, int s)
 			c.blocking = (a.iv.flags & FRACTOS_INVOKE_WAIT) ||
 				     fz_opts.loopback || fz_opts.peer;
 		} else {
-			a.rc.flags = pick_flags(r, 0);
-			c.must_fail = !!a.rc.flags;
+			a.rc.flags = chance(r, 85) ? 0 :
+				     pick_flags(r, FRACTOS_CREATE_AT_OWNER);
+			/* unknown bits, or AT_OWNER without a base */
+			c.must_fail = (a.rc.flags & ~FRACTOS_CREATE_AT_OWNER) ||
+				      ((a.rc.flags & FRACTOS_CREATE_AT_OWNER) &&
+				       a.rc.base == FRACTOS_CID_INVALID);
+			/* a derivation at another node's owner: a call */
+			if ((a.rc.flags & FRACTOS_CREATE_AT_OWNER) &&
+			    (fz_opts.loopback || fz_opts.peer)) {
+				eset_add(&allowed, E_REMOTE);
+				eset_add(&allowed, E(ENOSPC));
+				c.blocking = 1;
+			}
 		}
 		*ilen = chance(r, 90) ? ilens[below(r, 8)] : (uint32_t)rn(r);
 		*imms = *ilen > sizeof(imm_buf) ? (uintptr_t)imm_buf : pick_ptr(r, imm_buf);

@@ -222,9 +222,11 @@
  *                   and the owner's: EKEYREVOKED (its Request is gone),
  *                   E2BIG, EMLINK, ENOSPC (the owner holds
  *                   fabric_peer_derived Requests derived for this node);
- *                   EOPNOTSUPP  an argument is a Memory being handed
- *                   over (MEMORY_GRANT) or a view that is a local child
- *                   of a proxy.
+ *                   EOPNOTSUPP  @base is a local child of a proxy,
+ *                   or an argument is a Memory being handed over
+ *                   (MEMORY_GRANT) or a view that is a local child of a
+ *                   proxy; EPROTO  the owner's answer is not a Request
+ *                   of its own.
  *   REQUEST_INVOKE  EOPNOTSUPP  the cid is not a Request (e.g. Memory).
  *                   EKEYREVOKED the Request is revoked or its provider is
  *                           gone (a dead provider's Requests are revoked).
@@ -334,7 +336,8 @@
  *                           this contact or another).
  *
  * Calls to other nodes (REQUEST_INVOKE, MEMORY_COPY, CAP_REVOKE of a proxy,
- * NAME_LOOKUP with FRACTOS_NAME_NODE) may also fail with::
+ * NAME_LOOKUP with FRACTOS_NAME_NODE, REQUEST_CREATE with
+ * FRACTOS_CREATE_AT_OWNER) may also fail with::
  *
  *                   EHOSTUNREACH  the node is not configured, not
  *                           connected, or its connection failed;
@@ -739,16 +742,20 @@ struct fractos_cap_import {
 
 /*
  * FRACTOS_CREATE_AT_OWNER: when @base is another node's Request (a
- * proxy, or a Request derived here from one), the node that owns it
- * derives the new Request there, with @base's arguments added here and
- * the ones given, and @cid names it (a proxy).  Invoking it, here or on
- * any node it is sent to, goes straight to that node: no invocation
- * passes through this one, and a chain of continuations derived this way
- * across nodes takes one message a hop.  It is a revocation-tree child of
- * the owner's Request, not of @base here: revoking the owner's Request
- * revokes it, revoking it (CAP_REVOKE asks the owner) leaves @base alone.
- * The call waits for the owner's answer.  With a Request of this node (and
- * no fabric_loopback) the flag changes nothing: this node is the owner.
+ * proxy), the node that owns it derives the new Request there, from the
+ * Request @base names, with the arguments given, and @cid names it (a
+ * proxy).  Invoking it, here or on any node it is sent to, goes straight
+ * to that node: no invocation passes through this one, and a chain of
+ * continuations derived this way across nodes takes one message a hop
+ * (unless the owner's Request is itself derived from a third node's,
+ * which the owner then forwards).  It is a revocation-tree child of the
+ * owner's Request: revoking that Request, or @base (CAP_REVOKE asks the
+ * owner), revokes it; revoking it leaves @base alone.  A local child of a
+ * proxy (a Request derived here from one, or a revocation-tree child) is
+ * refused (EOPNOTSUPP): its revocation here could not reach what the
+ * owner derives.  The call waits for the owner's answer.  With a Request
+ * of this node (and no fabric_loopback) the flag changes nothing: this
+ * node is the owner.
  */
 #define FRACTOS_CREATE_AT_OWNER	0x1U
 
@@ -1109,8 +1116,9 @@ struct fractos_contact_note {
  * - REQUEST_RECEIVE with FRACTOS_RECV_TIMEOUT, REQUEST_INVOKE with
  *   FRACTOS_INVOKE_WAIT, and the calls to other nodes (remote
  *   REQUEST_INVOKE, MEMORY_COPY, NAME_LOOKUP on another node, CAP_REVOKE
- *   of a proxy, CAP_REVOKE of an object a remote copy is reading) go to
- *   an io_uring worker, where they wait as the ioctl would.
+ *   of a proxy, CAP_REVOKE of an object a remote copy is reading,
+ *   REQUEST_CREATE with FRACTOS_CREATE_AT_OWNER) go to an io_uring
+ *   worker, where they wait as the ioctl would.
  *
  * The others complete inline.
  */
