@@ -41,28 +41,6 @@ static void fos_args_buf_init(struct fos_args_buf *b, struct fos_cap *caps,
 	b->delegated = 0;
 }
 
-/**
- * struct fos_args_src - arguments given by a caller: a user's or the kernel's
- * @s: user: the space whose cids @ucids names; NULL for kernel callers
- * @uimm: user: immediates
- * @ucids: user: cids
- * @kimm: kernel: immediates
- * @kcaps: kernel: capabilities (the caller keeps its references)
- * @imm_len: bytes of immediates
- * @ncaps: capabilities
- * @charge: kernel: the new Request's charge (fos_req_derive_for()), or NULL
- */
-struct fos_args_src {
-	struct fos_space *s;
-	u64 uimm;
-	u64 ucids;
-	const void *kimm;
-	struct fos_kcap *const *kcaps;
-	u32 imm_len;
-	u32 ncaps;
-	struct fos_req_charge *charge;
-};
-
 /*
  * Append @n capabilities named by the user array @ucids of space @s to @b.
  * Each appended capability holds an object reference; *b->ncaps counts
@@ -236,10 +214,10 @@ static struct fos_req *fos_req_alloc(struct fos_ep *ep, u64 tag, u32 ncaps,
  * -E2BIG, -ENOMEM, -EMLINK, -EKEYREVOKED, -EOPNOTSUPP, or an argument's
  * -EBADF or -EFAULT.
  */
-static struct fos_object *fos_req_make(struct fos_space *s,
-				       struct fos_object *base_obj, u64 tag,
-				       const struct fos_args_src *src,
-				       u32 *delegated)
+struct fos_object *fos_req_make(struct fos_space *s,
+				struct fos_object *base_obj, u64 tag,
+				const struct fos_args_src *src,
+				u32 *delegated)
 {
 	u32 imm_len = src->imm_len, ncaps = src->ncaps;
 	struct fos_req *base = NULL, *req = NULL;
@@ -635,9 +613,8 @@ out:
  * an argument's; with @done also -EINPROGRESS (@done->fn gets one of
  * those later).
  */
-static int fos_invoke(const struct fos_cap *cap,
-		      const struct fos_args_src *src, u32 flags, bool nowait,
-		      struct fos_invoke_done *done)
+int fos_invoke(const struct fos_cap *cap, const struct fos_args_src *src,
+	       u32 flags, bool nowait, struct fos_invoke_done *done)
 {
 	struct fos_args_buf b;
 	struct fos_msg *msg;
@@ -713,129 +690,3 @@ int fos_op_request_invoke(struct fos_space *s, struct fos_call *c)
 	fos_obj_put(cap.obj);
 	return ret;
 }
-
-/* ---- kernel providers (provider.c) ---- */
-
-/**
- * fos_req_make_k - fos_kreq_create() and fos_kreq_derive()
- * @s: the provider's space
- * @base: the Request to derive from, or NULL
- * @tag: the tag of a new root
- * @imm: immediates
- * @imm_len: bytes at @imm
- * @caps: capability arguments
- * @ncaps: entries at @caps
- *
- * Return: the object with a reference, or an ERR_PTR.
- */
-struct fos_object *fos_req_make_k(struct fos_space *s,
-				  const struct fos_cap *base, u64 tag,
-				  const void *imm, u32 imm_len,
-				  struct fos_kcap *const *caps, u32 ncaps)
-{
-	struct fos_args_src src = {
-		.kimm = imm,
-		.kcaps = caps,
-		.imm_len = imm_len,
-		.ncaps = ncaps,
-	};
-	u32 delegated;
-
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
-		return ERR_PTR(-E2BIG);
-	if (base && base->obj->type != FRACTOS_OBJ_REQUEST)
-		return ERR_PTR(-EOPNOTSUPP);
-	return fos_req_make(s, base ? base->obj : NULL, tag, &src,
-			    &delegated);
-}
-
-/**
- * fos_req_derive_for - derive a Request for another node (DERIVE)
- * @base: the Request to derive from
- * @imm: immediates to append
- * @imm_len: bytes at @imm
- * @caps: capability arguments to append
- * @ncaps: entries at @caps
- * @charge: released when the new Request's contents are freed, or at
- *	once if none is made
- *
- * The new Request belongs to no space: it lives while referenced (the
- * remote layer's export of it) and is revoked with @base.
- *
- * Return: the object with a reference, or an ERR_PTR.
- */
-struct fos_object *fos_req_derive_for(const struct fos_cap *base,
-				      const void *imm, u32 imm_len,
-				      struct fos_kcap *const *caps, u32 ncaps,
-				      struct fos_req_charge *charge)
-{
-	struct fos_args_src src = {
-		.kimm = imm,
-		.kcaps = caps,
-		.imm_len = imm_len,
-		.ncaps = ncaps,
-		.charge = charge,
-	};
-	u32 delegated;
-
-	might_sleep();
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS ||
-	    base->obj->type != FRACTOS_OBJ_REQUEST) {
-		charge->release(charge);
-		return ERR_PTR(base->obj->type != FRACTOS_OBJ_REQUEST ?
-			       -EOPNOTSUPP : -E2BIG);
-	}
-	return fos_req_make(NULL, base->obj, 0, &src, &delegated);
-}
-
-static int __fos_invoke_k(const struct fos_cap *cap, const void *imm,
-			  u32 imm_len, struct fos_kcap *const *caps, u32 ncaps,
-			  u32 flags, struct fos_invoke_done *done)
-{
-	struct fos_args_src src = {
-		.kimm = imm,
-		.kcaps = caps,
-		.imm_len = imm_len,
-		.ncaps = ncaps,
-	};
-
-	might_sleep();
-	if (imm_len > FRACTOS_REQ_MAX_IMM || ncaps > FRACTOS_REQ_MAX_CAPS)
-		return -E2BIG;
-	if (cap->obj->type != FRACTOS_OBJ_REQUEST)
-		return -EOPNOTSUPP;
-	return fos_invoke(cap, &src, flags, false, done);
-}
-
-/**
- * fos_invoke_k - invoke a Request from kernel code (fos_kinvoke())
- * @cap: the Request capability
- * @imm: immediates
- * @imm_len: bytes at @imm
- * @caps: capability arguments
- * @ncaps: entries at @caps
- * @done: NULL: wait for the owner's answer when the provider is on
- *	another node; else @done->fn gets it
- *
- * Never waits for room: a full queue is -EAGAIN.
- *
- * Return: as fos_invoke().
- */
-int fos_invoke_k(const struct fos_cap *cap, const void *imm, u32 imm_len,
-		 struct fos_kcap *const *caps, u32 ncaps,
-		 struct fos_invoke_done *done)
-{
-	return __fos_invoke_k(cap, imm, imm_len, caps, ncaps, 0, done);
-}
-
-/*
- * fos_invoke_k() with FRACTOS_INVOKE_NOACK (fos_kinvoke_post()): another
- * node's provider is sent the invocation and not waited for.
- */
-int fos_invoke_k_post(const struct fos_cap *cap, const void *imm,
-		      u32 imm_len, struct fos_kcap *const *caps, u32 ncaps)
-{
-	return __fos_invoke_k(cap, imm, imm_len, caps, ncaps,
-			      FRACTOS_INVOKE_NOACK, NULL);
-}
-

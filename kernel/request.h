@@ -74,6 +74,36 @@ static inline void fos_req_put_atomic(struct fos_req *req)
 	fos_contents_put_atomic(&req->c);
 }
 
+/**
+ * struct fos_args_src - arguments given by a caller: a user's or the kernel's
+ * @s: user: the space whose cids @ucids names; NULL for kernel callers
+ * @uimm: user: immediates
+ * @ucids: user: cids
+ * @kimm: kernel: immediates
+ * @kcaps: kernel: capabilities (the caller keeps its references)
+ * @imm_len: bytes of immediates
+ * @ncaps: capabilities
+ * @charge: kernel: the new Request's charge (fos_req_derive_for()), or NULL
+ */
+struct fos_args_src {
+	struct fos_space *s;
+	u64 uimm;
+	u64 ucids;
+	const void *kimm;
+	struct fos_kcap *const *kcaps;
+	u32 imm_len;
+	u32 ncaps;
+	struct fos_req_charge *charge;
+};
+
+/* request.c, for request_k.c */
+struct fos_object *fos_req_make(struct fos_space *s,
+				struct fos_object *base_obj, u64 tag,
+				const struct fos_args_src *src,
+				u32 *delegated);
+int fos_invoke(const struct fos_cap *cap, const struct fos_args_src *src,
+	       u32 flags, bool nowait, struct fos_invoke_done *done);
+
 int fos_req_deliver(struct fos_req *req, const u8 *imm, u32 imm_len,
 		    const struct fos_cap *caps, u32 ncaps, bool atomic);
 struct fos_object *fos_req_make_k(struct fos_space *s,
