@@ -22,11 +22,19 @@
  *             the features into the GPU node's memory and invokes the
  *             launch; the GPU node runs the kernel and invokes the
  *             application, which wakes up once and copies the verdicts.
+ *             Each batch slot derives its Requests once, at their owners
+ *             (FRACTOS_CREATE_AT_OWNER): the launch on the GPU node, with
+ *             every argument fixed, and the file's read on the storage
+ *             node with [GPU Memory, launch, error] fixed.  A batch is
+ *             then one invocation with the offset only: nothing is
+ *             exported or announced (IMPORT) for it, and the storage
+ *             node invokes the launch on the GPU node directly.
  *   star      The centralized control flow on the same services: read
  *             the features into the application's memory and wait, copy
  *             them and the probes to the GPU, launch and wait, copy the
  *             verdicts back.  The data crosses twice and the application
- *             mediates every step.
+ *             mediates every step.  Its read and launch are derived at
+ *             their owners as the pipeline's are.
  *   nvmeof    The stack a user would build today: the features are a file
  *             (-P PATH, read with O_DIRECT) of a file system on an NVMe-oF
  *             namespace (nvme-rdma), then as star: copy, launch and wait,
@@ -56,7 +64,10 @@
  * DEPTH (batches in flight, 1 to 16, default 1: each has its own buffers
  * and continuation; the latency of one counts from its start), -m
  * pipeline|star|nvmeof, -P PATH (nvmeof's file), -j (JSON: one object,
- * nlohmann::json as fractos-fs).
+ * nlohmann::json as fractos-fs), -H (derive here: the launch is this
+ * node's child of the GPU service's, whose invocation this node's kernel
+ * forwards, and every read is invoked with its capabilities: the shape
+ * before derivation at the owner, for comparison).
  * Exit status: 0; 1 on an error or a wrong verdict; 2 on usage.
  */
 #include <caladan/blk.hpp>
@@ -110,6 +121,7 @@ struct options {
 	std::uint32_t fs_node = 0, gpu_node = 0;
 	shape mode = shape::pipeline;
 	bool json = false;
+	bool here = false;		/* -H: derive on this node */
 };
 
 [[noreturn]] void usage(int rc)
@@ -118,7 +130,7 @@ struct options {
 		     "usage: fractos-facever [-s SEED] [-i IDS] [-D DIM] [-j] gen LOCAL\n"
 		     "       fractos-facever [-s SEED] [-i IDS] [-D DIM] [-F FS] [-f NODE] [-G GPU]\n"
 		     "                       [-g NODE] [-b BATCH] [-n BATCHES] [-q DEPTH]\n"
-		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-j] run NAME\n");
+		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-H] [-j] run NAME\n");
 	std::exit(rc);
 }
 
@@ -249,7 +261,8 @@ struct slot {
 	gpu::buffer ref, probe, out;	/* out: scores, then verdicts */
 	host_buffer href, hprobe, hout;
 	cap done;			/* tag kDone + its index */
-	cap stage;			/* pipeline: the launch, all fixed */
+	cap stage;			/* the launch, all fixed (not -H star) */
+	std::vector<cap> reads;		/* per extent, all but io fixed (not -H) */
 	enum { idle, reading, launched } phase = idle;
 	std::uint32_t b = 0, first = 0;	/* the batch, its first id */
 	clk::time_point t;		/* when it started */
@@ -325,18 +338,20 @@ result<message> await(session &s)
 	return std::move(*m);
 }
 
-/* The extent's read Request that holds [off, off + len) of the file. */
-result<std::pair<const cap *, std::uint64_t>> extent_of(const fs::file &f, std::uint64_t off,
-							 std::uint64_t len)
+/* The extent that holds [off, off + len) of the file, and where in it. */
+result<std::pair<std::size_t, std::uint64_t>> extent_of(const fs::file &f, std::uint64_t off,
+							std::uint64_t len)
 {
 	std::uint64_t base = 0;
+	std::size_t i = 0;
 
 	for (const auto &e : f.extents()) {
 		if (off >= base && off + len <= base + e.len)
-			return std::pair<const cap *, std::uint64_t>(&e.read, off - base);
+			return std::pair<std::size_t, std::uint64_t>(i, off - base);
 		if (off < base + e.len)
 			break;
 		base += e.len;
+		i++;
 	}
 	return errno_code(ERANGE);
 }
@@ -378,17 +393,36 @@ result<void> setup_slot(session &s, std::size_t i)
 	if (!q)
 		return q.error();
 	sl->done = std::move(*q);
-	if (o.mode == shape::pipeline) {
+	bool pipe = o.mode == shape::pipeline;
+	if (pipe || !o.here) {
 		auto st = s.sp.request(*s.verify)
 				  .set_imm(fgpu_launch{1, o.batch})
 				  .set_imm(verify_args(o, *sl))
 				  .set_cap(sl->done)
 				  .set_cap(s.err)
+				  .set_at_owner(!o.here)
 				  .derive();
 		if (!st)
 			return st.error();
 		sl->stage = std::move(*st);
 	}
+	/*
+	 * Every extent's read with all but the immediates fixed, at the
+	 * storage node: the pipeline's into GPU Memory and on to the launch,
+	 * the star's into our memory and back here.
+	 */
+	if (o.mode != shape::nvmeof && !o.here)
+		for (const auto &e : s.file.extents()) {
+			auto rd = s.sp.request(e.read)
+					  .set_cap(pipe ? sl->ref.mem() : sl->href.mem())
+					  .set_cap(pipe ? sl->stage : sl->done)
+					  .set_cap(s.err)
+					  .set_at_owner()
+					  .derive();
+			if (!rd)
+				return rd.error();
+			sl->reads.push_back(std::move(*rd));
+		}
 	s.slots.push_back(std::move(sl));
 	return {};
 }
@@ -456,6 +490,8 @@ result<void> launch(session &s, slot &sl)
 	if (auto c = copy(s.sp, sl.href.mem(), sl.ref.mem(), 0, s.batch_bytes); !c)
 		return c;
 	sl.phase = slot::launched;
+	if (!s.o.here)
+		return s.sp.request(sl.stage).invoke();
 	return gpu::launch(s.sp, *s.verify, fgpu_launch{1, s.o.batch}, verify_args(s.o, sl),
 			   sl.done, &s.err);
 }
@@ -487,14 +523,16 @@ result<void> start(session &s, slot &sl, std::uint32_t b)
 	auto ext = extent_of(s.file, off, s.batch_bytes);
 	if (!ext)
 		return ext.error();
-	auto [rd, in] = *ext;
+	auto [i, in] = *ext;
 	fractos_blk_io io{};
 	io.offset = in;
 	io.len = s.batch_bytes;
 	/* pipeline: one invocation, storage -> GPU -> here */
 	bool pipe = o.mode == shape::pipeline;
 	sl.phase = pipe ? slot::launched : slot::reading;
-	return s.sp.request(*rd)
+	if (!o.here)
+		return s.sp.request(sl.reads.at(i)).set_imm(io).invoke();
+	return s.sp.request(s.file.extents()[i].read)
 		.set_imm(io)
 		.set_cap(pipe ? sl.ref.mem() : sl.href.mem())
 		.set_cap(pipe ? sl.stage : sl.done)
@@ -602,6 +640,7 @@ int run(const options &o, const std::string &name)
 	if (o.json) {
 		json j = {
 			{"mode", shape_name(o.mode)},
+			{"derived", o.here ? "here" : "at the owners"},
 			{"batches", o.batches},
 			{"batch", o.batch},
 			{"depth", o.depth},
@@ -647,7 +686,7 @@ int main(int argc, char **argv)
 	options o;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:q:m:P:jh")) != -1) {
+	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:q:m:P:Hjh")) != -1) {
 		bool good = true;
 
 		switch (c) {
@@ -694,6 +733,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'H':
+			o.here = true;
 			break;
 		case 'h':
 			usage(0);

@@ -9,8 +9,8 @@
 # whose death it is (pipekill_storage.sh and pipekill_app.sh set it):
 #
 # 2, the GPU node (pipekill): the batch in flight is never answered: node
-#   3's read invokes the launch through node 1, whose forward to node 2
-#   fails.  What the application has instead is its watch
+#   3's read invokes the launch on node 2 (derived there, at its owner),
+#   which fails.  What the application has instead is its watch
 #   (monitor_receive on the GPU service's launch Request): the proxy is
 #   revoked when node 1 declares node 2 down (a copy into the GPU node's
 #   memory may fail first, with EKEYREVOKED, or a call that meets the
@@ -24,8 +24,9 @@
 # 1, the application's node (pipekill_app; node 2 kills it): its
 #   contexts on the GPU node are freed within that bound, fractos-gpud
 #   still running (node 2's dmabufs back to zero: the contexts' device
-#   memory), and the storage node's reads in flight end (their
-#   continuations, the launch derived on node 1, fail: counted).
+#   memory), and the storage node's reads in flight end (node 1's read
+#   Requests derived on node 3 go with node 1; a read in flight invokes
+#   its launch on node 2, whose answer to node 1 fails).
 #
 # Then nothing is left on the survivors: their live counters are zero
 # once the victim is deleted; node 3 stops its daemon, detaches and

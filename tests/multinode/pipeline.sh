@@ -11,7 +11,12 @@
 #
 #   pipeline  one DAX read per batch, into the GPU node's Memory, whose
 #             continuation is the launch, whose continuation is the
-#             application: node 3 -> node 2 -> node 1;
+#             application: node 3 -> node 2 -> node 1 (the read and the
+#             launch derived once, at their owners);
+#   pipefwd   the same with both derived on node 1 (fractos-facever -H):
+#             the read carries its capabilities every batch (an IMPORT of
+#             the GPU Memory to node 2) and node 3 invokes node 1's
+#             launch, which node 1's kernel forwards to node 2;
 #   star      the application reads, copies, launches and copies back;
 #   nvmeof    the stack a user would build today: node 3's namespace
 #             (an ext4 holding the same features) exported by nvmet-rdma,
@@ -30,7 +35,8 @@
 # pipeline the features go from node 3 to node 2 and never reach node 1,
 # and the application wakes once per batch; in the star they cross into
 # node 1 and out again, and it wakes twice; the pipeline moves fewer
-# bytes than either.  The messages, bytes and latency per batch of the
+# bytes than either, and sends fewer messages than the star and than
+# pipefwd.  The messages, bytes and latency per batch of the
 # three are printed side by side, and their latency for batches of 16, 64
 # and 256 pairs.
 #
@@ -113,7 +119,7 @@ follow() {
 
 # the shapes and runs, the same list on every node (nvmeof last: node 3
 # then serves its namespace over NVMe-oF instead)
-runs="pipeline-0 pipeline-$nb star-0 star-$nb"
+runs="pipeline-0 pipeline-$nb pipefwd-0 pipefwd-$nb star-0 star-$nb"
 nvmf_runs="nvmeof-0 nvmeof-$nb"
 nqn=fractos-facever
 mnt=/tmp/pl-mnt
@@ -178,11 +184,12 @@ case $me in
 	run() {
 		local r=$1 mode=${1%-*} n=${1#*-}
 		shift
+		[ "$mode" = pipefwd ] && set -- -H "$@" && mode=pipeline
 		barrier "go-$r" - 300 >/dev/null
 		mark "pre-$r"
 		$app -j -i $ids -D $dim -b $bsz -n "$n" -m "$mode" -f 3 -g 2 "$@" run refs \
 			> "/tmp/pl.out.$r" 2>&1
-		ok $? "node 1: $mode, $n batches: $(cat "/tmp/pl.out.$r")"
+		ok $? "node 1: ${r%-*}, $n batches: $(cat "/tmp/pl.out.$r")"
 		settle
 		barrier "ran-$r" - 300 >/dev/null
 		mark "post-$r"

@@ -25,6 +25,8 @@ import os
 import sys
 
 SHAPES = ("pipeline", "star", "nvmeof")
+# counted only (no runs in flight, no sizes): the pipeline derived on node 1
+COUNTED = SHAPES + ("pipefwd",)
 
 
 class Runs:
@@ -53,12 +55,11 @@ class Runs:
         return post - pre
 
     def per(self, node, shape, field):
-        """Per batch: (the run of nb batches - the run of none) / nb,
-        rounded toward zero as the shell's arithmetic did."""
+        """Per batch: (the run of nb batches - the run of none) / nb
+        (not rounded: a message every other batch counts as 0.5)."""
         a = self.delta(node, "%s-%d" % (shape, self.nb), field)
         b = self.delta(node, shape + "-0", field)
-        q = abs(a - b) // self.nb
-        return q if a >= b else -q
+        return (a - b) / self.nb
 
     def flow(self, src, dst, shape):
         """Per batch, the bytes that went from node SRC to node DST: those
@@ -142,6 +143,18 @@ def main():
         return pb < sb, " (%d) than in the star (%d)" % (pb, sb)
     check(moved, "node 1: a batch moves fewer bytes in the pipeline")
 
+    def fewer():
+        p, f, st = (r.sum_per(m, 1) for m in ("pipeline", "pipefwd", "star"))
+        return (p < f and p < st,
+                " (%.1f) than derived on node 1 (%.1f) and than the star (%.1f)"
+                % (p, f, st))
+    check(fewer, "node 1: a batch of the pipeline sends fewer fractos messages")
+
+    def fwd_verdicts():
+        j = r.out("pipefwd")
+        return j["mismatches"] == 0 and j["pairs"] == a.nb * a.bsz, ""
+    check(fwd_verdicts, "node 1: pipefwd: every verdict equals the CPU reference")
+
     def wire():
         pw, nw = r.sum_per("pipeline", 6), r.sum_per("nvmeof", 6)
         return pw < nw, " (%d) than over NVMe-oF (%d)" % (pw, nw)
@@ -153,15 +166,15 @@ def main():
              % (a.bsz, a.dim, bb))
         diag("facever: shape     fractos-msgs  fabric-bytes  rdma-sends  "
              "wire-bytes  latency-us  batches/s(1)  batches/s(4)")
-        for m in SHAPES:
+        for m in COUNTED:
             j = r.out(m)
-            diag("facever: %-8s  %12d  %12d  %10d  %10d  %10.0f  %12.1f  %12.1f" % (
+            q4 = r.json("q4." + m)["batches_per_s"] if m in SHAPES else float("nan")
+            diag("facever: %-8s  %12.1f  %12.0f  %10.1f  %10.0f  %10.0f  %12.1f  %12.1f" % (
                 m, r.sum_per(m, 1), r.sum_per(m, 2), r.sum_per(m, 7),
-                r.sum_per(m, 6), j["latency_us"]["mean"], j["batches_per_s"],
-                r.json("q4." + m)["batches_per_s"]))
-        for m in SHAPES:
+                r.sum_per(m, 6), j["latency_us"]["mean"], j["batches_per_s"], q4))
+        for m in COUNTED:
             diag("facever: %s fractos messages per batch sent by node 1, 2, "
-                 "3: %d %d %d" % (m, r.per(1, m, 1), r.per(2, m, 1), r.per(3, m, 1)))
+                 "3: %.1f %.1f %.1f" % (m, r.per(1, m, 1), r.per(2, m, 1), r.per(3, m, 1)))
         diag("facever: latency per batch, p50 us, by pairs a batch:   "
              "pipeline      star    nvmeof")
         for b in a.sizes.split():
