@@ -440,20 +440,31 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 
 	if (a->flags & FRACTOS_CREATE_AT_OWNER) {
 		struct fos_cap out = {};
+		struct fos_cap_slot slot;
 
 		/* It may wait for another node: io_uring's worker does. */
 		ret = -EAGAIN;
 		if (c->nowait)
 			goto out;
+		/*
+		 * The cid first: once the owner has derived, the result must
+		 * reach the caller, or dropping it would end the delegations
+		 * of its arguments (monitors fire) for a call that failed.
+		 */
+		ret = fos_cap_reserve(s, &slot);
+		if (ret)
+			goto out;
 		ret = fos_req_derive_at_owner(&cap, &src, &out);
-		if (ret <= 0) {
-			if (!ret) {
-				/* the owner's now: nothing to take back here */
-				ret = fos_cap_install(s, &out, &a->cid);
-				if (!ret)
-					fos_call_new_cid(c, a->cid, &out);
-				fos_obj_put(out.obj);
-			}
+		if (ret) {
+			fos_cap_unreserve(s, &slot);
+			if (ret < 0)
+				goto out;
+		} else {
+			/* the owner's now: nothing to take back here */
+			fos_cap_fill(s, &slot, &out);
+			a->cid = slot.cid;
+			fos_call_new_cid(c, a->cid, &out);
+			fos_obj_put(out.obj);
 			goto out;
 		}
 	}

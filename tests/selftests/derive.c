@@ -8,8 +8,10 @@
  * on a local Request without the loopback (a plain derivation, no
  * message), the arguments (the base's, then the derivation's, then the
  * invocation's), derivations of derivations, revocation with the owner's
- * Request, the per-peer bound (fabric_peer_derived, ENOSPC) and that
- * nothing is left.  Across nodes: tests/multinode/chain3.sh.
+ * Request, the per-peer bound (fabric_peer_derived, ENOSPC), a space
+ * with no cid left (EMFILE before any message, its argument's
+ * monitor_delegate silent) and that nothing is left.  Across nodes:
+ * tests/multinode/chain3.sh.
  */
 #include <sys/mman.h>
 #include "tap.h"
@@ -18,11 +20,13 @@
 #include "fos_req.h"
 
 static uint32_t self_id;
-static long long peer_derived = -1;
+static long long peer_derived = -1, max_caps = -1;
 
 static void restore(void)
 {
 	fos_set_param("fabric_loopback", 0);
+	if (max_caps > 0)
+		fos_set_param("max_caps", max_caps);
 	if (peer_derived >= 0)
 		fos_set_param("fabric_peer_derived", peer_derived);
 	fos_nl_node_del(self_id);
@@ -67,6 +71,50 @@ static int delivers(int cli, int prov, uint32_t cid, const char *imm,
 			 m.ncaps);
 	close_all(prov, &m);
 	return ok;
+}
+
+/*
+ * No cid left in the caller's space (max_caps): EMFILE before anything is
+ * sent, so that the owner never derives a Request the caller could not
+ * hold, and the argument's delegation, which reached nobody, does not
+ * fire its monitor_delegate.
+ */
+static void no_cid(int prov)
+{
+	struct fractos_monitor mon = { .cookie = 0xd5 };
+	struct fractos_request_receive rr = {
+		.flags = FRACTOS_RECV_NONBLOCK,
+	};
+	uint32_t preq = ~0U, req = ~0U, mem = ~0U, d = ~0U;
+	long long reqs;
+	uint64_t tx0;
+	int sp, ret, err, ok;
+
+	sp = fos_open();
+	ok = sp >= 0 && !client_request(prov, sp, 9, "q", &preq, &req) &&
+	     fos_anon_mem(sp, 4096, &mem);
+	mon.cid = mem;
+	ok = ok && !ioctl(sp, FRACTOS_IOC_MONITOR_DELEGATE, &mon);
+	ok = ok && !fos_set_param("max_caps", fos_ncaps(sp));
+	tap_ok(ok, "a space holding the Request and a watched Memory, max_caps=%ld",
+	       sp >= 0 ? fos_ncaps(sp) : -1L);
+	reqs = fos_live("requests");
+	tx0 = tx_msgs(self_id);
+	ret = derive_at(sp, req, FRACTOS_CREATE_AT_OWNER, "x", &mem, 1, &d);
+	err = errno;
+	tap_ok(ret == -1 && err == EMFILE && tx_msgs(self_id) == tx0,
+	       "no cid left: EMFILE, nothing sent (%s, %llu messages)",
+	       strerror(err), (unsigned long long)(tx_msgs(self_id) - tx0));
+	fos_set_param("max_caps", max_caps);
+	usleep(200 * 1000);
+	ret = ioctl(sp, FRACTOS_IOC_REQUEST_RECEIVE, &rr);
+	err = errno;
+	tap_ok(ret == -1 && err == EAGAIN && fos_live("requests") == reqs,
+	       "its argument's monitor_delegate did not fire, no Request made (%s)",
+	       ret ? strerror(err) : "a message");
+	if (sp >= 0)
+		close(sp);
+	fos_close(prov, preq);
 }
 
 /* fabric_peer_derived: the bound, and the count given back on free. */
@@ -124,9 +172,10 @@ int main(void)
 		printf("1..0 # SKIP no IPv4 address on eth0\n");
 		return 0;
 	}
-	tap_plan(26);
+	tap_plan(29);
 	self_id = fos_param("node_id");
 	peer_derived = fos_param("fabric_peer_derived");
+	max_caps = fos_param("max_caps");
 	atexit(restore);
 	tap_ok(peer_derived == 4096, "fabric_peer_derived is 4096 by default");
 
@@ -217,6 +266,7 @@ int main(void)
 	tap_eq(fos_live("exports"), 0,
 	       "no export left (the answers came back to their owner)");
 
+	no_cid(prov);
 	bound(prov, cli, cli_req);
 
 	/* Revoked with the owner's Request. */
