@@ -115,15 +115,25 @@ int fos_cap_reserve(struct fos_space *s, struct fos_cap_slot *slot)
 	return 0;
 }
 
-/* Install a copy of @tmpl (a new reference) at the reserved cid. */
+/*
+ * Install a copy of @tmpl (a new reference) at the reserved cid.  Nothing
+ * else can have taken it: xa_alloc() skips a reserved entry, and
+ * fos_cap_close() does not erase one.
+ */
 void fos_cap_fill(struct fos_space *s, struct fos_cap_slot *slot,
 		  const struct fos_cap *tmpl)
 {
+	void *old;
+
 	*slot->c = *tmpl;
 	fos_obj_get(slot->c->obj);
-	/* A reserved entry is allocated already: this cannot fail. */
-	WARN_ON_ONCE(xa_err(xa_store(&s->caps, slot->cid, slot->c,
-				     GFP_KERNEL)));
+	/*
+	 * A reserved entry is allocated already: this cannot fail.  What it
+	 * replaced reads as NULL, or as the zero entry where the kernel's
+	 * xa_store() does not convert it.
+	 */
+	old = xa_store(&s->caps, slot->cid, slot->c, GFP_KERNEL);
+	WARN_ON_ONCE(old && !xa_is_zero(old));
 	atomic_inc(&s->ncaps);
 	fos_live_add(FOS_LIVE_CAPS, 1);
 }
@@ -147,12 +157,21 @@ static void fos_cap_free(struct fos_cap *c)
  * @s: the space
  * @cid: the capability id
  *
+ * A cid reserved for an operation still under way (fos_cap_reserve())
+ * holds nothing yet: EBADF, and the reservation stays, so that no other
+ * install takes the cid before fos_cap_fill().
+ *
  * Return: 0 or -EBADF.
  */
 int fos_cap_close(struct fos_space *s, u32 cid)
 {
-	struct fos_cap *c = xa_erase(&s->caps, cid);
+	struct fos_cap *c;
 
+	xa_lock(&s->caps);
+	c = xa_load(&s->caps, cid);	/* NULL for a reserved entry */
+	if (c)
+		__xa_erase(&s->caps, cid);
+	xa_unlock(&s->caps);
 	if (!c)
 		return -EBADF;
 	atomic_dec(&s->ncaps);

@@ -10,9 +10,13 @@
  * invocation's), derivations of derivations, revocation with the owner's
  * Request, the per-peer bound (fabric_peer_derived, ENOSPC), a space
  * with no cid left (EMFILE before any message, its argument's
- * monitor_delegate silent) and that nothing is left.  Across nodes:
+ * monitor_delegate silent), a cid closed while the derivation that
+ * reserved it waits (the reservation stays: no other capability is
+ * overwritten) and that nothing is left.  Across nodes:
  * tests/multinode/chain3.sh.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include "tap.h"
 #include "fos_util.h"
@@ -117,6 +121,112 @@ static void no_cid(int prov)
 	fos_close(prov, preq);
 }
 
+#define RACE_MEMS	64
+
+/*
+ * The cid a derivation at the owner reserved, closed by another thread
+ * of the space while the DERIVE waits.  The closer (race_closer) closes
+ * the cids from @k on that it does not hold (the derivation takes one of
+ * them) and makes a Memory each time, keeping them: if a close freed the
+ * reservation, one of its Memories would take that cid and the owner's
+ * answer would be stored over it.
+ */
+struct race {
+	int sp;
+	uint32_t k;
+	atomic_int done;
+	uint32_t mems[RACE_MEMS];
+	int n;
+	unsigned char *buf;
+};
+
+static int race_owns(const struct race *r, uint32_t cid)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->mems[i] == cid)
+			return 1;
+	return 0;
+}
+
+static void *race_closer(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->done) && r->n < RACE_MEMS) {
+		uint32_t c, m;
+
+		/* wherever the derivation's cid is: the next few */
+		for (c = r->k; c < r->k + 4; c++)
+			if (!race_owns(r, c))
+				fos_close(r->sp, c);
+		if (fos_mem_create(r->sp, r->buf, 4096, FRACTOS_PERM_ALL, &m))
+			break;
+		r->mems[r->n++] = m;
+	}
+	return NULL;
+}
+
+static void close_race(int prov)
+{
+	struct fractos_cap_info info;
+	uint32_t preq = ~0U, req = ~0U, d;
+	int round, i, bad = 0, ok, rounds = 0;
+	struct race r = { .sp = -1 };
+	long ncaps_bad = 0;
+
+	r.sp = fos_open();
+	r.buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ok = r.sp >= 0 && r.buf != MAP_FAILED &&
+	     !client_request(prov, r.sp, 9, "q", &preq, &req);
+	tap_ok(ok, "a space with another node's Request (cid %u)", req);
+	for (round = 0; ok && round < 20; round++) {
+		pthread_t t;
+		int held = 0;
+
+		r.k = (uint32_t)fos_ncaps(r.sp);	/* cids 0.. are taken */
+		r.n = 0;
+		atomic_store(&r.done, 0);
+		if (pthread_create(&t, NULL, race_closer, &r))
+			break;
+		d = ~0U;
+		if (derive_at(r.sp, req, FRACTOS_CREATE_AT_OWNER, "r", NULL, 0,
+			      &d))
+			d = ~0U;
+		atomic_store(&r.done, 1);
+		pthread_join(t, NULL);
+		rounds++;
+		for (i = 0; i < r.n; i++) {
+			if (fos_info(r.sp, r.mems[i], &info) ||
+			    info.type != FRACTOS_OBJ_MEMORY) {
+				tap_diag("round %d: Memory at cid %u is now %s",
+					 round, r.mems[i],
+					 r.mems[i] == d ? "the derived Request" :
+							  "something else");
+				bad++;
+			}
+		}
+		held = d != ~0U && !fos_info(r.sp, d, &info) &&
+		       info.type == FRACTOS_OBJ_REQUEST;
+		if (fos_ncaps(r.sp) != 1 + r.n + held)
+			ncaps_bad++;
+		for (i = 0; i < r.n; i++)
+			fos_close(r.sp, r.mems[i]);
+		if (held)
+			fos_close(r.sp, d);
+	}
+	tap_ok(rounds == 20 && !bad && !ncaps_bad,
+	       "a reserved cid closed meanwhile: no capability overwritten in %d rounds (%d overwritten, %ld counts off)",
+	       rounds, bad, ncaps_bad);
+	if (r.sp >= 0)
+		close(r.sp);
+	if (r.buf != MAP_FAILED)
+		munmap(r.buf, 4096);
+	fos_close(prov, preq);
+}
+
 /* fabric_peer_derived: the bound, and the count given back on free. */
 static void bound(int prov, int cli, uint32_t cli_req)
 {
@@ -172,7 +282,7 @@ int main(void)
 		printf("1..0 # SKIP no IPv4 address on eth0\n");
 		return 0;
 	}
-	tap_plan(29);
+	tap_plan(31);
 	self_id = fos_param("node_id");
 	peer_derived = fos_param("fabric_peer_derived");
 	max_caps = fos_param("max_caps");
@@ -268,6 +378,7 @@ int main(void)
 
 	no_cid(prov);
 	bound(prov, cli, cli_req);
+	close_race(prov);
 
 	/* Revoked with the owner's Request. */
 	tap_eq(fos_revoke(prov, req), 0, "the provider revokes its Request");
