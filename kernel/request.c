@@ -351,6 +351,19 @@ static struct fos_msg *fos_args_gather(struct fos_req *req, bool add_req,
 }
 
 /*
+ * @obj's Request contents with an in-flight reference, NULL for a proxy
+ * (its owner adds the Request's own arguments), or an ERR_PTR.
+ */
+static struct fos_req *fos_req_or_proxy(struct fos_object *obj)
+{
+	struct fos_req *req = fos_obj_get_req(obj);
+
+	if (IS_ERR(req) && PTR_ERR(req) == -EREMOTE)
+		return NULL;
+	return req;
+}
+
+/*
  * REQUEST_CREATE with FRACTOS_CREATE_AT_OWNER: as fos_invoke() decides
  * where an invocation of @base goes, decide whether the derivation goes
  * to another node (@base is a proxy, or with fabric_loopback a local
@@ -370,13 +383,9 @@ static int fos_req_derive_at_owner(const struct fos_cap *base,
 	int ret;
 
 	might_sleep();
-	req = fos_obj_get_req(base->obj);
-	if (IS_ERR(req)) {
-		ret = PTR_ERR(req);
-		if (ret != -EREMOTE)
-			return ret;
-		req = NULL;	/* a proxy: the owner adds the arguments */
-	}
+	req = fos_req_or_proxy(base->obj);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	/*
 	 * Only another node's Request itself: the owner derives from what it
 	 * names, so a local child of a proxy (derived here, or a
@@ -633,13 +642,9 @@ int fos_invoke(const struct fos_cap *cap, const struct fos_args_src *src,
 	bool remote, owner_adds;
 	int ret;
 
-	req = fos_obj_get_req(cap->obj);
-	if (IS_ERR(req)) {
-		ret = PTR_ERR(req);
-		if (ret != -EREMOTE)
-			return ret;
-		req = NULL;	/* a proxy: the owner adds the arguments */
-	}
+	req = fos_req_or_proxy(cap->obj);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	/*
 	 * The provider is on another node (a proxy, or contents derived
 	 * from one), or the remote layer carries local invocations too: then
