@@ -28,7 +28,10 @@
  *             node with [GPU Memory, launch, error] fixed.  A batch is
  *             then one invocation with the offset only: nothing is
  *             exported or announced (IMPORT) for it, and the storage
- *             node invokes the launch on the GPU node directly.
+ *             node invokes the launch on the GPU node directly.  (One
+ *             read per slot and extent of the file: a peer may have
+ *             fabric_peer_derived of them alive on the storage node,
+ *             ENOSPC at set-up past that.)
  *   star      The centralized control flow on the same services: read
  *             the features into the application's memory and wait, copy
  *             them and the probes to the GPU, launch and wait, copy the
