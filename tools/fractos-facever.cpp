@@ -70,7 +70,11 @@
  * nlohmann::json as fractos-fs), -H (derive here: the launch is this
  * node's child of the GPU service's, whose invocation this node's kernel
  * forwards, and every read is invoked with its capabilities: the shape
- * before derivation at the owner, for comparison).
+ * before derivation at the owner, for comparison), -A (wait for the ACK
+ * of each batch's calls: by default the read and the launch go with
+ * FRACTOS_INVOKE_NOACK, since what they could refuse reaches the
+ * application another way: the error continuation, the watch on the
+ * services' Requests, or its 30 s timeout).
  * Exit status: 0; 1 on an error or a wrong verdict; 2 on usage.
  */
 #include <caladan/blk.hpp>
@@ -125,6 +129,7 @@ struct options {
 	shape mode = shape::pipeline;
 	bool json = false;
 	bool here = false;		/* -H: derive on this node */
+	bool ack = false;		/* -A: wait for each call's ACK */
 };
 
 [[noreturn]] void usage(int rc)
@@ -133,7 +138,8 @@ struct options {
 		     "usage: fractos-facever [-s SEED] [-i IDS] [-D DIM] [-j] gen LOCAL\n"
 		     "       fractos-facever [-s SEED] [-i IDS] [-D DIM] [-F FS] [-f NODE] [-G GPU]\n"
 		     "                       [-g NODE] [-b BATCH] [-n BATCHES] [-q DEPTH]\n"
-		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-H] [-j] run NAME\n");
+		     "                       [-m pipeline|star|nvmeof] [-P PATH] [-H] [-A] [-j]\n"
+		     "                       run NAME\n");
 	std::exit(rc);
 }
 
@@ -494,9 +500,14 @@ result<void> launch(session &s, slot &sl)
 		return c;
 	sl.phase = slot::launched;
 	if (!s.o.here)
-		return s.sp.request(sl.stage).invoke();
-	return gpu::launch(s.sp, *s.verify, fgpu_launch{1, s.o.batch}, verify_args(s.o, sl),
-			   sl.done, &s.err);
+		return s.sp.request(sl.stage).set_noack(!s.o.ack).invoke();
+	return s.sp.request(*s.verify)
+		.set_imm(fgpu_launch{1, s.o.batch})
+		.set_imm(verify_args(s.o, sl))
+		.set_cap(sl.done)
+		.set_cap(s.err)
+		.set_noack(!s.o.ack)
+		.invoke();
 }
 
 /* Starts batch @b in the idle slot @sl. */
@@ -534,8 +545,9 @@ result<void> start(session &s, slot &sl, std::uint32_t b)
 	bool pipe = o.mode == shape::pipeline;
 	sl.phase = pipe ? slot::launched : slot::reading;
 	if (!o.here)
-		return s.sp.request(sl.reads.at(i)).set_imm(io).invoke();
+		return s.sp.request(sl.reads.at(i)).set_imm(io).set_noack(!o.ack).invoke();
 	return s.sp.request(s.file.extents()[i].read)
+		.set_noack(!o.ack)
 		.set_imm(io)
 		.set_cap(pipe ? sl.ref.mem() : sl.href.mem())
 		.set_cap(pipe ? sl.stage : sl.done)
@@ -644,6 +656,7 @@ int run(const options &o, const std::string &name)
 		json j = {
 			{"mode", shape_name(o.mode)},
 			{"derived", o.here ? "here" : "at the owners"},
+			{"acked", o.ack},
 			{"batches", o.batches},
 			{"batch", o.batch},
 			{"depth", o.depth},
@@ -689,7 +702,7 @@ int main(int argc, char **argv)
 	options o;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:q:m:P:Hjh")) != -1) {
+	while ((c = getopt(argc, argv, "s:i:D:F:f:G:g:b:n:q:m:P:HAjh")) != -1) {
 		bool good = true;
 
 		switch (c) {
@@ -739,6 +752,9 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			o.here = true;
+			break;
+		case 'A':
+			o.ack = true;
 			break;
 		case 'h':
 			usage(0);
