@@ -753,9 +753,10 @@ struct fractos_cap_import {
  * owner), revokes it; revoking it leaves @base alone.  A local child of a
  * proxy (a Request derived here from one, or a revocation-tree child) is
  * refused (EOPNOTSUPP): its revocation here could not reach what the
- * owner derives.  The call waits for the owner's answer.  With a Request
- * of this node (and no fabric_loopback) the flag changes nothing: this
- * node is the owner.
+ * owner derives.  The call waits for the owner's answer; its cid is
+ * taken first, so a full space fails (EMFILE) before anything is sent.
+ * With a Request of this node (and no fabric_loopback) the flag changes
+ * nothing: this node is the owner.
  */
 #define FRACTOS_CREATE_AT_OWNER	0x1U
 
