@@ -464,11 +464,7 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 		if (ret)
 			goto out;
 		ret = fos_req_derive_at_owner(&cap, &src, &out);
-		if (ret) {
-			fos_cap_unreserve(s, &slot);
-			if (ret < 0)
-				goto out;
-		} else {
+		if (!ret) {
 			/* the owner's now: nothing to take back here */
 			fos_cap_fill(s, &slot, &out);
 			a->cid = slot.cid;
@@ -476,6 +472,10 @@ int fos_op_request_create(struct fos_space *s, struct fos_call *c)
 			fos_obj_put(out.obj);
 			goto out;
 		}
+		fos_cap_unreserve(s, &slot);
+		if (ret < 0)
+			goto out;
+		/* 1: this node's Request, derived here as without the flag */
 	}
 
 	obj = fos_req_make(s, base_obj, a->tag, &src, &delegated);

@@ -270,7 +270,7 @@ struct slot {
 	gpu::buffer ref, probe, out;	/* out: scores, then verdicts */
 	host_buffer href, hprobe, hout;
 	cap done;			/* tag kDone + its index */
-	cap stage;			/* the launch, all fixed (not -H star) */
+	cap stage;			/* the launch, all fixed */
 	std::vector<cap> reads;		/* per extent, all but io fixed (not -H) */
 	enum { idle, reading, launched } phase = idle;
 	std::uint32_t b = 0, first = 0;	/* the batch, its first id */
@@ -403,18 +403,16 @@ result<void> setup_slot(session &s, std::size_t i)
 		return q.error();
 	sl->done = std::move(*q);
 	bool pipe = o.mode == shape::pipeline;
-	if (pipe || !o.here) {
-		auto st = s.sp.request(*s.verify)
-				  .set_imm(fgpu_launch{1, o.batch})
-				  .set_imm(verify_args(o, *sl))
-				  .set_cap(sl->done)
-				  .set_cap(s.err)
-				  .set_at_owner(!o.here)
-				  .derive();
-		if (!st)
-			return st.error();
-		sl->stage = std::move(*st);
-	}
+	auto st = s.sp.request(*s.verify)
+			  .set_imm(fgpu_launch{1, o.batch})
+			  .set_imm(verify_args(o, *sl))
+			  .set_cap(sl->done)
+			  .set_cap(s.err)
+			  .set_at_owner(!o.here)
+			  .derive();
+	if (!st)
+		return st.error();
+	sl->stage = std::move(*st);
 	/*
 	 * Every extent's read with all but the immediates fixed, at the
 	 * storage node: the pipeline's into GPU Memory and on to the launch,
@@ -499,15 +497,7 @@ result<void> launch(session &s, slot &sl)
 	if (auto c = copy(s.sp, sl.href.mem(), sl.ref.mem(), 0, s.batch_bytes); !c)
 		return c;
 	sl.phase = slot::launched;
-	if (!s.o.here)
-		return s.sp.request(sl.stage).set_noack(!s.o.ack).invoke();
-	return s.sp.request(*s.verify)
-		.set_imm(fgpu_launch{1, s.o.batch})
-		.set_imm(verify_args(s.o, sl))
-		.set_cap(sl.done)
-		.set_cap(s.err)
-		.set_noack(!s.o.ack)
-		.invoke();
+	return s.sp.request(sl.stage).set_noack(!s.o.ack).invoke();
 }
 
 /* Starts batch @b in the idle slot @sl. */
